@@ -1,0 +1,114 @@
+import { z } from 'zod';
+import { CountersSchema } from './counters.js';
+import { ModelErrorSchema } from './errors.js';
+import { AssistantMessageSchema, MessageSchema, ToolResultMessageSchema } from './messages.js';
+
+/** Fields every event carries. `turnIndex` is present while a turn is open. */
+const base = { runId: z.string(), seq: z.number().int().nonnegative(), turnIndex: z.number().int().nonnegative().optional() };
+const inTurn = { ...base, turnIndex: z.number().int().nonnegative() };
+
+export const MessageDeltaSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), index: z.number().int().nonnegative(), text: z.string() }),
+  z.object({ type: z.literal('thinking'), index: z.number().int().nonnegative(), text: z.string() }),
+  z.object({
+    type: z.literal('toolCall'),
+    index: z.number().int().nonnegative(),
+    id: z.string(),
+    name: z.string(),
+    argumentsDelta: z.string(),
+  }),
+]);
+export type MessageDelta = z.infer<typeof MessageDeltaSchema>;
+
+export const TurnEndReasonSchema = z.enum(['complete', 'toolsExecuted', 'steeringInterrupt', 'stopped', 'error', 'aborted']);
+export type TurnEndReason = z.infer<typeof TurnEndReasonSchema>;
+
+export const RunStatusSchema = z.enum(['completed', 'failed', 'aborted']);
+export type RunStatus = z.infer<typeof RunStatusSchema>;
+
+export const EndReasonSchema = z.enum([
+  'naturalEnd',
+  'finalReport',
+  'maxTurns',
+  'retryExhausted',
+  'policyStop',
+  'aborted',
+  'fatalError',
+]);
+export type EndReason = z.infer<typeof EndReasonSchema>;
+
+export const PolicySlotSchema = z.enum(['preTurn', 'preDispatch', 'postTurn', 'postLoop', 'approval']);
+export type PolicySlot = z.infer<typeof PolicySlotSchema>;
+
+const ContextSizeSchema = z.object({ messages: z.number().int().nonnegative(), tokens: z.number().nonnegative() });
+
+export const AgentEventSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('agentStart'), ...base }),
+  z.object({ type: z.literal('turnStart'), ...inTurn }),
+  z.object({ type: z.literal('beforeModelCall'), ...inTurn, model: z.string(), messages: z.array(MessageSchema) }),
+  z.object({ type: z.literal('messageStart'), ...inTurn, message: AssistantMessageSchema }),
+  z.object({ type: z.literal('messageUpdate'), ...inTurn, delta: MessageDeltaSchema }),
+  z.object({ type: z.literal('messageEnd'), ...inTurn, message: AssistantMessageSchema }),
+  z.object({
+    type: z.literal('toolApprovalRequested'),
+    ...inTurn,
+    toolCallId: z.string(),
+    toolName: z.string(),
+    arguments: z.record(z.string(), z.unknown()),
+  }),
+  z.object({
+    type: z.literal('toolApprovalResolved'),
+    ...inTurn,
+    toolCallId: z.string(),
+    toolName: z.string(),
+    approved: z.boolean(),
+  }),
+  z.object({
+    type: z.literal('toolExecutionStart'),
+    ...inTurn,
+    toolCallId: z.string(),
+    toolName: z.string(),
+    arguments: z.record(z.string(), z.unknown()),
+  }),
+  z.object({
+    type: z.literal('toolExecutionUpdate'),
+    ...inTurn,
+    toolCallId: z.string(),
+    toolName: z.string(),
+    partial: z.unknown(),
+  }),
+  z.object({
+    type: z.literal('toolExecutionEnd'),
+    ...inTurn,
+    toolCallId: z.string(),
+    toolName: z.string(),
+    result: z.string(),
+    isError: z.boolean(),
+  }),
+  z.object({
+    type: z.literal('turnEnd'),
+    ...inTurn,
+    reason: TurnEndReasonSchema,
+    assistant: AssistantMessageSchema.nullable(),
+    toolResults: z.array(ToolResultMessageSchema),
+  }),
+  z.object({ type: z.literal('retry'), ...base, attempt: z.number().int().positive(), delayMs: z.number().nonnegative(), error: ModelErrorSchema }),
+  z.object({ type: z.literal('modelFallback'), ...base, from: z.string(), to: z.string() }),
+  z.object({ type: z.literal('contextCompacted'), ...base, before: ContextSizeSchema, after: ContextSizeSchema }),
+  /** A policy or approval hook threw; it counted as Continue (added to the contract, see README). */
+  z.object({ type: z.literal('policyError'), ...base, slot: PolicySlotSchema, message: z.string() }),
+  z.object({
+    type: z.literal('agentEnd'),
+    ...base,
+    status: RunStatusSchema,
+    endReason: EndReasonSchema,
+    messages: z.array(MessageSchema),
+    counters: CountersSchema,
+  }),
+]);
+
+export type AgentEvent = z.infer<typeof AgentEventSchema>;
+export type AgentEventType = AgentEvent['type'];
+export type AgentEventOf<T extends AgentEventType> = Extract<AgentEvent, { type: T }>;
+/** An event before the runtime stamps `runId` and `seq` on it. */
+export type AgentEventBody = AgentEvent extends infer E ? (E extends AgentEvent ? Omit<E, 'runId' | 'seq'> : never) : never;

@@ -1,0 +1,92 @@
+import { z } from 'zod';
+
+/** Content blocks of an assistant message. Tool-call arguments are always a parsed JSON object. */
+export const TextBlockSchema = z.object({ type: z.literal('text'), text: z.string() });
+export const ThinkingBlockSchema = z.object({ type: z.literal('thinking'), text: z.string() });
+export const ToolCallBlockSchema = z.object({
+  type: z.literal('toolCall'),
+  id: z.string().min(1),
+  name: z.string(),
+  arguments: z.record(z.string(), z.unknown()),
+});
+export const AssistantBlockSchema = z.discriminatedUnion('type', [
+  TextBlockSchema,
+  ThinkingBlockSchema,
+  ToolCallBlockSchema,
+]);
+
+export const UsageSchema = z.object({
+  input: z.number().int().nonnegative(),
+  output: z.number().int().nonnegative(),
+  cacheRead: z.number().int().nonnegative().optional(),
+  cacheWrite: z.number().int().nonnegative().optional(),
+});
+
+export const StopReasonSchema = z.enum(['stop', 'toolUse', 'length', 'error', 'aborted']);
+
+export const UserMessageSchema = z.object({ role: z.literal('user'), content: z.string() });
+export const AssistantMessageSchema = z.object({
+  role: z.literal('assistant'),
+  content: z.array(AssistantBlockSchema),
+  stopReason: StopReasonSchema,
+  model: z.string().optional(),
+  usage: UsageSchema.optional(),
+  errorMessage: z.string().optional(),
+});
+export const ToolResultMessageSchema = z.object({
+  role: z.literal('toolResult'),
+  toolCallId: z.string().min(1),
+  toolName: z.string(),
+  content: z.string(),
+  isError: z.boolean(),
+});
+/**
+ * An application message kept in history (notes, UI markers). It reaches the model only when
+ * `includeInContext` is true, and then as user text.
+ */
+export const CustomMessageSchema = z.object({
+  role: z.literal('custom'),
+  customType: z.string().min(1),
+  content: z.string(),
+  includeInContext: z.boolean().default(false),
+  data: z.unknown().optional(),
+});
+
+export const MessageSchema = z.discriminatedUnion('role', [
+  UserMessageSchema,
+  AssistantMessageSchema,
+  ToolResultMessageSchema,
+  CustomMessageSchema,
+]);
+
+/** What `prompt`, `steer` and `followUp` accept: a message, or a string meaning user text. */
+export const MessageInputSchema = z.union([z.string(), MessageSchema]);
+
+export type TextBlock = z.infer<typeof TextBlockSchema>;
+export type ThinkingBlock = z.infer<typeof ThinkingBlockSchema>;
+export type ToolCallBlock = z.infer<typeof ToolCallBlockSchema>;
+export type AssistantBlock = z.infer<typeof AssistantBlockSchema>;
+export type Usage = z.infer<typeof UsageSchema>;
+export type StopReason = z.infer<typeof StopReasonSchema>;
+export type UserMessage = z.infer<typeof UserMessageSchema>;
+export type AssistantMessage = z.infer<typeof AssistantMessageSchema>;
+export type ToolResultMessage = z.infer<typeof ToolResultMessageSchema>;
+export type CustomMessage = z.infer<typeof CustomMessageSchema>;
+export type Message = z.infer<typeof MessageSchema>;
+export type MessageInput = z.input<typeof MessageInputSchema>;
+
+/** Normalizes `prompt`/`steer` input: a string becomes a user message; a message is validated. */
+export function toMessage(input: MessageInput): Message {
+  return typeof input === 'string' ? { role: 'user', content: input } : MessageSchema.parse(input);
+}
+
+export function toolCallsOf(message: AssistantMessage): ToolCallBlock[] {
+  return message.content.filter((block): block is ToolCallBlock => block.type === 'toolCall');
+}
+
+export function textOf(message: AssistantMessage): string {
+  return message.content
+    .filter((block): block is TextBlock => block.type === 'text')
+    .map((block) => block.text)
+    .join('');
+}

@@ -1,0 +1,2 @@
+// Test helpers: import from 'agentchart/testing'.
+export {};

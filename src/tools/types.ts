@@ -1,0 +1,32 @@
+import type { z } from 'zod';
+
+export interface ToolContext {
+  toolCallId: string;
+  /** Aborted when the run is aborted, the batch is cancelled, or steering interrupts the call. */
+  signal: AbortSignal;
+  /** Reports progress. Awaited: a slow consumer slows the tool; an update is never dropped. */
+  update(partial: unknown): Promise<void>;
+  /** Stable per tool call across restarts; pass it to external systems to make side effects idempotent. */
+  idempotencyKey: string;
+}
+
+export type ToolOutput = string | { content: string; isError?: boolean };
+
+/** How a tool may run relative to others in a batch (a hint for `partition` strategies). */
+export type ToolExecutionHint = 'parallel' | 'sequential';
+
+export interface Tool<Params extends z.ZodType<Record<string, unknown>> = z.ZodType<Record<string, unknown>>> {
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: Params;
+  readonly requiresApproval: boolean;
+  /** A progress-report tool: its calls never make a report-mode turn a success. */
+  readonly progress: boolean;
+  /** What to do after a crash while this tool was running: 'never' re-run (default) or 'safe' to re-run. */
+  readonly replay: 'never' | 'safe';
+  readonly execution?: ToolExecutionHint;
+  execute(args: z.infer<Params>, ctx: ToolContext): ToolOutput | Promise<ToolOutput>;
+}
+
+/** A tool with its argument type erased, as registries and machines hold it. */
+export type AnyTool = Tool<z.ZodType<Record<string, unknown>>>;

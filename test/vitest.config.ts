@@ -1,0 +1,18 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+// Tests import the package by name, exactly as consumers do.
+export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^agentchart\/testing$/, replacement: fileURLToPath(new URL('../src/testing.ts', import.meta.url)) },
+      { find: /^agentchart$/, replacement: fileURLToPath(new URL('../src/index.ts', import.meta.url)) },
+    ],
+  },
+  test: {
+    root: fileURLToPath(new URL('..', import.meta.url)),
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    pool: 'forks',
+  },
+});
