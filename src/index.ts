@@ -13,3 +13,5 @@ export { prepareToolCall, ToolCallProblemKindSchema } from './tools/validate.js'
 export type { ToolCallProblemKind, ToolCallRequest, RawToolCallArguments, PrepareToolCallResult } from './tools/validate.js';
 export { runTool } from './tools/run.js';
 export type { ToolRunResult } from './tools/run.js';
+export { StreamAccumulator } from './model/accumulator.js';
+export type { StreamTerminal, InvalidToolCall } from './model/accumulator.js';
