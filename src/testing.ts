@@ -1,2 +1,5 @@
 // Test helpers: import from 'agentchart/testing'.
 export {};
+export { scriptedModel } from './testing/scripted-model.js';
+export type { ScriptedModel, ScriptedModelOptions, ScriptEntry, ScriptedToolCall, Script, RecordedRequest, ScriptOverrun } from './testing/scripted-model.js';
+export type { Clock } from './testing/clock.js';
