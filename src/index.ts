@@ -15,3 +15,4 @@ export { runTool } from './tools/run.js';
 export type { ToolRunResult } from './tools/run.js';
 export { StreamAccumulator } from './model/accumulator.js';
 export type { StreamTerminal, InvalidToolCall } from './model/accumulator.js';
+export * from './context/index.js';
