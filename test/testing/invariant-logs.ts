@@ -13,6 +13,7 @@ import {
   type Usage,
   zeroCounters,
 } from 'agentchart';
+import { checkInvariants } from 'agentchart/testing';
 
 /** An event before stamping: no runId/seq; turnIndex is filled from the open turn when absent. */
 export type Draft = { type: AgentEventType; turnIndex?: number } & Record<string, unknown>;
@@ -85,6 +86,8 @@ export const ev = {
   }),
 };
 
+export const violationsOf = (events: AgentEvent[], messages?: Message[]): string[] => checkInvariants(events, messages).violations;
+
 /** Stamps runId, seq (from `firstSeq`, +1 per event) and the open turn's turnIndex. */
 export function stamp(runId: string, drafts: readonly Draft[], firstSeq = 0): AgentEvent[] {
   let openTurn: number | undefined;
@@ -96,6 +99,8 @@ export function stamp(runId: string, drafts: readonly Draft[], firstSeq = 0): Ag
     return event as unknown as AgentEvent;
   });
 }
+
+export const r1 = (drafts: readonly Draft[]): AgentEvent[] => stamp('r1', drafts);
 
 /** Matches the n-th (0-based) draft of `type`, optionally for one tool call id. */
 export function match(type: AgentEventType, toolCallId?: string, nth = 0): (draft: Draft) => boolean {
