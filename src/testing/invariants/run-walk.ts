@@ -27,7 +27,7 @@ function is<T extends AgentEventType>(logged: LoggedEvent, type: T): logged is L
  */
 export function walkRun(run: RunLog, out: string[]): void {
   const { runId, events } = run;
-  let previousSeq: { seq: number; at: string } | null = null;
+  let previousSeq: number | null = null;
   let lastTurnIndex: number | undefined;
   let turn: OpenTurn | null = null;
   const agentEnds: LoggedEvent[] = [];
@@ -48,10 +48,10 @@ export function walkRun(run: RunLog, out: string[]): void {
     const type = event.type;
 
     if (hasValidSeq(event)) {
-      if (previousSeq && event.seq <= previousSeq.seq) {
-        out.push(`seq: ${type} at index ${index} has seq ${event.seq}, not greater than seq ${previousSeq.seq} before it (run ${runId})`);
+      if (previousSeq !== null && event.seq <= previousSeq) {
+        out.push(`seq: ${type} at index ${index} has seq ${event.seq}, not greater than seq ${previousSeq} before it (run ${runId})`);
       }
-      previousSeq = { seq: event.seq, at };
+      previousSeq = event.seq;
     } else {
       out.push(`seq: ${type} at index ${index} has no valid seq (run ${runId})`);
     }
