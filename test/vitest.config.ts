@@ -6,6 +6,9 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^agentchart\/testing$/, replacement: fileURLToPath(new URL('../src/testing.ts', import.meta.url)) },
+      { find: /^agentchart\/openai$/, replacement: fileURLToPath(new URL('../src/openai.ts', import.meta.url)) },
+      { find: /^agentchart\/anthropic$/, replacement: fileURLToPath(new URL('../src/anthropic.ts', import.meta.url)) },
+      { find: /^agentchart\/ai-sdk$/, replacement: fileURLToPath(new URL('../src/ai-sdk.ts', import.meta.url)) },
       { find: /^agentchart$/, replacement: fileURLToPath(new URL('../src/index.ts', import.meta.url)) },
     ],
   },

@@ -1,0 +1,324 @@
+import {
+  APICallError,
+  type LanguageModelV3,
+  type LanguageModelV3CallOptions,
+  type LanguageModelV3Message,
+  type LanguageModelV3Prompt,
+  type LanguageModelV3StreamPart,
+  type LanguageModelV3Usage,
+} from '@ai-sdk/provider';
+import { AgentError, modelError, type ModelError } from '../domain/errors.js';
+import type { Usage } from '../domain/messages.js';
+import {
+  abortReasonText,
+  classifyProviderFailure,
+  classifyTransportFailure,
+  streamEndedEarly,
+} from './classify-http.js';
+import type { Model, ModelPricing, ModelRequest, ModelStreamEvent } from './port.js';
+import { resolvePricing, type PriceTable } from './pricing.js';
+import { assistantParts, providerMessages } from './provider-messages.js';
+
+/** Call settings passed to every `doStream` (maxOutputTokens, temperature, providerOptions, headers, …). */
+export type AISDKCallSettings = Partial<Omit<LanguageModelV3CallOptions, 'prompt' | 'tools' | 'toolChoice' | 'abortSignal'>>;
+
+export interface FromAISDKOptions {
+  /** `Model.name`; defaults to the language model's `modelId`. */
+  name?: string;
+  pricing?: ModelPricing;
+  priceTable?: PriceTable;
+  callSettings?: AISDKCallSettings;
+}
+
+/**
+ * Wraps a Vercel AI SDK language model (the `LanguageModelV3` specification of AI SDK 6 providers:
+ * `@ai-sdk/openai`, `@ai-sdk/anthropic`, `@ai-sdk/openai-compatible`, …) as a Model. It calls
+ * `doStream` directly, below `streamText`, so no AI SDK retry layer runs: retries belong to the
+ * master loop only.
+ */
+export function fromAISDK(languageModel: LanguageModelV3, options: FromAISDKOptions = {}): Model {
+  const version: unknown = (languageModel as { specificationVersion?: unknown }).specificationVersion;
+  if (version !== 'v3') {
+    throw new AgentError(
+      'InvalidOptions',
+      `fromAISDK needs a LanguageModelV3 (AI SDK 6 providers); got specificationVersion ${JSON.stringify(version)}`,
+    );
+  }
+  const pricing = resolvePricing(languageModel.modelId, options);
+  return {
+    name: options.name ?? languageModel.modelId,
+    ...(pricing ? { pricing } : {}),
+    stream: (request, { signal }) => streamLanguageModel(languageModel, options, request, signal),
+  };
+}
+
+async function* streamLanguageModel(
+  languageModel: LanguageModelV3,
+  options: FromAISDKOptions,
+  request: ModelRequest,
+  signal: AbortSignal,
+): AsyncGenerator<ModelStreamEvent> {
+  const aborted = (): ModelStreamEvent => ({ type: 'error', error: modelError('aborted', abortReasonText(signal)) });
+  if (signal.aborted) {
+    yield aborted();
+    return;
+  }
+  let reader: ReadableStreamDefaultReader<LanguageModelV3StreamPart> | undefined;
+  // A provider that ignores abortSignal must not hold the caller: abort cancels our read too.
+  const cancelRead = () => void reader?.cancel().catch(() => undefined);
+  signal.addEventListener('abort', cancelRead, { once: true });
+  const mapper = new PartMapper(languageModel.modelId);
+  try {
+    const result = await untilAborted(Promise.resolve(languageModel.doStream(callOptions(options, request, signal))), signal);
+    if (result === undefined) {
+      yield aborted();
+      return;
+    }
+    reader = result.stream.getReader();
+    if (signal.aborted) cancelRead();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (value.type === 'error') {
+        yield { type: 'error', error: classifyAISDKError(value.error, signal) };
+        return;
+      }
+      yield* mapper.push(value);
+    }
+  } catch (error) {
+    yield { type: 'error', error: classifyAISDKError(error, signal) };
+    return;
+  } finally {
+    signal.removeEventListener('abort', cancelRead);
+    // An early return (error part, consumer stopped) must still cancel the HTTP body.
+    reader?.cancel().catch(() => undefined);
+  }
+  if (signal.aborted) {
+    yield aborted();
+    return;
+  }
+  yield* mapper.finish();
+}
+
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  return new Promise<T | undefined>((resolve, reject) => {
+    const onAbort = () => resolve(undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+export function callOptions(options: FromAISDKOptions, request: ModelRequest, signal: AbortSignal): LanguageModelV3CallOptions {
+  const tools = request.tools.map((tool) => ({
+    type: 'function' as const,
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.parameters,
+  }));
+  return {
+    ...options.callSettings,
+    prompt: languageModelPrompt(request),
+    ...(tools.length > 0 ? { tools, toolChoice: { type: 'auto' as const } } : {}),
+    abortSignal: signal,
+  };
+}
+
+/** Our history in the LanguageModelV3 prompt format; consecutive tool results share one `tool` message. */
+export function languageModelPrompt(request: ModelRequest): LanguageModelV3Prompt {
+  const prompt: LanguageModelV3Message[] = [];
+  if (request.systemPrompt) prompt.push({ role: 'system', content: request.systemPrompt });
+  for (const message of providerMessages(request.messages)) {
+    if (message.role === 'user') {
+      prompt.push({ role: 'user', content: [{ type: 'text', text: message.content }] });
+    } else if (message.role === 'toolResult') {
+      const part = {
+        type: 'tool-result' as const,
+        toolCallId: message.toolCallId,
+        toolName: message.toolName,
+        output: message.isError
+          ? { type: 'error-text' as const, value: message.content }
+          : { type: 'text' as const, value: message.content },
+      };
+      const last = prompt[prompt.length - 1];
+      if (last && last.role === 'tool') last.content.push(part);
+      else prompt.push({ role: 'tool', content: [part] });
+    } else {
+      const { text, toolCalls } = assistantParts(message);
+      if (text === '' && toolCalls.length === 0) continue;
+      prompt.push({
+        role: 'assistant',
+        content: [
+          ...(text !== '' ? [{ type: 'text' as const, text }] : []),
+          ...toolCalls.map((call) => ({
+            type: 'tool-call' as const,
+            toolCallId: call.id,
+            toolName: call.name,
+            input: call.arguments,
+          })),
+        ],
+      });
+    }
+  }
+  return prompt;
+}
+
+function classifyAISDKError(error: unknown, signal: AbortSignal): ModelError {
+  if (signal.aborted) return modelError('aborted', abortReasonText(signal));
+  if (APICallError.isInstance(error)) {
+    // No status: the request never got a response (refused, reset). A success status: reading the
+    // body failed ("Failed to process successful response"). Either way the cause says why.
+    if (error.statusCode === undefined || error.statusCode < 400) return classifyTransportFailure(error, signal);
+    return classifyProviderFailure({
+      status: error.statusCode,
+      headers: error.responseHeaders,
+      message: error.message,
+      codes: errorCodes(error.data),
+      ...(error.responseBody !== undefined ? { body: error.responseBody } : {}),
+    });
+  }
+  // Providers forward a mid-stream error event's JSON as is (`{ type: 'overloaded_error', message }`).
+  if (isErrorBody(error)) {
+    return classifyProviderFailure({ message: error.message, codes: [error.type, error.code] });
+  }
+  if (error instanceof Error && /ended without a finish reason/i.test(error.message)) {
+    return streamEndedEarly('no finish reason');
+  }
+  return classifyTransportFailure(error, signal);
+}
+
+function isErrorBody(value: unknown): value is { message: string; type?: string; code?: string } {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !(value instanceof Error) &&
+    typeof (value as { message?: unknown }).message === 'string'
+  );
+}
+
+/** Error type/code from a parsed error body: OpenAI `{ error: { type, code } }`, Anthropic `{ error: { type } }`. */
+function errorCodes(data: unknown): string[] {
+  const inner = typeof data === 'object' && data !== null ? (data as { error?: unknown }).error : undefined;
+  if (typeof inner !== 'object' || inner === null) return [];
+  const { type, code } = inner as { type?: unknown; code?: unknown };
+  return [type, code].filter((value): value is string => typeof value === 'string');
+}
+
+interface ToolCallState {
+  index: number;
+  sawFragment: boolean;
+  ended: boolean;
+}
+
+/**
+ * LanguageModelV3 stream parts → ModelStreamEvents. The AI SDK names tool calls by id, not index,
+ * so each call gets the next index in order of appearance. Provider-executed tools are skipped:
+ * their results come from the provider, not from our loop.
+ */
+class PartMapper {
+  private started = false;
+  private finish_: Extract<LanguageModelV3StreamPart, { type: 'finish' }> | undefined;
+  private readonly toolCalls = new Map<string, ToolCallState>();
+
+  constructor(private readonly modelId: string) {}
+
+  *push(part: LanguageModelV3StreamPart): Generator<ModelStreamEvent> {
+    if (part.type === 'stream-start' || part.type === 'raw') return;
+    if (!this.started) {
+      this.started = true;
+      const model = part.type === 'response-metadata' && part.modelId ? part.modelId : this.modelId;
+      yield { type: 'start', model };
+    }
+    switch (part.type) {
+      case 'text-delta':
+        if (part.delta !== '') yield { type: 'textDelta', delta: part.delta };
+        return;
+      case 'reasoning-delta':
+        if (part.delta !== '') yield { type: 'thinkingDelta', delta: part.delta };
+        return;
+      case 'tool-input-start':
+        if (part.providerExecuted) return;
+        yield this.startToolCall(part.id, part.toolName);
+        return;
+      case 'tool-input-delta': {
+        const state = this.toolCalls.get(part.id);
+        if (!state || state.ended || part.delta === '') return;
+        state.sawFragment = true;
+        yield { type: 'toolCallDelta', index: state.index, argumentsDelta: part.delta };
+        return;
+      }
+      case 'tool-input-end': {
+        const state = this.toolCalls.get(part.id);
+        if (!state || state.ended) return;
+        state.ended = true;
+        yield { type: 'toolCallEnd', index: state.index };
+        return;
+      }
+      case 'tool-call': {
+        if (part.providerExecuted) return;
+        // Some providers send only the complete call; others send it after its input stream.
+        let state = this.toolCalls.get(part.toolCallId);
+        if (!state) {
+          yield this.startToolCall(part.toolCallId, part.toolName);
+          state = this.toolCalls.get(part.toolCallId) as ToolCallState;
+        }
+        if (state.ended) return;
+        if (!state.sawFragment && part.input !== '') {
+          yield { type: 'toolCallDelta', index: state.index, argumentsDelta: part.input };
+        }
+        state.ended = true;
+        yield { type: 'toolCallEnd', index: state.index };
+        return;
+      }
+      case 'finish':
+        this.finish_ = part;
+        return;
+      default:
+        return;
+    }
+  }
+
+  *finish(): Generator<ModelStreamEvent> {
+    const finish = this.finish_;
+    if (!finish) {
+      yield { type: 'error', error: streamEndedEarly(this.toolCalls.size > 0 ? 'cut during a tool call' : 'no finish part') };
+      return;
+    }
+    if (finish.finishReason.unified === 'error') {
+      yield { type: 'error', error: modelError('unknown', `provider finished with an error (${finish.finishReason.raw ?? 'no detail'})`) };
+      return;
+    }
+    const usage = usageOf(finish.usage);
+    if (usage) yield { type: 'usage', usage };
+    const reason = finish.finishReason.unified;
+    yield { type: 'done', stopReason: reason === 'length' ? 'length' : reason === 'tool-calls' || this.toolCalls.size > 0 ? 'toolUse' : 'stop' };
+  }
+
+  private startToolCall(id: string, name: string): ModelStreamEvent {
+    const state: ToolCallState = { index: this.toolCalls.size, sawFragment: false, ended: false };
+    this.toolCalls.set(id, state);
+    return { type: 'toolCallStart', index: state.index, id, name };
+  }
+}
+
+/** `input` is the uncached part, as costOf expects: `noCache`, else the total minus both cache counts. */
+function usageOf(usage: LanguageModelV3Usage): Usage | undefined {
+  const { total, noCache, cacheRead, cacheWrite } = usage.inputTokens;
+  if (total === undefined && noCache === undefined && usage.outputTokens.total === undefined) return undefined;
+  const read = cacheRead ?? 0;
+  const write = cacheWrite ?? 0;
+  return {
+    input: noCache ?? Math.max(0, (total ?? 0) - read - write),
+    output: usage.outputTokens.total ?? 0,
+    ...(read > 0 ? { cacheRead: read } : {}),
+    ...(write > 0 ? { cacheWrite: write } : {}),
+  };
+}

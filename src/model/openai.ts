@@ -1,0 +1,262 @@
+import OpenAI from 'openai';
+import { AgentError, modelError, type ModelError } from '../domain/errors.js';
+import type { Usage } from '../domain/messages.js';
+import { abortReasonText, classifyProviderFailure, classifyTransportFailure, streamEndedEarly } from './classify-http.js';
+import type { Model, ModelPricing, ModelRequest, ModelStreamEvent } from './port.js';
+import { resolvePricing, type PriceTable } from './pricing.js';
+import { assistantParts, providerMessages } from './provider-messages.js';
+
+type ChatChunk = OpenAI.Chat.Completions.ChatCompletionChunk;
+type ChatMessageParam = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+type ChatStreamParams = OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming;
+
+/** Request parameters the adapter passes through untouched (temperature, max_completion_tokens, reasoning_effort, …). */
+export type OpenAIRequestExtras = Partial<Omit<ChatStreamParams, 'model' | 'messages' | 'tools' | 'stream' | 'stream_options'>>;
+
+export interface OpenAICompatibleOptions {
+  /** The model id the server knows (`gpt-4o-mini`, `llama3.1:8b`, …). */
+  model: string;
+  /** `https://api.openai.com/v1` by default (or `OPENAI_BASE_URL`); any OpenAI-compatible server's `/v1` URL. */
+  baseURL?: string;
+  /** Falls back to `OPENAI_API_KEY`; servers without auth accept any string. */
+  apiKey?: string;
+  /** `Model.name` (used in events and fallback); defaults to `model`. */
+  name?: string;
+  pricing?: ModelPricing;
+  priceTable?: PriceTable;
+  /** Per request, until the response starts; the client's default is 10 minutes. */
+  timeoutMs?: number;
+  headers?: Record<string, string>;
+  body?: OpenAIRequestExtras;
+  fetch?: typeof fetch;
+}
+
+/**
+ * A Model on the official `openai` client, speaking Chat Completions with SSE streaming. Works with
+ * any OpenAI-compatible server (vLLM, Ollama, llama.cpp server, LM Studio). The client's own
+ * retries are off: retries belong to the master loop only.
+ */
+export function openAICompatible(options: OpenAICompatibleOptions): Model {
+  let client: OpenAI;
+  try {
+    client = new OpenAI({
+      apiKey: options.apiKey,
+      baseURL: options.baseURL,
+      maxRetries: 0,
+      ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
+      ...(options.headers ? { defaultHeaders: options.headers } : {}),
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
+  } catch (error) {
+    throw new AgentError('InvalidOptions', `openAICompatible: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const pricing = resolvePricing(options.model, options);
+  return {
+    name: options.name ?? options.model,
+    ...(pricing ? { pricing } : {}),
+    stream: (request, { signal }) => streamChat(client, options, request, signal),
+  };
+}
+
+async function* streamChat(
+  client: OpenAI,
+  options: OpenAICompatibleOptions,
+  request: ModelRequest,
+  signal: AbortSignal,
+): AsyncGenerator<ModelStreamEvent> {
+  if (signal.aborted) {
+    yield { type: 'error', error: modelError('aborted', abortReasonText(signal)) };
+    return;
+  }
+  const mapper = new ChunkMapper();
+  try {
+    const stream = await client.chat.completions.create(chatRequest(options, request), { signal, maxRetries: 0 });
+    for await (const chunk of stream) yield* mapper.push(chunk);
+  } catch (error) {
+    yield { type: 'error', error: classifyOpenAIError(error, signal) };
+    return;
+  }
+  // The client ends the iteration quietly when its request is aborted.
+  if (signal.aborted) {
+    yield { type: 'error', error: modelError('aborted', abortReasonText(signal)) };
+    return;
+  }
+  yield* mapper.finish();
+}
+
+export function chatRequest(options: Pick<OpenAICompatibleOptions, 'model' | 'body'>, request: ModelRequest): ChatStreamParams {
+  const tools = request.tools.map((tool) => ({
+    type: 'function' as const,
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  }));
+  return {
+    ...options.body,
+    model: options.model,
+    messages: chatMessages(request),
+    stream: true,
+    stream_options: { include_usage: true },
+    // Several compatible servers reject an empty `tools` array.
+    ...(tools.length > 0 ? { tools } : {}),
+  };
+}
+
+function chatMessages(request: ModelRequest): ChatMessageParam[] {
+  const out: ChatMessageParam[] = [];
+  if (request.systemPrompt) out.push({ role: 'system', content: request.systemPrompt });
+  for (const message of providerMessages(request.messages)) {
+    if (message.role === 'user') {
+      out.push({ role: 'user', content: message.content });
+    } else if (message.role === 'toolResult') {
+      out.push({ role: 'tool', tool_call_id: message.toolCallId, content: message.content });
+    } else {
+      const { text, toolCalls } = assistantParts(message);
+      if (text === '' && toolCalls.length === 0) continue;
+      out.push({
+        role: 'assistant',
+        content: text === '' ? null : text,
+        ...(toolCalls.length > 0
+          ? {
+              tool_calls: toolCalls.map((call) => ({
+                id: call.id,
+                type: 'function' as const,
+                function: { name: call.name, arguments: JSON.stringify(call.arguments) },
+              })),
+            }
+          : {}),
+      });
+    }
+  }
+  return out;
+}
+
+function classifyOpenAIError(error: unknown, signal: AbortSignal): ModelError {
+  if (signal.aborted) return modelError('aborted', abortReasonText(signal));
+  if (error instanceof OpenAI.APIConnectionTimeoutError) return modelError('timeout', error.message);
+  if (
+    error instanceof OpenAI.APIError &&
+    !(error instanceof OpenAI.APIConnectionError) &&
+    !(error instanceof OpenAI.APIUserAbortError)
+  ) {
+    return classifyProviderFailure({
+      status: error.status,
+      headers: error.headers,
+      message: error.message,
+      codes: [error.code, error.type],
+    });
+  }
+  return classifyTransportFailure(error, signal);
+}
+
+interface ToolCallState {
+  id: string | undefined;
+  name: string;
+  started: boolean;
+  ended: boolean;
+  /** Argument fragments that arrived before the call's name. */
+  pending: string;
+}
+
+/**
+ * Chat Completions chunks → ModelStreamEvents. Tool calls are keyed by `tool_calls[].index`; OpenAI
+ * never marks a single call's end, so all end at `finish_reason`. Usage comes in a chunk after the
+ * finish reason (`include_usage`), so `usage` and `done` are emitted when the stream ends.
+ */
+class ChunkMapper {
+  private started = false;
+  private finishReason: string | null = null;
+  private usage: Usage | undefined;
+  private readonly toolCalls = new Map<number, ToolCallState>();
+  /** Tool-call events produced while reading one chunk's `tool_calls`. */
+  private readonly queued: ModelStreamEvent[] = [];
+
+  *push(chunk: ChatChunk): Generator<ModelStreamEvent> {
+    if (!this.started) {
+      this.started = true;
+      yield { type: 'start', ...(chunk.model ? { model: chunk.model } : {}) };
+    }
+    if (chunk.usage) this.usage = usageOf(chunk.usage);
+    const choice = chunk.choices?.[0];
+    if (!choice) return;
+    const delta: ChatChunk['choices'][number]['delta'] | undefined = choice.delta;
+    if (delta) {
+      const reasoning = reasoningOf(delta);
+      if (reasoning) yield { type: 'thinkingDelta', delta: reasoning };
+      if (typeof delta.content === 'string' && delta.content !== '') yield { type: 'textDelta', delta: delta.content };
+      if (typeof delta.refusal === 'string' && delta.refusal !== '') yield { type: 'textDelta', delta: delta.refusal };
+      (delta.tool_calls ?? []).forEach((call, position) => {
+        this.toolCallFragment(call.index ?? position, call);
+      });
+      yield* this.drainToolEvents();
+    }
+    if (choice.finish_reason) {
+      this.finishReason = choice.finish_reason;
+      yield* this.endToolCalls();
+    }
+  }
+
+  *finish(): Generator<ModelStreamEvent> {
+    if (this.finishReason === null) {
+      yield { type: 'error', error: streamEndedEarly(this.toolCalls.size > 0 ? 'cut during a tool call' : 'no finish_reason') };
+      return;
+    }
+    if (this.usage) yield { type: 'usage', usage: this.usage };
+    const stopReason = this.finishReason === 'length' ? 'length' : this.toolCalls.size > 0 ? 'toolUse' : 'stop';
+    yield { type: 'done', stopReason };
+  }
+
+  private toolCallFragment(index: number, call: { id?: string; function?: { name?: string; arguments?: string } }): void {
+    let state = this.toolCalls.get(index);
+    if (!state) {
+      state = { id: undefined, name: '', started: false, ended: false, pending: '' };
+      this.toolCalls.set(index, state);
+    }
+    if (call.id && state.id === undefined) state.id = call.id;
+    // Some servers repeat the name in every chunk; it is taken once, before the call starts.
+    if (call.function?.name && !state.started) state.name = call.function.name;
+    const fragment = call.function?.arguments ?? '';
+    if (!state.started && state.name !== '') this.startToolCall(index, state);
+    if (fragment === '') return;
+    if (state.started) this.queued.push({ type: 'toolCallDelta', index, argumentsDelta: fragment });
+    else state.pending += fragment;
+  }
+
+  private startToolCall(index: number, state: ToolCallState): void {
+    state.started = true;
+    this.queued.push({ type: 'toolCallStart', index, id: state.id ?? `call_${index}`, name: state.name });
+    if (state.pending !== '') this.queued.push({ type: 'toolCallDelta', index, argumentsDelta: state.pending });
+    state.pending = '';
+  }
+
+  private *drainToolEvents(): Generator<ModelStreamEvent> {
+    yield* this.queued.splice(0);
+  }
+
+  private *endToolCalls(): Generator<ModelStreamEvent> {
+    for (const [index, state] of [...this.toolCalls].sort(([a], [b]) => a - b)) {
+      if (state.ended) continue;
+      // A call whose name never came still starts, so its arguments are not lost.
+      if (!state.started) this.startToolCall(index, state);
+      state.ended = true;
+      this.queued.push({ type: 'toolCallEnd', index });
+    }
+    yield* this.drainToolEvents();
+  }
+}
+
+/** `reasoning_content` (DeepSeek, vLLM, llama.cpp) or `reasoning` (Ollama, OpenRouter): not in OpenAI's types. */
+function reasoningOf(delta: object): string {
+  const fields = delta as { reasoning_content?: unknown; reasoning?: unknown };
+  if (typeof fields.reasoning_content === 'string') return fields.reasoning_content;
+  if (typeof fields.reasoning === 'string') return fields.reasoning;
+  return '';
+}
+
+/** OpenAI counts cached tokens inside `prompt_tokens`; our `input` is the uncached part, as costOf expects. */
+function usageOf(usage: NonNullable<ChatChunk['usage']>): Usage {
+  const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
+  return {
+    input: Math.max(0, usage.prompt_tokens - cached),
+    output: usage.completion_tokens,
+    ...(cached > 0 ? { cacheRead: cached } : {}),
+  };
+}
