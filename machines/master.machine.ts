@@ -1,0 +1,302 @@
+import { and, assign, fromPromise, not, sendTo, setup } from 'xstate';
+import type { Message } from '../src/domain/messages.js';
+import { toolCallsOf } from '../src/domain/messages.js';
+import type { MasterContext, MasterEvent, MasterInput, MasterOutput, QueueMode } from './master.types.js';
+import { turnMachine } from './turn.machine.js';
+import type { TurnOutput } from './turn.types.js';
+
+/**
+ * The session: idle → running { preTurn → turn → deciding } → backoff | overflowRecovery |
+ * modelFallback → … → ended.
+ *
+ * The master owns the turn index, the steering and follow-up queues, pending messages, every
+ * retry (the turn never retries), model fallback, overflow recovery, max turns, report-mode
+ * acceptance, post-loop policies and the end reasons. Delays run on XState's clock.
+ */
+
+const notProvided = (name: string) => () => {
+  throw new Error(`agentchart: the runtime must provide the master machine's "${name}"`);
+};
+
+function take(queue: Message[], mode: QueueMode): { taken: Message[]; rest: Message[] } {
+  if (queue.length === 0) return { taken: [], rest: queue };
+  return mode === 'all' ? { taken: queue, rest: [] } : { taken: queue.slice(0, 1), rest: queue.slice(1) };
+}
+
+const outcomeOf = (context: MasterContext): TurnOutput => {
+  if (!context.lastOutcome) throw new Error('agentchart: the master decided without a turn outcome');
+  return context.lastOutcome;
+};
+
+/** Whether the turn about to start may still be recovered by the master if its model call fails. */
+const withinCallBudget = (context: MasterContext) => context.modelCalls + 1 < context.maxTurns * context.maxAttempts;
+
+export const masterMachine = setup({
+  types: {
+    context: {} as MasterContext,
+    events: {} as MasterEvent,
+    input: {} as MasterInput,
+    output: {} as MasterOutput,
+  },
+  actors: {
+    turn: turnMachine,
+    runPostLoopPolicies: fromPromise<{ stopped: boolean; injected: Message[] }, { turnIndex: number }>(
+      notProvided('runPostLoopPolicies'),
+    ),
+    /** Transforms the context with `overflow: true` and announces `contextCompacted`. */
+    recoverFromOverflow: fromPromise<{ recovered: boolean }, { turnIndex: number }>(notProvided('recoverFromOverflow')),
+  },
+  guards: {
+    turnWasAborted: ({ context }) => outcomeOf(context).kind === 'aborted',
+    policyStoppedSession: ({ context }) => outcomeOf(context).kind === 'finished',
+    contextOverflowed: ({ context }) => outcomeOf(context).detail === 'overflow',
+    retryableErrorWithAttemptsLeft: ({ context }) => {
+      const outcome = outcomeOf(context);
+      return outcome.detail === 'retryable' && outcome.error?.retryable === true && context.attemptsOnModel < context.maxAttempts && withinCallBudget(context);
+    },
+    fallbackModelLeft: ({ context }) => outcomeOf(context).detail === 'retryable' && context.modelIndex + 1 < context.modelCount,
+    turnFailed: ({ context }) => outcomeOf(context).kind === 'failure',
+    failedWithRetryableError: ({ context }) => outcomeOf(context).error?.retryable === true,
+    /** Max turns: this completed turn was the last one the run may start. */
+    wasLastAllowedTurn: ({ context }) => context.turnsThisRun + 1 >= context.maxTurns,
+    turnRanTools: ({ context }) => {
+      const assistant = outcomeOf(context).assistant;
+      return assistant !== null && toolCallsOf(assistant).length > 0;
+    },
+    hasPendingMessages: ({ context }) => context.pending.length > 0 || context.steeringQueue.length > 0,
+    hasFollowUps: ({ context }) => context.followUpQueue.length > 0,
+    hasPostLoopPolicies: () => false,
+    isReportMode: ({ context }) => context.reportMode,
+    /** Report mode: the model called the report tool with valid arguments and it was committed. */
+    finalReportAccepted: () => false,
+    /** Report mode: at least one known, valid, non-progress tool ran in the turn. */
+    turnDidWork: () => false,
+    failedTurnRetryLeft: ({ context }) => context.failedTurnRetries + 1 < context.maxAttempts && withinCallBudget(context),
+    turnIsOpen: ({ context }) => context.turnOpen,
+  },
+  actions: {
+    announceAgentStart: notProvided('announceAgentStart'),
+    announceAgentEnd: notProvided('announceAgentEnd'),
+    announceRetry: notProvided('announceRetry'),
+    announceModelFallback: notProvided('announceModelFallback'),
+    /** Closes a turn left open by a deferred failure: an aborted message and turnEnd(aborted). */
+    closeOpenTurnAsAborted: notProvided('closeOpenTurnAsAborted'),
+    /** Report mode: one guidance message for the re-run of a turn that did no work. */
+    queueReportGuidance: assign({}),
+    /** Computes `retryDelayMs`: exponential, capped, jittered; a retry-after wins (clamped). */
+    planRetry: assign({}),
+    forwardAbortToTurn: sendTo('turn', { type: 'ABORT' }),
+    forwardSteeringToTurn: sendTo('turn', { type: 'STEERING_ARRIVED' }),
+    queueSteering: assign({
+      steeringQueue: ({ context, event }) => (event.type === 'STEER' ? [...context.steeringQueue, event.message] : context.steeringQueue),
+    }),
+    queueFollowUp: assign({
+      followUpQueue: ({ context, event }) => (event.type === 'FOLLOW_UP' ? [...context.followUpQueue, event.message] : context.followUpQueue),
+    }),
+    takeNextTurnInput: assign(({ context }) => {
+      const steering = take(context.steeringQueue, context.steeringMode);
+      return { pending: [...context.pending, ...steering.taken], steeringQueue: steering.rest };
+    }),
+    takeFollowUps: assign(({ context }) => {
+      const followUps = take(context.followUpQueue, context.followUpMode);
+      return { pending: [...context.pending, ...followUps.taken], followUpQueue: followUps.rest };
+    }),
+    startFreshTurn: assign({ attempt: 'fresh', attemptsOnModel: 0, overflowUsedThisTurn: false, failedTurnRetries: 0 }),
+    recordOutcome: assign(({ context }, params: { outcome: TurnOutput }) => {
+      const output = params.outcome;
+      const deferred = output.kind === 'failure' && (output.detail === 'retryable' || output.detail === 'overflow');
+      return { lastOutcome: output, pending: [...output.injected], turnOpen: deferred };
+    }),
+    advanceTurn: assign(({ context }) => ({ turnIndex: context.turnIndex + 1, turnsThisRun: context.turnsThisRun + 1 })),
+    countModelCall: assign(({ context }) => ({ modelCalls: context.modelCalls + 1, attemptsOnModel: context.attemptsOnModel + 1 })),
+    useOverflowAllowance: assign({ overflowUsedThisTurn: true, attempt: 'overflowRetry' }),
+    switchToFallbackModel: assign(({ context }) => ({ modelIndex: context.modelIndex + 1, attemptsOnModel: 0, attempt: 'retry' as const })),
+    retrySameTurn: assign({ attempt: 'retry' }),
+    retryFailedTurn: assign(({ context }) => ({
+      attempt: 'fresh' as const,
+      attemptsOnModel: 0,
+      overflowUsedThisTurn: false,
+      failedTurnRetries: context.failedTurnRetries + 1,
+    })),
+    injectPostLoopMessages: assign({ pending: ({ context }, params: { messages: Message[] }) => [...context.pending, ...params.messages] }),
+    endAs: assign((_, params: Pick<MasterContext, 'status' | 'endReason'>) => params),
+    recordError: assign({ error: ({ context }) => outcomeOf(context).error }),
+  },
+  delays: {
+    retryDelay: ({ context }) => context.retryDelayMs,
+  },
+}).createMachine({
+  id: 'master',
+  context: ({ input }) => ({
+    ...input,
+    pending: input.newMessages,
+    turnsThisRun: 0,
+    modelCalls: 0,
+    modelIndex: 0,
+    attemptsOnModel: 0,
+    overflowUsedThisTurn: false,
+    failedTurnRetries: 0,
+    attempt: 'fresh',
+    lastOutcome: null,
+    retryDelayMs: 0,
+    status: 'completed',
+    endReason: 'naturalEnd',
+    error: null,
+    turnOpen: false,
+  }),
+  initial: 'idle',
+  states: {
+    idle: {
+      on: { START: { target: 'running', actions: 'announceAgentStart' } },
+    },
+    running: {
+      initial: 'preTurn',
+      on: {
+        STEER: { actions: 'queueSteering' },
+        FOLLOW_UP: { actions: 'queueFollowUp' },
+        ABORT: { target: 'ended', actions: { type: 'endAs', params: { status: 'aborted', endReason: 'aborted' } } },
+      },
+      states: {
+        /** Builds the next turn's input batch: pending messages plus steering (per the steering mode). */
+        preTurn: {
+          entry: ['takeNextTurnInput', 'startFreshTurn'],
+          always: 'turn',
+        },
+        turn: {
+          entry: 'countModelCall',
+          invoke: {
+            id: 'turn',
+            src: 'turn',
+            input: ({ context }) => ({
+              turnIndex: context.turnIndex,
+              newMessages: context.attempt === 'fresh' ? context.pending : [],
+              attempt: context.attempt,
+              retryAvailable: context.attemptsOnModel < context.maxAttempts && withinCallBudget(context),
+              fallbackAvailable: context.modelIndex + 1 < context.modelCount && withinCallBudget(context),
+              overflowRecoveryAvailable: !context.overflowUsedThisTurn && withinCallBudget(context),
+            }),
+            onDone: {
+              target: 'deciding',
+              actions: [assign({ pending: [] }), { type: 'recordOutcome', params: ({ event }) => ({ outcome: event.output }) }],
+            },
+          },
+          on: {
+            STEER: { actions: ['queueSteering', 'forwardSteeringToTurn'] },
+            // The turn ends itself inline on abort (its own recipe per state); the master then ends.
+            ABORT: { actions: 'forwardAbortToTurn' },
+          },
+        },
+        deciding: {
+          always: [
+            { guard: 'turnWasAborted', target: '#master.ended', actions: [{ type: 'endAs', params: { status: 'aborted', endReason: 'aborted' } }] },
+            { guard: 'policyStoppedSession', target: '#master.ended', actions: [{ type: 'endAs', params: { status: 'completed', endReason: 'policyStop' } }] },
+            { guard: 'contextOverflowed', target: 'overflowRecovery', actions: 'useOverflowAllowance' },
+            { guard: 'retryableErrorWithAttemptsLeft', target: 'backoff', actions: ['planRetry', 'retrySameTurn'] },
+            { guard: 'fallbackModelLeft', target: 'modelFallback' },
+            {
+              guard: and(['turnFailed', 'failedWithRetryableError']),
+              target: '#master.ended',
+              actions: ['advanceTurn', 'recordError', { type: 'endAs', params: { status: 'failed', endReason: 'retryExhausted' } }],
+            },
+            {
+              guard: 'turnFailed',
+              target: '#master.ended',
+              actions: ['advanceTurn', 'recordError', { type: 'endAs', params: { status: 'failed', endReason: 'fatalError' } }],
+            },
+            // Report mode: a final report ends the session; a turn with no work is retried with guidance.
+            {
+              guard: and(['isReportMode', 'finalReportAccepted']),
+              target: '#master.ended',
+              actions: ['advanceTurn', { type: 'endAs', params: { status: 'completed', endReason: 'finalReport' } }],
+            },
+            {
+              guard: and(['isReportMode', not('turnDidWork'), 'failedTurnRetryLeft']),
+              target: 'turn',
+              actions: ['advanceTurn', 'queueReportGuidance', 'retryFailedTurn'],
+            },
+            {
+              guard: and(['isReportMode', not('turnDidWork')]),
+              target: '#master.ended',
+              actions: ['advanceTurn', { type: 'endAs', params: { status: 'failed', endReason: 'retryExhausted' } }],
+            },
+            { guard: 'wasLastAllowedTurn', target: '#master.ended', actions: ['advanceTurn', { type: 'endAs', params: { status: 'failed', endReason: 'maxTurns' } }] },
+            { guard: 'turnRanTools', target: 'preTurn', actions: 'advanceTurn' },
+            // A text-only turn does not end the inner loop while messages are pending.
+            { guard: 'hasPendingMessages', target: 'preTurn', actions: 'advanceTurn' },
+            { target: 'postLoop', actions: 'advanceTurn' },
+          ],
+        },
+        /** Waits `retryDelayMs` on the XState clock, then re-runs the same turn. */
+        backoff: {
+          entry: 'announceRetry',
+          after: { retryDelay: { target: 'turn' } },
+          on: {
+            ABORT: {
+              target: '#master.ended',
+              actions: ['closeOpenTurnAsAborted', { type: 'endAs', params: { status: 'aborted', endReason: 'aborted' } }],
+            },
+          },
+        },
+        /** Transforms the context with overflow=true once per turn, then re-runs the same turn. */
+        overflowRecovery: {
+          invoke: {
+            src: 'recoverFromOverflow',
+            input: ({ context }) => ({ turnIndex: context.turnIndex }),
+            onDone: { target: 'turn' },
+          },
+          on: {
+            ABORT: {
+              target: '#master.ended',
+              actions: ['closeOpenTurnAsAborted', { type: 'endAs', params: { status: 'aborted', endReason: 'aborted' } }],
+            },
+          },
+        },
+        modelFallback: {
+          entry: ['switchToFallbackModel', 'announceModelFallback'],
+          always: 'turn',
+        },
+        /** Post-loop policies run once per outer iteration; follow-ups are polled only after them. */
+        postLoop: {
+          always: [{ guard: not('hasPostLoopPolicies'), target: 'pollingFollowUps' }],
+          invoke: {
+            src: 'runPostLoopPolicies',
+            input: ({ context }) => ({ turnIndex: context.turnIndex }),
+            onDone: [
+              {
+                guard: ({ event }) => event.output.stopped,
+                target: '#master.ended',
+                actions: { type: 'endAs', params: { status: 'completed', endReason: 'policyStop' } },
+              },
+              {
+                guard: ({ event }) => event.output.injected.length > 0,
+                target: 'preTurn',
+                actions: { type: 'injectPostLoopMessages', params: ({ event }) => ({ messages: event.output.injected }) },
+              },
+              { target: 'pollingFollowUps' },
+            ],
+          },
+        },
+        pollingFollowUps: {
+          always: [
+            { guard: 'hasFollowUps', target: 'preTurn', actions: 'takeFollowUps' },
+            { guard: 'isReportMode', target: '#master.ended', actions: { type: 'endAs', params: { status: 'failed', endReason: 'retryExhausted' } } },
+            { target: '#master.ended', actions: { type: 'endAs', params: { status: 'completed', endReason: 'naturalEnd' } } },
+          ],
+        },
+      },
+    },
+    ended: {
+      type: 'final',
+      entry: 'announceAgentEnd',
+    },
+  },
+  output: ({ context }) => ({
+    status: context.status,
+    endReason: context.endReason,
+    error: context.error,
+    steeringQueue: context.steeringQueue,
+    followUpQueue: context.followUpQueue,
+    turnIndex: context.turnIndex,
+    modelIndex: context.modelIndex,
+  }),
+});

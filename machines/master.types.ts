@@ -1,0 +1,58 @@
+import type { ModelError } from '../src/domain/errors.js';
+import type { EndReason, RunStatus } from '../src/domain/events.js';
+import type { Message } from '../src/domain/messages.js';
+import type { TurnAttempt, TurnOutput } from './turn.types.js';
+
+export type QueueMode = 'oneAtATime' | 'all';
+
+export interface MasterInput {
+  /** The first turn's input batch: the prompt, or the queued batch `continue()` drained. */
+  newMessages: Message[];
+  steeringQueue: Message[];
+  followUpQueue: Message[];
+  steeringMode: QueueMode;
+  followUpMode: QueueMode;
+  /** The agent's turn index (it continues across runs of one agent). */
+  turnIndex: number;
+  maxTurns: number;
+  /** Model attempts per turn and per model (the first call included). */
+  maxAttempts: number;
+  /** The primary model plus the fallback models. */
+  modelCount: number;
+  /** Report mode: the session ends only on an accepted final report. */
+  reportMode: boolean;
+}
+
+export interface MasterContext extends MasterInput {
+  pending: Message[];
+  turnsThisRun: number;
+  modelCalls: number;
+  modelIndex: number;
+  attemptsOnModel: number;
+  overflowUsedThisTurn: boolean;
+  failedTurnRetries: number;
+  attempt: TurnAttempt;
+  lastOutcome: TurnOutput | null;
+  retryDelayMs: number;
+  status: RunStatus;
+  endReason: EndReason;
+  error: ModelError | null;
+  /** A turn left open by a deferred failure (its re-run will close it). */
+  turnOpen: boolean;
+}
+
+export type MasterEvent =
+  | { type: 'START' }
+  | { type: 'STEER'; message: Message }
+  | { type: 'FOLLOW_UP'; message: Message }
+  | { type: 'ABORT' };
+
+export interface MasterOutput {
+  status: RunStatus;
+  endReason: EndReason;
+  error: ModelError | null;
+  steeringQueue: Message[];
+  followUpQueue: Message[];
+  turnIndex: number;
+  modelIndex: number;
+}

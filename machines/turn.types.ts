@@ -1,0 +1,87 @@
+import type { ModelError } from '../src/domain/errors.js';
+import type { TurnEndReason } from '../src/domain/events.js';
+import type { AssistantMessage, Message, ToolCallBlock, ToolResultMessage } from '../src/domain/messages.js';
+
+/** How this turn attempt relates to the turn: a fresh turn, or the master re-running it after a failure. */
+export type TurnAttempt = 'fresh' | 'retry' | 'overflowRetry';
+
+export interface TurnInput {
+  turnIndex: number;
+  /** The batch of new messages this turn starts with (prompt, steering, follow-ups, injections). */
+  newMessages: Message[];
+  attempt: TurnAttempt;
+  /** The master will re-run this turn if the model call fails with a retryable error. */
+  retryAvailable: boolean;
+  /** The master will re-run this turn on a fallback model if the model call fails for good. */
+  fallbackAvailable: boolean;
+  /** The master will re-run this turn once more if the context overflows. */
+  overflowRecoveryAvailable: boolean;
+}
+
+/** What the model-call actor reports when the stream has ended. */
+export interface ModelReply {
+  message: AssistantMessage;
+  error: ModelError | null;
+  /** Tool calls whose arguments were malformed or cut off (stop reason length). */
+  invalidCalls: ReadonlyArray<{ id: string; reason: 'malformedJson' | 'truncated'; rawArguments: string }>;
+}
+
+/** A call that cleared preprocessing: a known tool with validated arguments. */
+export interface PreparedCall {
+  /** Position of the call among the assistant message's tool calls (results are committed in this order). */
+  position: number;
+  call: ToolCallBlock;
+  approved: boolean;
+  /** Cleared pre-dispatch with its current arguments (an approval rewrite clears this). */
+  cleared: boolean;
+}
+
+/** Results decided so far, by position among the assistant's tool calls. */
+export type ResultsByPosition = ReadonlyMap<number, ToolResultMessage>;
+
+export interface PreprocessOutput {
+  prepared: PreparedCall[];
+  results: ResultsByPosition;
+}
+
+export interface PreDispatchOutput {
+  prepared: PreparedCall[];
+  results: ResultsByPosition;
+  stopped: boolean;
+  stopReason?: string;
+  injected: Message[];
+}
+
+export interface ApprovalOutput {
+  prepared: PreparedCall[];
+  results: ResultsByPosition;
+  /** Calls approved with new arguments: they go through pre-dispatch again. */
+  rewritten: boolean;
+}
+
+export interface DispatchPlan {
+  /** Groups of prepared-call indices; null when the partition was invalid. */
+  groups: number[][] | null;
+  invalidReason?: string;
+}
+
+export interface ResponseOutput {
+  stopped: boolean;
+  injected: Message[];
+  assistant: AssistantMessage | null;
+}
+
+export type TurnOutputKind = 'success' | 'failure' | 'finished' | 'aborted';
+export type TurnOutputDetail = 'overflow' | 'retryable' | 'steered' | 'stopped' | 'fatal';
+
+export interface TurnOutput {
+  kind: TurnOutputKind;
+  detail?: TurnOutputDetail;
+  turnEndReason: TurnEndReason | null;
+  /** False when the turn ended before its input batch was committed (the master re-queues it). */
+  inputCommitted: boolean;
+  assistant: AssistantMessage | null;
+  toolResults: ToolResultMessage[];
+  error: ModelError | null;
+  injected: Message[];
+}

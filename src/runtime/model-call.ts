@@ -1,0 +1,92 @@
+import { fromPromise } from 'xstate';
+import type { ModelReply, TurnAttempt } from '../../machines/turn.types.js';
+import { modelError } from '../domain/errors.js';
+import type { Message } from '../domain/messages.js';
+import { StreamAccumulator } from '../model/accumulator.js';
+import type { ModelStreamEvent } from '../model/port.js';
+import { errorMessage } from './policy-runner.js';
+import type { RunSession } from './run-session.js';
+
+/**
+ * The ASSISTANT state's model call. The stream's deltas are buffered for the attempt: they are
+ * published only when the turn knows the attempt is final, so a retried attempt's partial text
+ * never reaches the event stream. An abort ends the call at once, even if the provider stalls.
+ */
+export function createCallModel(currentRun: () => RunSession) {
+  return fromPromise<ModelReply, { turnIndex: number; attempt: TurnAttempt }>(async ({ input }) => {
+    const run = currentRun();
+    run.turn.deltas = [];
+    const view = await requestMessages(run, input.attempt);
+    if (!view) {
+      return { message: emptyErrorMessage(run, 'context transform failed'), error: modelError('badRequest', 'context transform failed'), invalidCalls: [] };
+    }
+    const model = run.model;
+    run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, messages: view });
+    const reply = await streamReply(run, view);
+    run.ledger.recordUsage(reply.message.usage, model.pricing);
+    if (reply.error && reply.error.kind !== 'aborted') run.ledger.recordFailure(reply.error.kind);
+    return reply;
+  });
+}
+
+async function requestMessages(run: RunSession, attempt: TurnAttempt): Promise<Message[] | null> {
+  const { agent, turn } = run;
+  if (attempt === 'overflowRetry' && turn.overflowView) return turn.overflowView;
+  if (!agent.guard) return agent.history.slice();
+  const prepared = await agent.guard.prepare(agent.history, { overflow: false, systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() });
+  if (!prepared.ok) {
+    run.reportPolicyError('postTurn', new Error(prepared.error.message));
+    return null;
+  }
+  // Proactive compaction is visible in beforeModelCall.messages; contextCompacted marks overflow recovery.
+  return prepared.messages === agent.history ? agent.history.slice() : prepared.messages;
+}
+
+function emptyErrorMessage(run: RunSession, text: string) {
+  return { role: 'assistant' as const, content: [], stopReason: 'error' as const, model: run.model.name, errorMessage: text };
+}
+
+async function streamReply(run: RunSession, messages: Message[]): Promise<ModelReply> {
+  const { agent, signal } = run;
+  const model = run.model;
+  const accumulator = new StreamAccumulator(model.name);
+  const aborted = (): ModelReply => ({ message: accumulator.abort(), error: modelError('aborted', 'aborted'), invalidCalls: [] });
+  if (signal.aborted) return aborted();
+
+  // A provider that ignores the signal must not hold the turn: the abort wins the race.
+  let onAbort: () => void = () => {};
+  const abortWins = new Promise<'aborted'>((resolve) => {
+    onAbort = () => resolve('aborted');
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  let iterator: AsyncIterator<ModelStreamEvent> | undefined;
+  try {
+    iterator = model.stream({ systemPrompt: agent.options.systemPrompt, messages, tools: agent.registry.specs() }, { signal })[Symbol.asyncIterator]();
+    for (;;) {
+      const next = await Promise.race([iterator.next(), abortWins]);
+      if (next === 'aborted') {
+        void Promise.resolve(iterator.return?.()).catch(() => {});
+        return aborted();
+      }
+      if (next.done) break;
+      const deltas = accumulator.push(next.value);
+      for (const delta of deltas) run.turn.deltas.push(delta);
+      if (accumulator.terminal) break;
+    }
+  } catch (error) {
+    if (signal.aborted) return aborted();
+    accumulator.push({ type: 'error', error: modelError('unknown', `model stream failed: ${errorMessage(error)}`) });
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+  if (signal.aborted) return aborted();
+  const message = accumulator.finish();
+  const terminal = accumulator.terminal;
+  const error = terminal?.kind === 'error' ? terminal.error : null;
+  if (error?.kind === 'aborted') return { message, error, invalidCalls: [] };
+  return {
+    message,
+    error,
+    invalidCalls: accumulator.invalidToolCalls.map((call) => ({ id: call.id, reason: call.reason, rawArguments: call.rawArguments })),
+  };
+}

@@ -1,0 +1,86 @@
+import { fromPromise } from 'xstate';
+import type { ResponseOutput } from '../../machines/turn.types.js';
+import { toMessage, toolCallsOf, type AssistantMessage, type Message, type ToolResultMessage } from '../domain/messages.js';
+import type { PostTurnVerdict, Verdict } from '../policies/types.js';
+import { isVerdictObject, runIsolated } from './policy-runner.js';
+import type { RunSession } from './run-session.js';
+
+const isVerdict = (value: unknown): value is Verdict => isVerdictObject(value);
+const isPostTurnVerdict = (value: unknown): value is PostTurnVerdict => isVerdictObject(value);
+
+/** Pre-turn / post-loop: Stop ends the session, Inject adds messages, Continue does nothing. */
+export async function runLoopPolicies(
+  run: RunSession,
+  slot: 'preTurn' | 'postLoop',
+  newMessages: readonly Message[],
+  turnIndex: number,
+): Promise<{ stopped: boolean; injected: Message[] }> {
+  const policies = run.agent.options.policies?.[slot] ?? [];
+  const injected: Message[] = [];
+  const messages = run.agent.history.slice();
+  for (const policy of policies) {
+    const verdict = await runIsolated(slot, () => policy({ messages, newMessages, turnIndex, counters: run.countersSnapshot() }), isVerdict, (s, e) => run.reportPolicyError(s, e));
+    if (verdict?.verdict === 'stop') return { stopped: true, injected };
+    if (verdict?.verdict === 'inject') injected.push(...verdict.messages.map(toMessage));
+  }
+  return { stopped: false, injected };
+}
+
+export function createPreTurnRunner(currentRun: () => RunSession) {
+  return fromPromise<{ stopped: boolean; injected: Message[] }, { turnIndex: number; newMessages: Message[] }>(({ input }) =>
+    runLoopPolicies(currentRun(), 'preTurn', input.newMessages, input.turnIndex),
+  );
+}
+
+export function createPostLoopRunner(currentRun: () => RunSession) {
+  return fromPromise<{ stopped: boolean; injected: Message[] }, { turnIndex: number }>(({ input }) =>
+    runLoopPolicies(currentRun(), 'postLoop', [], input.turnIndex),
+  );
+}
+
+/**
+ * Post-turn policies see the committed snapshot. A replacement assistant message is used only if
+ * its tool-call blocks are exactly the original ones (parity with the committed results).
+ */
+export function createPostTurnRunner(currentRun: () => RunSession, committedAssistant: () => AssistantMessage | null) {
+  return fromPromise<ResponseOutput, { turnIndex: number; toolResults: ToolResultMessage[] }>(async ({ input }) => {
+    const run = currentRun();
+    let assistant = committedAssistant();
+    const injected: Message[] = [];
+    let stopped = false;
+    for (const policy of run.agent.options.policies?.postTurn ?? []) {
+      const messages = run.agent.history.slice();
+      const verdict = await runIsolated(
+        'postTurn',
+        () => policy({ messages, assistant, toolResults: input.toolResults, turnIndex: input.turnIndex, counters: run.countersSnapshot() }),
+        isPostTurnVerdict,
+        (s, e) => run.reportPolicyError(s, e),
+      );
+      if (!verdict) continue;
+      if (verdict.verdict === 'stop') stopped = true;
+      if (verdict.verdict === 'inject') injected.push(...verdict.messages.map(toMessage));
+      if (verdict.verdict === 'replace' && assistant) {
+        if (sameToolCalls(assistant, verdict.assistant)) {
+          replaceInHistory(run.agent.history, assistant, verdict.assistant);
+          assistant = verdict.assistant;
+        } else {
+          run.reportPolicyError('postTurn', new Error('replacement ignored: it changes the tool-call blocks of the committed assistant message'));
+        }
+      }
+      if (stopped) break;
+    }
+    return { stopped, injected, assistant };
+  });
+}
+
+function sameToolCalls(original: AssistantMessage, replacement: AssistantMessage): boolean {
+  if (replacement?.role !== 'assistant' || !Array.isArray(replacement.content)) return false;
+  const a = toolCallsOf(original);
+  const b = toolCallsOf(replacement);
+  return a.length === b.length && a.every((call, i) => call.id === b[i]?.id && call.name === b[i]?.name && JSON.stringify(call.arguments) === JSON.stringify(b[i]?.arguments));
+}
+
+function replaceInHistory(history: Message[], original: AssistantMessage, replacement: AssistantMessage): void {
+  const index = history.lastIndexOf(original);
+  if (index >= 0) history[index] = replacement;
+}

@@ -1,0 +1,121 @@
+import { createActor, fromCallback, fromPromise, type ActorRefFrom } from 'xstate';
+import { toolCallMachine, type ToolCallInput } from '../../machines/tool-call.machine.js';
+import { unfinishedText } from '../../machines/tool-results.js';
+import type { BatchCommand, BatchInput, TurnEvent } from '../../machines/turn.machine.js';
+import type { PreparedCall } from '../../machines/turn.types.js';
+import type { ToolResultMessage } from '../domain/messages.js';
+import { runTool } from '../tools/run.js';
+import type { AgentOptions } from './options.js';
+import type { RunSession } from './run-session.js';
+
+type ToolCallActor = ActorRefFrom<typeof toolCallMachine>;
+
+/** The tool-call machine wired to a run: start/end events, the tool itself, the progress relay. */
+export function provideToolCallMachine(currentRun: () => RunSession) {
+  return toolCallMachine.provide({
+    actors: {
+      executeTool: fromPromise<{ content: string; isError: boolean }, ToolCallInput>(({ input, signal }) => {
+        const run = currentRun();
+        const tool = run.agent.registry.get(input.call.name);
+        if (!tool) return Promise.resolve({ content: `Unknown tool "${input.call.name}".`, isError: true });
+        const turnIndex = run.turn.turnIndex;
+        const { id: toolCallId, name: toolName } = input.call;
+        return runTool(tool, input.call.arguments, {
+          toolCallId,
+          signal,
+          idempotencyKey: `${run.runId}:${toolCallId}`,
+          // Awaited relay: delivery happens before the promise resolves, so a slow consumer slows the
+          // tool and nothing is dropped. An update after the call ended has no call to belong to.
+          update: (partial) => {
+            if (!signal.aborted) run.emit({ type: 'toolExecutionUpdate', turnIndex, toolCallId, toolName, partial });
+            return Promise.resolve();
+          },
+        });
+      }),
+    },
+    actions: {
+      announceExecutionStart: ({ context }) => {
+        const run = currentRun();
+        run.emit({ type: 'toolExecutionStart', turnIndex: run.turn.turnIndex, toolCallId: context.call.id, toolName: context.call.name, arguments: context.call.arguments });
+      },
+      announceExecutionEnd: ({ context }) => {
+        if (context.result) currentRun().announceToolEnd(context.result);
+      },
+    },
+  });
+}
+
+/**
+ * Runs the prepared calls group after group (a pool of `concurrency` inside a group), one
+ * tool-call actor per call, stopped as soon as it finishes. CANCEL settles every unfinished call
+ * at once — tools that ignore their signal never hold the turn.
+ */
+export function createToolBatch(currentRun: () => RunSession, toolCallLogic: ReturnType<typeof provideToolCallMachine>, options: AgentOptions) {
+  return fromCallback<BatchCommand, BatchInput>(({ input, sendBack, receive }) => {
+    const run = currentRun();
+    const results = new Map(input.results);
+    const running = new Map<number, ToolCallActor>();
+    const execution = run.agent.resolved.toolExecution;
+    const limit = typeof execution === 'object' && 'concurrency' in execution ? execution.concurrency : Number.POSITIVE_INFINITY;
+    let groupIndex = 0;
+    let queue: PreparedCall[] = [];
+    let settled = false;
+
+    const settle = (interrupted: boolean) => {
+      if (settled) return;
+      settled = true;
+      sendBack({ type: 'BATCH_SETTLED', results, interrupted } satisfies TurnEvent);
+    };
+
+    const startCall = (entry: PreparedCall) => {
+      const actor = createActor(toolCallLogic, { input: { position: entry.position, call: entry.call }, inspect: options.inspect as never });
+      running.set(entry.position, actor);
+      actor.subscribe({
+        complete: () => {
+          const output = actor.getSnapshot().output;
+          running.delete(entry.position);
+          if (settled || !output) return;
+          results.set(output.position, output.result);
+          pump();
+        },
+      });
+      actor.start();
+    };
+
+    // Starts calls until the pool is full; moves to the next group when the current one drained.
+    const pump = () => {
+      while (!settled) {
+        if (queue.length === 0 && running.size === 0) {
+          if (groupIndex >= input.groups.length) return settle(false);
+          // Cancellation is checked before each group: a later group never starts after an abort.
+          if (run.signal.aborted) return;
+          queue = (input.groups[groupIndex++] ?? []).map((index) => input.prepared[index] as PreparedCall);
+        }
+        if (queue.length === 0 || running.size >= limit) return;
+        if (run.signal.aborted) return;
+        startCall(queue.shift() as PreparedCall);
+      }
+    };
+
+    receive((command) => {
+      if (settled) return;
+      const text = unfinishedText(command.reason === 'steering' ? { kind: 'steering' } : { kind: 'aborted' });
+      for (const actor of [...running.values()]) actor.send({ type: 'CANCEL', result: text });
+      const interrupted = running.size > 0 || queue.length > 0 || groupIndex < input.groups.length;
+      for (const entry of input.prepared) {
+        if (!results.has(entry.position)) results.set(entry.position, cancelledResult(entry, text));
+      }
+      settle(command.reason === 'steering' ? interrupted || true : false);
+    });
+
+    pump();
+    return () => {
+      for (const actor of running.values()) actor.stop();
+      running.clear();
+    };
+  });
+}
+
+function cancelledResult(entry: PreparedCall, text: string): ToolResultMessage {
+  return { role: 'toolResult', toolCallId: entry.call.id, toolName: entry.call.name, content: text, isError: true };
+}

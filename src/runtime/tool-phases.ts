@@ -1,0 +1,190 @@
+import { fromPromise } from 'xstate';
+import { errorResult } from '../../machines/tool-results.js';
+import type { TurnContext } from '../../machines/turn.machine.js';
+import type { ApprovalOutput, PreDispatchOutput, PreparedCall, ResultsByPosition } from '../../machines/turn.types.js';
+import { toMessage, toolCallsOf, type Message, type ToolCallBlock } from '../domain/messages.js';
+import type { ApprovalDecision, PreDispatchVerdict } from '../policies/types.js';
+import { prepareToolCall } from '../tools/validate.js';
+import { errorMessage, isVerdictObject, runIsolated } from './policy-runner.js';
+import type { AgentState, RunSession } from './run-session.js';
+
+/** Preprocess: unknown tools and invalid arguments get an error result and never start. */
+export function prepareCalls(run: RunSession, context: TurnContext): { prepared: PreparedCall[]; results: ResultsByPosition } {
+  const reply = context.reply;
+  if (!reply) return { prepared: [], results: context.results };
+  const invalid = new Map(reply.invalidCalls.map((call) => [call.id, call]));
+  const results = new Map(context.results);
+  const prepared: PreparedCall[] = [];
+  toolCallsOf(reply.message).forEach((call, position) => {
+    const raw = invalid.get(call.id);
+    const outcome = prepareToolCall(run.agent.registry, call, raw ? { rawArguments: raw.rawArguments, invalidReason: raw.reason } : undefined);
+    if (outcome.ok) {
+      prepared.push({ position, call: { ...call, arguments: outcome.arguments }, approved: !needsApproval(run.agent, call.name), cleared: false });
+    } else {
+      run.ledger.increment('toolCallsInvalid');
+      results.set(position, errorResult(call, outcome.message));
+    }
+  });
+  return { prepared, results };
+}
+
+export function needsApproval(agent: AgentState, toolName: string): boolean {
+  const mode = agent.resolved.approvalMode;
+  if (mode === 'bypass') return false;
+  if (mode === 'always') return true;
+  return agent.registry.get(toolName)?.requiresApproval === true;
+}
+
+const isPreDispatchVerdict = (value: unknown): value is PreDispatchVerdict => isVerdictObject(value);
+
+/**
+ * Pre-dispatch, batch-wide: every prepared call that has not cleared it with its current arguments
+ * goes through the policies in call order. A throwing policy counts as Continue and, since it only
+ * ever saw a copy of the arguments, its changes are rolled back.
+ */
+export function createPreDispatchRunner(currentRun: () => RunSession) {
+  return fromPromise<PreDispatchOutput, { turnIndex: number; prepared: PreparedCall[]; results: ResultsByPosition }>(async ({ input }) => {
+    const run = currentRun();
+    const policies = run.agent.options.policies?.preDispatch ?? [];
+    const batch: ToolCallBlock[] = input.prepared.map((p) => p.call);
+    const messages = run.agent.history.slice();
+    const results = new Map(input.results);
+    const prepared: PreparedCall[] = [];
+    const injected: Message[] = [];
+    for (const entry of input.prepared) {
+      if (entry.cleared) {
+        prepared.push(entry);
+        continue;
+      }
+      let call = entry.call;
+      let skipped: string | null = null;
+      for (const policy of policies) {
+        const toolCall = { id: call.id, name: call.name, arguments: structuredClone(call.arguments) };
+        const verdict = await runIsolated('preDispatch', () => policy({ toolCall, batch, messages, turnIndex: input.turnIndex }), isPreDispatchVerdict, (slot, error) => run.reportPolicyError(slot, error));
+        if (!verdict) continue;
+        if (verdict.verdict === 'stop') return { prepared, results, stopped: true, stopReason: verdict.reason, injected };
+        if (verdict.verdict === 'skip') {
+          skipped = verdict.reason;
+          break;
+        }
+        if (verdict.verdict === 'inject') injected.push(...verdict.messages.map(toMessage));
+        if (verdict.verdict === 'continue' && 'arguments' in verdict) {
+          const rewritten = validateRewrite(run, call, verdict.arguments);
+          if (rewritten) call = { ...call, arguments: rewritten };
+        }
+      }
+      if (skipped !== null) {
+        run.ledger.increment('toolCallsRejected');
+        results.set(entry.position, errorResult(call, `skipped: ${skipped}`));
+      } else {
+        prepared.push({ ...entry, call, cleared: true });
+      }
+    }
+    return { prepared, results, stopped: false, injected };
+  });
+}
+
+function validateRewrite(run: RunSession, call: ToolCallBlock, args: Record<string, unknown>): Record<string, unknown> | null {
+  const outcome = prepareToolCall(run.agent.registry, { ...call, arguments: args });
+  if (outcome.ok) return outcome.arguments;
+  run.reportPolicyError('preDispatch', new Error(`rewritten arguments rejected: ${outcome.message}`));
+  return null;
+}
+
+const isDecision = (value: unknown): value is ApprovalDecision =>
+  typeof value === 'object' && value !== null && typeof (value as { approved?: unknown }).approved === 'boolean';
+
+/**
+ * Approval, isolated: a throwing or rejecting handler resolves the call as denied with an error
+ * result. `approveWith(arguments)` marks the call for a second pre-dispatch pass.
+ * Stopping the actor (abort) resolves the pending request as denied.
+ */
+export function createApprovalRunner(currentRun: () => RunSession) {
+  return fromPromise<ApprovalOutput, { turnIndex: number; prepared: PreparedCall[]; results: ResultsByPosition }>(async ({ input, signal }) => {
+    const run = currentRun();
+    const handler = run.agent.options.approval;
+    const results = new Map(input.results);
+    const prepared: PreparedCall[] = [];
+    let rewritten = false;
+    for (const entry of input.prepared) {
+      if (entry.approved) {
+        prepared.push(entry);
+        continue;
+      }
+      const { call } = entry;
+      const base = { turnIndex: input.turnIndex, toolCallId: call.id, toolName: call.name };
+      run.emit({ type: 'toolApprovalRequested', ...base, arguments: call.arguments });
+      let settled = false;
+      const resolveAs = (approved: boolean) => {
+        if (settled) return;
+        settled = true;
+        run.emit({ type: 'toolApprovalResolved', ...base, approved });
+      };
+      const onAbort = () => resolveAs(false);
+      signal.addEventListener('abort', onAbort, { once: true });
+      let decision: ApprovalDecision | { failed: string };
+      try {
+        if (!handler) throw new Error('approval required but no approval handler is configured');
+        const value = await handler({ toolCallId: call.id, toolName: call.name, arguments: structuredClone(call.arguments), turnIndex: input.turnIndex }, { signal });
+        decision = isDecision(value) ? value : { failed: 'the approval handler returned an invalid decision' };
+      } catch (error) {
+        decision = { failed: errorMessage(error) };
+      } finally {
+        signal.removeEventListener('abort', onAbort);
+      }
+      if (signal.aborted) return { prepared, results, rewritten: false };
+      if ('failed' in decision) {
+        run.reportPolicyError('approval', new Error(decision.failed));
+        resolveAs(false);
+        run.ledger.increment('toolCallsRejected');
+        results.set(entry.position, errorResult(call, `approval failed: ${decision.failed}`));
+      } else if (!decision.approved) {
+        resolveAs(false);
+        run.ledger.increment('toolCallsRejected');
+        results.set(entry.position, errorResult(call, `rejected: ${decision.reason ?? 'the user declined this tool call'}`));
+      } else if ('arguments' in decision && decision.arguments) {
+        resolveAs(true);
+        const args = validateRewrite(run, call, decision.arguments as Record<string, unknown>);
+        rewritten ||= args !== null;
+        prepared.push({ ...entry, approved: true, call: args ? { ...call, arguments: args } : call, cleared: args === null });
+      } else {
+        resolveAs(true);
+        prepared.push({ ...entry, approved: true });
+      }
+    }
+    return { prepared, results, rewritten };
+  });
+}
+
+/** Groups of indices into the prepared calls, or why the custom partition is invalid. */
+export function planGroups(run: RunSession, prepared: readonly PreparedCall[]): { groups: number[][] | null; invalidPartition: string | null } {
+  const execution = run.agent.resolved.toolExecution;
+  const all = prepared.map((_, index) => index);
+  if (execution === 'parallel' || (typeof execution === 'object' && 'concurrency' in execution)) return { groups: [all], invalidPartition: null };
+  if (execution === 'sequential') return { groups: all.map((index) => [index]), invalidPartition: null };
+  let groups: number[][];
+  try {
+    groups = execution.partition(prepared.map((p) => p.call));
+  } catch (error) {
+    return { groups: null, invalidPartition: `partition threw: ${errorMessage(error)}` };
+  }
+  const problem = partitionProblem(groups, prepared.length);
+  return problem ? { groups: null, invalidPartition: problem } : { groups, invalidPartition: null };
+}
+
+function partitionProblem(groups: unknown, count: number): string | null {
+  if (!Array.isArray(groups) || !groups.every(Array.isArray)) return 'partition must return an array of index arrays';
+  const seen = new Set<number>();
+  for (const group of groups as unknown[][]) {
+    for (const index of group) {
+      if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= count) return `index ${String(index)} is out of range (0..${count - 1})`;
+      if (seen.has(index)) return `index ${index} appears twice`;
+      seen.add(index);
+    }
+  }
+  if (seen.size !== count) {
+    const missing = [...Array(count).keys()].filter((index) => !seen.has(index));
+    return `indices ${missing.join(', ')} are missing`;
+  }
+  return null;
+}
