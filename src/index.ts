@@ -16,3 +16,7 @@ export type { ToolRunResult } from './tools/run.js';
 export { StreamAccumulator } from './model/accumulator.js';
 export type { StreamTerminal, InvalidToolCall } from './model/accumulator.js';
 export * from './context/index.js';
+export { createAgent } from './runtime/agent.js';
+export type { Agent, AgentRun, AgentSnapshot, SteerReceipt } from './runtime/agent.js';
+export type { AgentOptions, RetryOptions } from './runtime/options.js';
+export { backoffDelay } from './runtime/retry.js';
