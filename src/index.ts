@@ -20,3 +20,12 @@ export { createAgent } from './runtime/agent.js';
 export type { Agent, AgentRun, AgentSnapshot, SteerReceipt } from './runtime/agent.js';
 export type { AgentOptions, RetryOptions } from './runtime/options.js';
 export { backoffDelay } from './runtime/retry.js';
+export { DEFAULT_PRICES, lookupPricing } from './model/pricing.js';
+export type { PriceTable } from './model/pricing.js';
+export {
+  classifyProviderFailure,
+  classifyTransportFailure,
+  retryAfterMsFrom,
+  isContextOverflowText,
+} from './model/classify-http.js';
+export type { ProviderFailure, HeaderSource } from './model/classify-http.js';

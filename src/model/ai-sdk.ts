@@ -117,7 +117,7 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | 
   });
 }
 
-export function callOptions(options: FromAISDKOptions, request: ModelRequest, signal: AbortSignal): LanguageModelV3CallOptions {
+function callOptions(options: FromAISDKOptions, request: ModelRequest, signal: AbortSignal): LanguageModelV3CallOptions {
   const tools = request.tools.map((tool) => ({
     type: 'function' as const,
     name: tool.name,
@@ -133,7 +133,7 @@ export function callOptions(options: FromAISDKOptions, request: ModelRequest, si
 }
 
 /** Our history in the LanguageModelV3 prompt format; consecutive tool results share one `tool` message. */
-export function languageModelPrompt(request: ModelRequest): LanguageModelV3Prompt {
+function languageModelPrompt(request: ModelRequest): LanguageModelV3Prompt {
   const prompt: LanguageModelV3Message[] = [];
   if (request.systemPrompt) prompt.push({ role: 'system', content: request.systemPrompt });
   for (const message of providerMessages(request.messages)) {

@@ -11,7 +11,7 @@ type MessageParam = Anthropic.Messages.MessageParam;
 type ContentBlockParam = Anthropic.Messages.ContentBlockParam;
 type StreamParams = Anthropic.Messages.MessageCreateParamsStreaming;
 
-/** Request parameters passed through untouched (temperature, top_k, metadata, stop_sequences, …). */
+/** Request parameters passed through untouched (stop_sequences, metadata, thinking, tool_choice, …). */
 export type AnthropicRequestExtras = Partial<
   Omit<StreamParams, 'model' | 'messages' | 'system' | 'tools' | 'stream' | 'max_tokens'>
 >;
@@ -90,7 +90,7 @@ async function* streamMessages(
   yield* mapper.finish();
 }
 
-export function messagesRequest(
+function messagesRequest(
   options: Pick<AnthropicOptions, 'model' | 'maxTokens' | 'body'>,
   request: ModelRequest,
 ): StreamParams {

@@ -38,7 +38,7 @@ const CONTEXT_OVERFLOW_PATTERNS: readonly RegExp[] = [
   /maximum context length/i, // OpenAI, vLLM
   /prompt is too long/i, // Anthropic
   /context[ _-]?(length|window)[ _-]?(exceeded|is exceeded)/i,
-  /exceeds? (the )?(model'?s? )?(maximum )?context (length|window|size)/i, // llama.cpp, LM Studio, Gemini
+  /exceed(s|ed)? (the )?([\w']+ ){0,2}context (length|window|size)/i, // llama.cpp, LM Studio, Ollama
   /input (token count|is too long)/i,
 ];
 

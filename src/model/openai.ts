@@ -84,7 +84,7 @@ async function* streamChat(
   yield* mapper.finish();
 }
 
-export function chatRequest(options: Pick<OpenAICompatibleOptions, 'model' | 'body'>, request: ModelRequest): ChatStreamParams {
+function chatRequest(options: Pick<OpenAICompatibleOptions, 'model' | 'body'>, request: ModelRequest): ChatStreamParams {
   const tools = request.tools.map((tool) => ({
     type: 'function' as const,
     function: { name: tool.name, description: tool.description, parameters: tool.parameters },
