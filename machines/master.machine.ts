@@ -81,6 +81,8 @@ export const masterMachine = setup({
     announceModelFallback: notProvided('announceModelFallback'),
     /** Closes a turn left open by a deferred failure: an aborted message and turnEnd(aborted). */
     closeOpenTurnAsAborted: notProvided('closeOpenTurnAsAborted'),
+    /** Report mode: removes the reply of a turn that did no work from history and announces the retry. */
+    discardFailedReportTurn: notProvided('discardFailedReportTurn'),
     /** Report mode: one guidance message for the re-run of a turn that did no work. */
     queueReportGuidance: assign({}),
     /** Computes `retryDelayMs`: exponential, capped, jittered; a retry-after wins (clamped). */
@@ -212,7 +214,7 @@ export const masterMachine = setup({
             {
               guard: and(['isReportMode', not('turnDidWork'), 'failedTurnRetryLeft']),
               target: 'turn',
-              actions: ['advanceTurn', 'queueReportGuidance', 'retryFailedTurn'],
+              actions: ['advanceTurn', 'discardFailedReportTurn', 'queueReportGuidance', 'retryFailedTurn'],
             },
             {
               guard: and(['isReportMode', not('turnDidWork')]),

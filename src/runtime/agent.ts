@@ -86,7 +86,7 @@ export function createAgent(options: AgentOptions): Agent {
 
     const finish = (context: Pick<MasterContext, 'status' | 'endReason' | 'error' | 'steeringQueue' | 'followUpQueue' | 'turnIndex'>) => {
       if (run.ended) return;
-      if (run.turn.open) closeTurnAsAborted(run);
+      run.closeTurnAsAborted();
       state.steeringQueue = context.steeringQueue;
       state.followUpQueue = context.followUpQueue;
       state.turnIndex = context.turnIndex;
@@ -213,14 +213,4 @@ function parseInput(input: MessageInput): Message {
   } catch (error) {
     throw new AgentError('InvalidInput', `Invalid message: ${errorMessage(error)}`);
   }
-}
-
-/** Closes a turn left open (a deferred failure interrupted by the end of the run) as aborted. */
-export function closeTurnAsAborted(run: RunSession): void {
-  const message = { role: 'assistant' as const, content: [], stopReason: 'aborted' as const, model: run.model.name };
-  run.turn.deltas = [];
-  run.publishAssistant(message);
-  run.commit([message]);
-  run.emit({ type: 'turnEnd', turnIndex: run.turn.turnIndex, reason: 'aborted', assistant: message, toolResults: [] });
-  run.turn.open = false;
 }

@@ -1,8 +1,8 @@
 import { assign, fromPromise } from 'xstate';
 import { masterMachine } from '../../machines/master.machine.js';
 import type { MasterContext } from '../../machines/master.types.js';
+import { modelError } from '../domain/errors.js';
 import type { AssistantMessage } from '../domain/messages.js';
-import { toolCallsOf } from '../domain/messages.js';
 import type { AgentOptions } from './options.js';
 import { createPostLoopRunner } from './policy-slots.js';
 import { backoffDelay } from './retry.js';
@@ -66,19 +66,18 @@ export function provideMasterMachine(currentRun: () => RunSession, options: Agen
         run.modelIndex = context.modelIndex;
         run.emit({ type: 'modelFallback', turnIndex: context.turnIndex, from, to: run.model.name });
       },
-      closeOpenTurnAsAborted: ({ context }) => {
-        const run = currentRun();
-        if (!run.turn.open) return;
-        const message: AssistantMessage = { role: 'assistant', content: [], stopReason: 'aborted', model: run.model.name };
-        run.turn.deltas = [];
-        run.publishAssistant(message);
-        run.commit([message]);
-        run.emit({ type: 'turnEnd', turnIndex: context.turnIndex, reason: 'aborted', assistant: message, toolResults: [] });
-        run.turn.open = false;
-      },
+      closeOpenTurnAsAborted: () => currentRun().closeTurnAsAborted(),
       planRetry: assign(({ context }) => ({
         retryDelayMs: backoffDelay(currentRun().agent.resolved.retry, context.attemptsOnModel, context.lastOutcome?.error ?? null),
       })),
+      // The failed reply leaves nothing in history; the re-run gets one guidance message instead.
+      discardFailedReportTurn: ({ context }) => {
+        const run = currentRun();
+        run.agent.history.length = Math.min(run.agent.history.length, run.turn.replyStart);
+        run.ledger.increment('turnsFailed');
+        run.ledger.recordFailure('reportTurnWithoutWork');
+        run.emit({ type: 'retry', attempt: context.failedTurnRetries + 1, delayMs: 0, error: modelError('unknown', 'report mode: the turn ran no tool and sent no final report') });
+      },
       queueReportGuidance: assign(({ context }) => ({ pending: [...context.pending, { role: 'user' as const, content: REPORT_GUIDANCE }] })),
     },
   });
@@ -86,8 +85,4 @@ export function provideMasterMachine(currentRun: () => RunSession, options: Agen
 
 function wasExecuted(run: RunSession, toolCallId: string): boolean {
   return run.executedCalls.has(toolCallId);
-}
-
-export function hasToolCalls(message: AssistantMessage | null): boolean {
-  return !!message && toolCallsOf(message).length > 0;
 }

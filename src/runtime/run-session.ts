@@ -28,6 +28,8 @@ export interface TurnScope {
   announcedEnds: Set<string>;
   /** The compacted view an overflow recovery prepared for the re-run attempt. */
   overflowView: Message[] | null;
+  /** History length before the turn's reply was committed (report mode discards a failed reply). */
+  replyStart: number;
 }
 
 /** Everything one agent keeps between runs. */
@@ -60,7 +62,7 @@ export class RunSession {
   modelIndex = 0;
   /** Tool calls that really started (report mode counts them as work). */
   readonly executedCalls = new Set<string>();
-  turn: TurnScope = { turnIndex: 0, open: false, deltas: [], announcedEnds: new Set(), overflowView: null };
+  turn: TurnScope = { turnIndex: 0, open: false, deltas: [], announcedEnds: new Set(), overflowView: null, replyStart: 0 };
   private seq = 0;
   /** After agentEnd nothing more is published: a late callback cannot break "agentEnd is last". */
   ended = false;
@@ -98,7 +100,7 @@ export class RunSession {
   }
 
   startTurn(turnIndex: number): void {
-    this.turn = { turnIndex, open: true, deltas: [], announcedEnds: new Set(), overflowView: null };
+    this.turn = { turnIndex, open: true, deltas: [], announcedEnds: new Set(), overflowView: null, replyStart: this.agent.history.length };
     this.emit({ type: 'turnStart', turnIndex });
   }
 
@@ -129,6 +131,17 @@ export class RunSession {
     if (this.turn.announcedEnds.has(result.toolCallId)) return;
     this.turn.announcedEnds.add(result.toolCallId);
     this.emit({ type: 'toolExecutionEnd', turnIndex: this.turn.turnIndex, toolCallId: result.toolCallId, toolName: result.toolName, result: result.content, isError: result.isError });
+  }
+
+  /** Closes a turn left open by a deferred failure: an empty aborted message, committed, then turnEnd(aborted). */
+  closeTurnAsAborted(): void {
+    if (!this.turn.open) return;
+    const message: AssistantMessage = { role: 'assistant', content: [], stopReason: 'aborted', model: this.model.name };
+    this.turn.deltas = [];
+    this.publishAssistant(message);
+    this.commit([message]);
+    this.emit({ type: 'turnEnd', turnIndex: this.turn.turnIndex, reason: 'aborted', assistant: message, toolResults: [] });
+    this.turn.open = false;
   }
 
   countersSnapshot(): Counters {

@@ -44,6 +44,7 @@ export function provideTurnMachine(currentRun: () => RunSession, options: AgentO
         const results = resultsInCallOrder(committedAssistant, context.results);
         // Synthetic results (invalid, skipped, rejected, stopped, aborted) are announced here, in call order.
         for (const result of results) run.announceToolEnd(result);
+        run.turn.replyStart = run.agent.history.length;
         run.commit([committedAssistant, ...results]);
       },
       announceTurnEnd: ({ context }) => announceTurnEnd(currentRun(), context),
