@@ -60,6 +60,8 @@ export function createToolBatch(currentRun: () => RunSession, toolCallLogic: Ret
     let groupIndex = 0;
     let queue: PreparedCall[] = [];
     let settled = false;
+    // Set before cancelling: a call finishing during the cancellation must not start the next one.
+    let cancelling = false;
 
     const settle = (interrupted: boolean) => {
       if (settled) return;
@@ -84,7 +86,7 @@ export function createToolBatch(currentRun: () => RunSession, toolCallLogic: Ret
 
     // Starts calls until the pool is full; moves to the next group when the current one drained.
     const pump = () => {
-      while (!settled) {
+      while (!settled && !cancelling) {
         if (queue.length === 0 && running.size === 0) {
           if (groupIndex >= input.groups.length) return settle(false);
           // Cancellation is checked before each group: a later group never starts after an abort.
@@ -98,14 +100,14 @@ export function createToolBatch(currentRun: () => RunSession, toolCallLogic: Ret
     };
 
     receive((command) => {
-      if (settled) return;
+      if (settled || cancelling) return;
+      cancelling = true;
       const text = unfinishedText(command.reason === 'steering' ? { kind: 'steering' } : { kind: 'aborted' });
       for (const actor of [...running.values()]) actor.send({ type: 'CANCEL', result: text });
-      const interrupted = running.size > 0 || queue.length > 0 || groupIndex < input.groups.length;
       for (const entry of input.prepared) {
         if (!results.has(entry.position)) results.set(entry.position, cancelledResult(entry, text));
       }
-      settle(command.reason === 'steering' ? interrupted || true : false);
+      settle(command.reason === 'steering');
     });
 
     pump();
