@@ -1,11 +1,4 @@
-import { anthropic } from 'agentchart/anthropic';
-import { anthropicWire } from './anthropic-wire.js';
 import { describeConformance } from './conformance.js';
+import { anthropicHarness } from './harnesses.js';
 
-describeConformance({
-  name: 'anthropic',
-  wire: anthropicWire,
-  clientTimeout: true,
-  createModel: (server, options = {}) =>
-    anthropic({ baseURL: server.url, apiKey: 'sk-ant-test', model: anthropicWire.requestModel, ...options }),
-});
+describeConformance(anthropicHarness);

@@ -1,11 +1,4 @@
-import { openAICompatible } from 'agentchart/openai';
 import { describeConformance } from './conformance.js';
-import { openAIWire } from './openai-wire.js';
+import { openAIHarness } from './harnesses.js';
 
-describeConformance({
-  name: 'openAICompatible',
-  wire: openAIWire,
-  clientTimeout: true,
-  createModel: (server, options = {}) =>
-    openAICompatible({ baseURL: `${server.url}/v1`, apiKey: 'sk-test', model: openAIWire.requestModel, ...options }),
-});
+describeConformance(openAIHarness);
