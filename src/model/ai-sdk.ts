@@ -69,8 +69,11 @@ async function* streamLanguageModel(
   signal.addEventListener('abort', cancelRead, { once: true });
   const mapper = new PartMapper(languageModel.modelId);
   try {
-    const result = await untilAborted(Promise.resolve(languageModel.doStream(callOptions(options, request, signal))), signal);
+    const pending = Promise.resolve(languageModel.doStream(callOptions(options, request, signal)));
+    const result = await untilAborted(pending, signal);
     if (result === undefined) {
+      // A stream that arrives after the abort is cancelled unread.
+      pending.then((late) => late.stream.cancel().catch(() => undefined), () => undefined);
       yield aborted();
       return;
     }

@@ -255,8 +255,9 @@ function reasoningOf(delta: object): string {
 function usageOf(usage: NonNullable<ChatChunk['usage']>): Usage {
   const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
   return {
-    input: Math.max(0, usage.prompt_tokens - cached),
-    output: usage.completion_tokens,
+    // Some compatible servers leave counts out; a missing count is 0, never NaN.
+    input: Math.max(0, (usage.prompt_tokens ?? 0) - cached),
+    output: usage.completion_tokens ?? 0,
     ...(cached > 0 ? { cacheRead: cached } : {}),
   };
 }
