@@ -14,6 +14,9 @@ import type { RunSession } from './run-session.js';
  */
 export function createCallModel(currentRun: () => RunSession) {
   return fromPromise<ModelReply, { turnIndex: number; attempt: TurnAttempt }>(async ({ input }) => {
+    // On a turn's initial macrostep XState starts invoked actors before it runs the deferred
+    // actions (turnStart, commitTurnInput); one microtask lets them land before history is read.
+    await Promise.resolve();
     const run = currentRun();
     run.turn.deltas = [];
     const view = await requestMessages(run, input.attempt);

@@ -113,7 +113,7 @@ describe.each(ALL_HARNESSES)('a full session through $name', (harness) => {
   // Known runtime bug, reported to the lead: the first model call of a turn reads the history before
   // the turn's input is committed, so the prompt is missing from it (the retry has it). Drop `.fails`
   // once the runtime commits the input before calling the model.
-  it.fails("sends the turn's input in the turn's first model call", async () => {
+  it("sends the turn's input in the turn's first model call", async () => {
     server.respondWith(sse(sseText(harness.wire.events(FINAL_TURN))));
     const agent = createAgent({ model: harness.createModel(server), systemPrompt: 'You are terse.' });
     await agent.prompt('Weather in Paris and Rome?').result;
