@@ -117,6 +117,8 @@ export const turnMachine = setup({
     publishAssistantMessage: notProvided('publishAssistantMessage'),
     commitTurn: notProvided('commitTurn'),
     announceTurnEnd: notProvided('announceTurnEnd'),
+    /** Resolves the approval request in progress as denied, inside the turn, before its end. */
+    denyPendingApproval: notProvided('denyPendingApproval'),
     /** Validates the calls against the tool registry: unknown / invalid calls get their error result here. */
     prepareToolCalls: assign({}),
     /** Splits the prepared calls into groups per the execution strategy, or marks the partition invalid. */
@@ -219,7 +221,15 @@ export const turnMachine = setup({
           invoke: {
             src: 'callModel',
             input: ({ context }) => ({ turnIndex: context.turnIndex, attempt: context.attempt }),
-            onDone: { target: 'classifyingReply', actions: assign({ reply: ({ event }) => event.output }) },
+            onDone: [
+              // Aborted before the model was called: no message to publish, an empty aborted turn.
+              {
+                guard: ({ event }) => !event.output.called,
+                target: '#turn.done',
+                actions: ['markAbortRequested', { type: 'endTurnAs', params: { reason: 'aborted' } }],
+              },
+              { target: 'classifyingReply', actions: assign({ reply: ({ event }) => event.output }) },
+            ],
           },
         },
         classifyingReply: {
@@ -298,6 +308,17 @@ export const turnMachine = setup({
         },
         approval: {
           always: [{ guard: not('hasCallsAwaitingApproval'), target: 'dispatch' }],
+          on: {
+            ABORT: {
+              target: '#turn.RESPONSE',
+              actions: [
+                'denyPendingApproval',
+                'markAbortRequested',
+                { type: 'endTurnAs', params: { reason: 'aborted' } },
+                { type: 'settleUnfinishedCalls', params: { kind: 'aborted' } },
+              ],
+            },
+          },
           invoke: {
             src: 'requestApprovals',
             input: ({ context }) => ({ turnIndex: context.turnIndex, prepared: context.prepared, results: context.results }),

@@ -20,6 +20,8 @@ export interface TurnInput {
 
 /** What the model-call actor reports when the stream has ended. */
 export interface ModelReply {
+  /** False when the run was aborted before the model was called: there is no reply to publish. */
+  called: boolean;
   message: AssistantMessage;
   error: ModelError | null;
   /** Tool calls whose arguments were malformed or cut off (stop reason length). */

@@ -21,9 +21,10 @@ export function createCallModel(currentRun: () => RunSession) {
     run.turn.deltas = [];
     const view = await requestMessages(run, input.attempt);
     if (!view) {
-      return { message: emptyErrorMessage(run, 'context transform failed'), error: modelError('badRequest', 'context transform failed'), invalidCalls: [] };
+      return { called: true, message: emptyErrorMessage(run, 'context transform failed'), error: modelError('badRequest', 'context transform failed'), invalidCalls: [] };
     }
     const model = run.model;
+    if (run.signal.aborted) return { called: false, message: emptyErrorMessage(run, 'aborted'), error: modelError('aborted', 'aborted'), invalidCalls: [] };
     run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, messages: view });
     const reply = await streamReply(run, view);
     run.ledger.recordUsage(reply.message.usage, model.pricing);
@@ -53,7 +54,7 @@ async function streamReply(run: RunSession, messages: Message[]): Promise<ModelR
   const { agent, signal } = run;
   const model = run.model;
   const accumulator = new StreamAccumulator(model.name);
-  const aborted = (): ModelReply => ({ message: accumulator.abort(), error: modelError('aborted', 'aborted'), invalidCalls: [] });
+  const aborted = (): ModelReply => ({ called: true, message: accumulator.abort(), error: modelError('aborted', 'aborted'), invalidCalls: [] });
   if (signal.aborted) return aborted();
 
   // A provider that ignores the signal must not hold the turn: the abort wins the race.
@@ -86,8 +87,9 @@ async function streamReply(run: RunSession, messages: Message[]): Promise<ModelR
   const message = accumulator.finish();
   const terminal = accumulator.terminal;
   const error = terminal?.kind === 'error' ? terminal.error : null;
-  if (error?.kind === 'aborted') return { message, error, invalidCalls: [] };
+  if (error?.kind === 'aborted') return { called: true, message, error, invalidCalls: [] };
   return {
+    called: true,
     message,
     error,
     invalidCalls: accumulator.invalidToolCalls.map((call) => ({ id: call.id, reason: call.reason, rawArguments: call.rawArguments })),

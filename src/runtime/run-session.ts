@@ -24,12 +24,14 @@ export interface TurnScope {
   open: boolean;
   /** messageUpdate deltas of the current attempt, published only once the attempt is final. */
   deltas: MessageDelta[];
-  /** Tool calls whose toolExecutionEnd has been published. */
-  announcedEnds: Set<string>;
+  /** Results whose toolExecutionEnd has been published, by call id: what was published is what is committed. */
+  announcedEnds: Map<string, ToolResultMessage>;
   /** The compacted view an overflow recovery prepared for the re-run attempt. */
   overflowView: Message[] | null;
   /** History length before the turn's reply was committed (report mode discards a failed reply). */
   replyStart: number;
+  /** Resolves the approval request in progress as denied (abort); null when none is pending. */
+  denyPendingApproval: (() => void) | null;
 }
 
 /** Everything one agent keeps between runs. */
@@ -62,7 +64,7 @@ export class RunSession {
   modelIndex = 0;
   /** Tool calls that really started (report mode counts them as work). */
   readonly executedCalls = new Set<string>();
-  turn: TurnScope = { turnIndex: 0, open: false, deltas: [], announcedEnds: new Set(), overflowView: null, replyStart: 0 };
+  turn: TurnScope = { turnIndex: 0, open: false, deltas: [], announcedEnds: new Map(), overflowView: null, replyStart: 0, denyPendingApproval: null };
   private seq = 0;
   /** After agentEnd nothing more is published: a late callback cannot break "agentEnd is last". */
   ended = false;
@@ -100,7 +102,7 @@ export class RunSession {
   }
 
   startTurn(turnIndex: number): void {
-    this.turn = { turnIndex, open: true, deltas: [], announcedEnds: new Set(), overflowView: null, replyStart: this.agent.history.length };
+    this.turn = { turnIndex, open: true, deltas: [], announcedEnds: new Map(), overflowView: null, replyStart: this.agent.history.length, denyPendingApproval: null };
     this.emit({ type: 'turnStart', turnIndex });
   }
 
@@ -129,7 +131,7 @@ export class RunSession {
 
   announceToolEnd(result: ToolResultMessage): void {
     if (this.turn.announcedEnds.has(result.toolCallId)) return;
-    this.turn.announcedEnds.add(result.toolCallId);
+    this.turn.announcedEnds.set(result.toolCallId, result);
     this.emit({ type: 'toolExecutionEnd', turnIndex: this.turn.turnIndex, toolCallId: result.toolCallId, toolName: result.toolName, result: result.content, isError: result.isError });
   }
 

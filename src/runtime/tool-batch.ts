@@ -105,7 +105,9 @@ export function createToolBatch(currentRun: () => RunSession, toolCallLogic: Ret
       const text = unfinishedText(command.reason === 'steering' ? { kind: 'steering' } : { kind: 'aborted' });
       for (const actor of [...running.values()]) actor.send({ type: 'CANCEL', result: text });
       for (const entry of input.prepared) {
-        if (!results.has(entry.position)) results.set(entry.position, cancelledResult(entry, text));
+        if (results.has(entry.position)) continue;
+        // A call whose end was already published (its actor is still finishing) keeps that result.
+        results.set(entry.position, run.turn.announcedEnds.get(entry.call.id) ?? cancelledResult(entry, text));
       }
       settle(command.reason === 'steering');
     });

@@ -121,6 +121,7 @@ export function createApprovalRunner(currentRun: () => RunSession) {
         run.emit({ type: 'toolApprovalResolved', ...base, approved });
       };
       const onAbort = () => resolveAs(false);
+      run.turn.denyPendingApproval = onAbort;
       signal.addEventListener('abort', onAbort, { once: true });
       let decision: ApprovalDecision | { failed: string };
       try {
@@ -131,6 +132,7 @@ export function createApprovalRunner(currentRun: () => RunSession) {
         decision = { failed: errorMessage(error) };
       } finally {
         signal.removeEventListener('abort', onAbort);
+        run.turn.denyPendingApproval = null;
       }
       if (signal.aborted) return { prepared, results, rewritten: false };
       if ('failed' in decision) {

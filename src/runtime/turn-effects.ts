@@ -48,6 +48,7 @@ export function provideTurnMachine(currentRun: () => RunSession, options: AgentO
         run.commit([committedAssistant, ...results]);
       },
       announceTurnEnd: ({ context }) => announceTurnEnd(currentRun(), context),
+      denyPendingApproval: () => currentRun().turn.denyPendingApproval?.(),
       prepareToolCalls: assign(({ context }) => prepareCalls(currentRun(), context)),
       planDispatch: assign(({ context }) => planGroups(currentRun(), context.prepared)),
     },
