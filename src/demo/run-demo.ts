@@ -1,0 +1,101 @@
+import { createAgent, type AgentEvent, type Model, type RunResult, type SteerReceipt } from '../index.js';
+import { checkInvariants, scriptedModel, type Clock } from '../testing.js';
+import { TerminalRenderer } from './renderer.js';
+import { DEMO_SCRIPT, STEER_AT_PERCENT, STEERING_MESSAGE, SYSTEM_PROMPT, USER_PROMPT } from './script.js';
+import { demoTools, isDemoProgress } from './tools.js';
+import { Workspace } from './workspace.js';
+
+export interface DemoOptions {
+  /** Receives the transcript, line by line (each chunk ends with a newline). */
+  write: (text: string) => void;
+  /** Every delay of the demo (tools, scripted model, steering grace); real timers by default. */
+  clock?: Clock;
+  /** A real provider's model; the offline scripted model when absent. */
+  model?: Model;
+  /** A terminal: colors and in-place progress lines. Default false (plain text). */
+  tty?: boolean;
+  /** Printed under the title: where the model comes from. */
+  modelDescription?: string;
+}
+
+export interface DemoOutcome {
+  result: RunResult;
+  events: AgentEvent[];
+  violations: string[];
+  steering: SteerReceipt | null;
+  elapsedMs: number;
+}
+
+export const SCRIPTED_MODEL_NAME = 'scripted-coder';
+/** Shorter than the default 250 ms so the demo stays brisk; still longer than the fast tools take. */
+export const STEERING_GRACE_MS = 150;
+/** How long the pretend user takes to click "approve". */
+const APPROVAL_THINK_MS = 60;
+/** Bounds a real model's session (and its cost); the script needs 4 turns. */
+const MAX_TURNS = 8;
+
+const realTimers: Clock = {
+  setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
+  clearTimeout: (id) => globalThis.clearTimeout(id as ReturnType<typeof globalThis.setTimeout>),
+};
+
+/**
+ * One coding-assistant session, printed as it happens: parallel tools with progress, a steering
+ * message while the test suite runs, an approved file write, and a final answer.
+ */
+export async function runDemo(options: DemoOptions): Promise<DemoOutcome> {
+  const clock = options.clock ?? realTimers;
+  const renderer = new TerminalRenderer({ write: options.write, tty: options.tty ?? false });
+  const model = options.model ?? scriptedModel(DEMO_SCRIPT, { name: SCRIPTED_MODEL_NAME, clock });
+  const workspace = new Workspace();
+
+  const agent = createAgent({
+    model,
+    systemPrompt: SYSTEM_PROMPT,
+    tools: demoTools(workspace, clock),
+    steeringGraceMs: STEERING_GRACE_MS,
+    maxTurns: MAX_TURNS,
+    clock,
+    approval: async (request) => {
+      const path = typeof request.arguments.path === 'string' ? request.arguments.path : '?';
+      renderer.say(`✋ approval handler: ${request.toolName} ${path} → auto-approved (an app would ask the user here)`);
+      await new Promise<void>((resolve) => clock.setTimeout(resolve, APPROVAL_THINK_MS));
+      return { approved: true };
+    },
+  });
+
+  const events: AgentEvent[] = [];
+  let steering: Promise<SteerReceipt> | null = null;
+  const subscription = agent.events.subscribe((event) => {
+    events.push(event);
+    renderer.event(event);
+    if (steering === null && isSteeringMoment(event)) {
+      renderer.say(`you (steering): ${STEERING_MESSAGE}`, 'user');
+      renderer.say(`✉ steering queued: unfinished tools get ${STEERING_GRACE_MS} ms, then are cancelled`);
+      steering = agent.steer(STEERING_MESSAGE);
+      void steering.then((receipt) =>
+        renderer.say(receipt.status === 'delivered' ? `✉ steering delivered as the input of turn ${receipt.turnIndex}` : '✉ steering still queued: the run ended first'),
+      );
+    }
+  });
+
+  renderer.heading(`agentchart demo · ${model.name}`);
+  if (options.modelDescription) renderer.say(options.modelDescription);
+  renderer.say('tools: read_file, grep, run_tests (report progress), write_file (needs approval)');
+  renderer.say(`you: ${USER_PROMPT}`, 'user');
+
+  const startedAt = performance.now();
+  const result = await agent.prompt(USER_PROMPT).result;
+  const elapsedMs = performance.now() - startedAt;
+  const receipt = steering === null ? null : await (steering as Promise<SteerReceipt>);
+  subscription.unsubscribe();
+
+  const { violations } = checkInvariants(events, result.messages);
+  renderer.summary(result, violations, elapsedMs);
+  return { result, events, violations, steering: receipt, elapsedMs };
+}
+
+/** The pretend user steers once the first full test run is STEER_AT_PERCENT done. */
+function isSteeringMoment(event: AgentEvent): boolean {
+  return event.type === 'toolExecutionUpdate' && event.toolName === 'run_tests' && isDemoProgress(event.partial) && event.partial.percent >= STEER_AT_PERCENT;
+}
