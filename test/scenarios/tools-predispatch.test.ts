@@ -79,7 +79,30 @@ describe('T6 pre-dispatch Stop', () => {
   });
 });
 
-describe('T7 a throwing pre-dispatch policy', () => {
+describe('T7 pre-dispatch Inject and a throwing pre-dispatch policy', () => {
+  it('T7 pre-dispatch Inject: the injected message is in the next model call', async () => {
+    const model = scriptedModel([
+      { toolCalls: [{ id: 'a', name: 'echo', arguments: { id: 'x' } }], usage: USAGE },
+      { text: 'Noted.', usage: USAGE },
+    ]);
+    const agent = createAgent({
+      model,
+      tools: [idTool('echo', (args) => `echo ${args.id}`)],
+      policies: { preDispatch: [() => ({ verdict: 'inject', messages: ['Reminder: echo is rate limited.'] })] },
+      retry: { jitter: false },
+    });
+    const { result, events } = await finished(agent.prompt('go'));
+
+    expect(lifecycle(events)).toEqual([...TOOL_TURN_HEAD, 'toolExecutionStart', 'toolExecutionEnd', 'turnEnd', ...TEXT_TURN, 'agentEnd']);
+    expect(toolTrace(events)).toEqual(['start:a', 'end:a']);
+    // Not sent with the call that produced the batch; sent with the next one, after the results.
+    expect(model.requests[0]?.messages).toEqual([{ role: 'user', content: 'go' }]);
+    expect(model.requests[1]?.messages.slice(2)).toEqual([toolResult('a', 'echo', 'echo x'), { role: 'user', content: 'Reminder: echo is rate limited.' }]);
+    expect(result).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
+    expectInvariants(events, result.messages);
+    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 1, toolCallsExecuted: 1, tokensIn: 20, tokensOut: 10 });
+  });
+
   for (const variant of ['throws', 'rejects'] as const) {
     it(`T7 a pre-dispatch policy that ${variant} counts as Continue, is reported, and its argument changes are rolled back`, async () => {
       const ran: unknown[] = [];
