@@ -28,9 +28,9 @@ export interface DemoOutcome {
 
 export const SCRIPTED_MODEL_NAME = 'scripted-coder';
 /** Shorter than the default 250 ms so the demo stays brisk; still longer than the fast tools take. */
-export const STEERING_GRACE_MS = 150;
+export const STEERING_GRACE_MS = 120;
 /** How long the pretend user takes to click "approve". */
-const APPROVAL_THINK_MS = 60;
+const APPROVAL_THINK_MS = 50;
 /** Bounds a real model's session (and its cost); the script needs 4 turns. */
 const MAX_TURNS = 8;
 

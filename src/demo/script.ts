@@ -23,7 +23,7 @@ const usage = (input: number, output: number) => ({ input, output });
 /** The scripted model's side of the session: one entry per model call, written to match the tools' replies. */
 export const DEMO_SCRIPT: readonly ScriptEntry[] = [
   {
-    delayMs: 120,
+    delayMs: 70,
     thinking: 'Read the parser, find its callers, and see which tests fail.',
     text: "I'll read the parser, look for its callers and run the test suite in parallel.",
     toolCalls: [
@@ -34,16 +34,16 @@ export const DEMO_SCRIPT: readonly ScriptEntry[] = [
     usage: usage(612, 88),
   },
   {
-    delayMs: 120,
+    delayMs: 70,
     text: '`value` is undefined for an empty line, so `value.trim()` throws. I will skip blank lines.',
     toolCalls: [{ id: 'call_write', name: 'write_file', arguments: { path: PARSER_PATH, content: FIXED_PARSER } }],
     usage: usage(1024, 176),
   },
   {
-    delayMs: 80,
+    delayMs: 50,
     text: 'Running only the parser tests.',
     toolCalls: [{ id: 'call_parser_tests', name: 'run_tests', arguments: { filter: 'parser' } }],
     usage: usage(1230, 24),
   },
-  { delayMs: 100, text: FINAL_ANSWER, usage: usage(1290, 61) },
+  { delayMs: 60, text: FINAL_ANSWER, usage: usage(1290, 61) },
 ];

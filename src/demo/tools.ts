@@ -18,7 +18,7 @@ export const TIMINGS = {
   readStepMs: 20,
   grepStepMs: 25,
   /** The full suite takes 10 steps; steering lands at 40%, so the grace period runs out first. */
-  testStepMs: 60,
+  testStepMs: 45,
   writeMs: 30,
 } as const;
 

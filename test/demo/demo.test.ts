@@ -85,7 +85,7 @@ describe('npm run demo (offline, scripted model)', () => {
       '  ✓ grep: src/cli.ts:2: import { parseConfig } from \'./parser.js\'; (+4 lines)',
       '  ⚙ run_tests 40% 12/30 tests',
       `  you (steering): ${STEERING_MESSAGE}`,
-      '  ✉ steering queued: unfinished tools get 150 ms, then are cancelled',
+      '  ✉ steering queued: unfinished tools get 120 ms, then are cancelled',
       `  ✗ run_tests: ${CANCELLED_BY_STEERING}`,
       '  ■ turn 0 ended: steeringInterrupt · 3 tool results, 1 error',
       'turn 1',
