@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool, type AgentEvent, type AgentEventOf, type AgentEventType, type Message, type Usage } from 'agentchart';
+import { defineTool, type AgentEvent, type AgentEventOf, type AgentEventType, type ToolResultMessage, type Usage } from 'agentchart';
 
 /** Shared pieces of the tool-lifecycle scenarios (T1–T12). */
 
@@ -52,7 +52,7 @@ export function indexOf(events: AgentEvent[], predicate: (event: AgentEvent) => 
   return index;
 }
 
-export const toolResult = (toolCallId: string, toolName: string, content: string, isError = false): Message => ({
+export const toolResult = (toolCallId: string, toolName: string, content: string, isError = false): ToolResultMessage => ({
   role: 'toolResult',
   toolCallId,
   toolName,
