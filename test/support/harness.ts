@@ -46,3 +46,8 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T)
   });
   return { promise, resolve, reject };
 }
+
+/** The events of one type, typed (e.g. `ofType(events, 'turnEnd').map((e) => e.reason)`). */
+export function ofType<T extends AgentEvent['type']>(events: readonly AgentEvent[], type: T): Extract<AgentEvent, { type: T }>[] {
+  return events.filter((event): event is Extract<AgentEvent, { type: T }> => event.type === type);
+}
