@@ -29,7 +29,7 @@ const outcomeOf = (context: MasterContext): TurnOutput => {
 };
 
 /** Whether the turn about to start may still be recovered by the master if its model call fails. */
-const withinCallBudget = (context: MasterContext) => context.modelCalls + 1 < context.maxTurns * context.maxAttempts;
+const withinCallBudget = (context: MasterContext) => context.modelCalls < context.maxTurns * context.maxAttempts;
 
 export const masterMachine = setup({
   types: {
@@ -57,8 +57,8 @@ export const masterMachine = setup({
     fallbackModelLeft: ({ context }) => outcomeOf(context).detail === 'retryable' && context.modelIndex + 1 < context.modelCount,
     turnFailed: ({ context }) => outcomeOf(context).kind === 'failure',
     failedWithRetryableError: ({ context }) => outcomeOf(context).error?.retryable === true,
-    /** Max turns: this completed turn was the last one the run may start. */
-    wasLastAllowedTurn: ({ context }) => context.turnsThisRun + 1 >= context.maxTurns,
+    /** Max turns: another turn would start, but the run has used all it may start. */
+    turnBudgetSpent: ({ context }) => context.turnsThisRun >= context.maxTurns,
     turnRanTools: ({ context }) => {
       const assistant = outcomeOf(context).assistant;
       return assistant !== null && toolCallsOf(assistant).length > 0;
@@ -81,6 +81,8 @@ export const masterMachine = setup({
     announceModelFallback: notProvided('announceModelFallback'),
     /** Closes a turn left open by a deferred failure: an aborted message and turnEnd(aborted). */
     closeOpenTurnAsAborted: notProvided('closeOpenTurnAsAborted'),
+    /** Report mode: counts a turn that ran no tool and sent no report as failed. */
+    countFailedReportTurn: notProvided('countFailedReportTurn'),
     /** Report mode: removes the reply of a turn that did no work from history and announces the retry. */
     discardFailedReportTurn: notProvided('discardFailedReportTurn'),
     /** Report mode: one guidance message for the re-run of a turn that did no work. */
@@ -159,10 +161,15 @@ export const masterMachine = setup({
         ABORT: { target: 'ended', actions: { type: 'endAs', params: { status: 'aborted', endReason: 'aborted' } } },
       },
       states: {
-        /** Builds the next turn's input batch: pending messages plus steering (per the steering mode). */
+        /**
+         * Builds the next turn's input batch: pending messages plus steering (per the steering mode).
+         * Max turns is checked first, so a queued steering message stays queued.
+         */
         preTurn: {
-          entry: ['takeNextTurnInput', 'startFreshTurn'],
-          always: 'turn',
+          always: [
+            { guard: 'turnBudgetSpent', target: '#master.ended', actions: { type: 'endAs', params: { status: 'failed', endReason: 'maxTurns' } } },
+            { target: 'turn', actions: ['takeNextTurnInput', 'startFreshTurn'] },
+          ],
         },
         turn: {
           entry: 'countModelCall',
@@ -214,14 +221,13 @@ export const masterMachine = setup({
             {
               guard: and(['isReportMode', not('turnDidWork'), 'failedTurnRetryLeft']),
               target: 'turn',
-              actions: ['advanceTurn', 'discardFailedReportTurn', 'queueReportGuidance', 'retryFailedTurn'],
+              actions: ['advanceTurn', 'countFailedReportTurn', 'discardFailedReportTurn', 'queueReportGuidance', 'retryFailedTurn'],
             },
             {
               guard: and(['isReportMode', not('turnDidWork')]),
               target: '#master.ended',
-              actions: ['advanceTurn', { type: 'endAs', params: { status: 'failed', endReason: 'retryExhausted' } }],
+              actions: ['advanceTurn', 'countFailedReportTurn', { type: 'endAs', params: { status: 'failed', endReason: 'retryExhausted' } }],
             },
-            { guard: 'wasLastAllowedTurn', target: '#master.ended', actions: ['advanceTurn', { type: 'endAs', params: { status: 'failed', endReason: 'maxTurns' } }] },
             { guard: 'turnRanTools', target: 'preTurn', actions: 'advanceTurn' },
             // A text-only turn does not end the inner loop while messages are pending.
             { guard: 'hasPendingMessages', target: 'preTurn', actions: 'advanceTurn' },

@@ -57,6 +57,9 @@ export interface TurnContext {
   deferred: 'retryable' | 'overflow' | 'fallback' | null;
   stopped: boolean;
   abortRequested: boolean;
+  /** Pre-turn injections: committed with this turn's input. */
+  inputInjected: Message[];
+  /** Later injections (pre-dispatch, post-turn): the next turn's input. */
   injected: Message[];
   assistantOverride: ModelReply['message'] | null;
 }
@@ -154,6 +157,7 @@ export const turnMachine = setup({
     deferred: null,
     stopped: false,
     abortRequested: false,
+    inputInjected: [],
     injected: [],
     assistantOverride: null,
   }),
@@ -185,7 +189,7 @@ export const turnMachine = setup({
               {
                 target: '#turn.ASSISTANT',
                 actions: [
-                  assign({ injected: ({ event }) => event.output.injected }),
+                  assign({ inputInjected: ({ event }) => event.output.injected }),
                   'announceTurnStart',
                   'commitTurnInput',
                   'markInputCommitted',

@@ -55,7 +55,7 @@ export function createAgent(options: AgentOptions): Agent {
     options,
     resolved,
     registry: createToolRegistry(options.tools ?? []),
-    guard: options.context ? createContextGuard({ maxTokens: maxTokens ?? Number.MAX_SAFE_INTEGER, transform: options.context.transform }) : null,
+    guard: createContextGuard({ maxTokens: maxTokens ?? Number.MAX_SAFE_INTEGER, transform: options.context?.transform }),
     history: [],
     counters: zeroCounters(),
     feed: new AgentEventFeed(onSubscriberError),
@@ -93,6 +93,7 @@ export function createAgent(options: AgentOptions): Agent {
       const counters = cloneCounters(state.counters);
       run.emit({ type: 'agentEnd', status: context.status, endReason: context.endReason, messages: state.history.slice(), counters });
       run.ended = true;
+      run.ledger.close();
       for (const message of [...context.steeringQueue, ...context.followUpQueue]) {
         state.receipts.get(message)?.({ status: 'stillQueued' });
         state.receipts.delete(message);

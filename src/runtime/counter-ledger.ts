@@ -11,10 +11,17 @@ import { costOf, type ModelPricing } from '../model/port.js';
  */
 export class CounterLedger {
   private readonly startedCalls = new Set<string>();
+  /** Closed when the run ends: a late callback must not move counters the log no longer shows. */
+  private closed = false;
+
+  close(): void {
+    this.closed = true;
+  }
 
   constructor(readonly counters: Counters) {}
 
   observe(event: AgentEvent): void {
+    if (this.closed) return;
     const c = this.counters;
     switch (event.type) {
       case 'beforeModelCall':
@@ -52,7 +59,7 @@ export class CounterLedger {
 
   /** Usage is counted for every attempt, retried ones included: those tokens were paid for. */
   recordUsage(usage: Usage | undefined, pricing: ModelPricing | undefined): void {
-    if (!usage) return;
+    if (!usage || this.closed) return;
     const c = this.counters;
     c.tokensIn += usage.input;
     c.tokensOut += usage.output;
@@ -62,10 +69,11 @@ export class CounterLedger {
   }
 
   recordFailure(code: string): void {
+    if (this.closed) return;
     this.counters.failureCodes[code] = (this.counters.failureCodes[code] ?? 0) + 1;
   }
 
   increment(key: 'toolCallsInvalid' | 'toolCallsRejected' | 'steeringDelivered' | 'followUpsDelivered' | 'overflowRecoveries' | 'turnsFailed'): void {
-    this.counters[key]++;
+    if (!this.closed) this.counters[key]++;
   }
 }

@@ -22,8 +22,8 @@ export function provideMasterMachine(currentRun: () => RunSession, options: Agen
       recoverFromOverflow: fromPromise<{ recovered: boolean }, { turnIndex: number }>(async ({ input }) => {
         const run = currentRun();
         const { agent } = run;
-        if (!agent.guard) return { recovered: false };
         const prepared = await agent.guard.prepare(agent.history.slice(), { overflow: true, systemPrompt: options.systemPrompt, tools: agent.registry.specs() });
+        if (run.ended || run.signal.aborted) return { recovered: false };
         if (!prepared.ok) {
           run.reportPolicyError('postTurn', new Error(prepared.error.message));
           return { recovered: false };
@@ -71,12 +71,16 @@ export function provideMasterMachine(currentRun: () => RunSession, options: Agen
         retryDelayMs: backoffDelay(currentRun().agent.resolved.retry, context.attemptsOnModel, context.lastOutcome?.error ?? null),
       })),
       // The failed reply leaves nothing in history; the re-run gets one guidance message instead.
+      countFailedReportTurn: () => {
+        const run = currentRun();
+        run.ledger.increment('turnsFailed');
+        run.ledger.recordFailure('reportTurnWithoutWork');
+      },
       discardFailedReportTurn: ({ context }) => {
         const run = currentRun();
         run.agent.history.length = Math.min(run.agent.history.length, run.turn.replyStart);
-        run.ledger.increment('turnsFailed');
-        run.ledger.recordFailure('reportTurnWithoutWork');
-        run.emit({ type: 'retry', attempt: context.failedTurnRetries + 1, delayMs: 0, error: modelError('unknown', 'report mode: the turn ran no tool and sent no final report') });
+        const error = modelError('unknown', 'report mode: the turn ran no valid tool and sent no final report');
+        run.emit({ type: 'retry', turnIndex: run.turn.turnIndex, attempt: context.failedTurnRetries + 1, delayMs: 0, error });
       },
       queueReportGuidance: assign(({ context }) => ({ pending: [...context.pending, { role: 'user' as const, content: REPORT_GUIDANCE }] })),
     },

@@ -19,7 +19,7 @@ export function createCallModel(currentRun: () => RunSession) {
     await Promise.resolve();
     const run = currentRun();
     run.turn.deltas = [];
-    const view = await requestMessages(run, input.attempt);
+    const view = await requestMessages(run);
     if (!view) {
       return { called: true, message: emptyErrorMessage(run, 'context transform failed'), error: modelError('badRequest', 'context transform failed'), invalidCalls: [] };
     }
@@ -33,10 +33,11 @@ export function createCallModel(currentRun: () => RunSession) {
   });
 }
 
-async function requestMessages(run: RunSession, attempt: TurnAttempt): Promise<Message[] | null> {
+async function requestMessages(run: RunSession): Promise<Message[] | null> {
   const { agent, turn } = run;
-  if (attempt === 'overflowRetry' && turn.overflowView) return turn.overflowView;
-  if (!agent.guard) return agent.history.slice();
+  // After an overflow recovery every re-run of the turn (a rate-limit retry too) uses the compacted view.
+  if (turn.overflowView) return turn.overflowView;
+  if (!agent.options.context) return agent.history.slice();
   const prepared = await agent.guard.prepare(agent.history, { overflow: false, systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() });
   if (!prepared.ok) {
     run.reportPolicyError('postTurn', new Error(prepared.error.message));

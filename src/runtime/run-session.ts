@@ -39,7 +39,8 @@ export interface AgentState {
   readonly options: AgentOptions;
   readonly resolved: ResolvedOptions;
   readonly registry: ToolRegistry;
-  readonly guard: ContextGuard | null;
+  /** Compacts on overflow; also before every call when the `context` option is set. */
+  readonly guard: ContextGuard;
   readonly history: Message[];
   readonly counters: Counters;
   readonly feed: AgentEventFeed;

@@ -33,7 +33,7 @@ export function provideTurnMachine(currentRun: () => RunSession, options: AgentO
     },
     actions: {
       announceTurnStart: ({ context }) => currentRun().startTurn(context.turnIndex),
-      commitTurnInput: ({ context }) => currentRun().commit([...context.newMessages, ...context.injected]),
+      commitTurnInput: ({ context }) => currentRun().commit([...context.newMessages, ...context.inputInjected]),
       publishAssistantMessage: ({ context }) => {
         if (context.reply) currentRun().publishAssistant(context.reply.message);
       },

@@ -10,7 +10,7 @@ import { advance, bodies, called, expectCallBound, GUIDANCE, ofType, reportTool,
 // and a done-style tool in chat mode (tools never end the loop).
 
 const REPORT = { toolName: 'report' };
-const FAILED_REPORT_TURN_ERROR = { kind: 'unknown', message: 'report mode: the turn ran no tool and sent no final report', retryable: false };
+const FAILED_REPORT_TURN_ERROR = { kind: 'unknown', message: 'report mode: the turn ran no valid tool and sent no final report', retryable: false };
 
 describe('R8 max turns', () => {
   it('R8 max turns reached: ends with endReason maxTurns, the last turn’s tool results committed', async () => {
