@@ -182,6 +182,50 @@ describe('T3 approval modes', () => {
     expectInvariants(events, result.messages);
     expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 2, toolCallsExecuted: 2, tokensIn: 20, tokensOut: 10 });
   });
+  it("T3 approval 'always' asks only for calls that cleared preprocessing: an unknown tool gets its error without a request", async () => {
+    const asked: string[] = [];
+    const model = scriptedModel([
+      { toolCalls: [{ id: 'u', name: 'nope', arguments: {} }, { id: 'a', name: 'echo', arguments: { id: 'x' } }], usage: USAGE },
+      { text: 'Done.', usage: USAGE },
+    ]);
+    const agent = createAgent({
+      model,
+      tools: [idTool('echo', (args) => `echo ${args.id}`)],
+      approvalMode: 'always',
+      approval: (request) => (asked.push(request.toolCallId), { approved: true }),
+      retry: { jitter: false },
+    });
+    const { result, events } = await finished(agent.prompt('go'));
+
+    expect(lifecycle(events)).toEqual([
+      ...TOOL_TURN_HEAD,
+      'toolApprovalRequested',
+      'toolApprovalResolved',
+      'toolExecutionStart',
+      'toolExecutionEnd',
+      'toolExecutionEnd',
+      'turnEnd',
+      ...TEXT_TURN,
+      'agentEnd',
+    ]);
+    expect(toolTrace(events)).toEqual(['ask:a', 'approved:a', 'start:a', 'end:a', 'end:u!']);
+    expect(asked).toEqual(['a']);
+    expect(model.requests[1]?.messages.slice(2)).toEqual([
+      toolResult('u', 'nope', 'Unknown tool "nope". Available tools: echo.', true),
+      toolResult('a', 'echo', 'echo x'),
+    ]);
+    expectInvariants(events, result.messages);
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 2,
+      toolCallsExecuted: 1,
+      toolCallsInvalid: 1,
+      approvalsRequested: 1,
+      tokensIn: 20,
+      tokensOut: 10,
+    });
+  });
 });
 
 describe('T4 approveWith(newArgs)', () => {

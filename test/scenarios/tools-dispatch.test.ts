@@ -186,9 +186,16 @@ describe('T9 custom partition', () => {
     ['duplicate', [[0, 1], [1]], 'invalid partition: index 1 appears twice'],
     ['missing', [[1]], 'invalid partition: indices 0 are missing'],
   ];
-  for (const [kind, groups, text] of invalid) {
-    it(`T9 a custom partition with ${kind} indices: every prepared call gets "invalid partition", none starts; calls rejected earlier keep their own error`, async () => {
-      const { agent, model, ran, seen } = partitionAgent(() => groups);
+  const throwing = (): number[][] => {
+    throw new Error('no plan');
+  };
+  const cases: Array<[string, () => number[][], string]> = [
+    ...invalid.map(([kind, groups, text]): [string, () => number[][], string] => [`with ${kind} indices`, () => groups, text]),
+    ['that throws', throwing, 'invalid partition: partition threw: no plan'],
+  ];
+  for (const [kind, partition, text] of cases) {
+    it(`T9 a custom partition ${kind}: every prepared call gets "invalid partition", none starts; calls rejected earlier keep their own error`, async () => {
+      const { agent, model, ran, seen } = partitionAgent(partition);
       const { result, events } = await finished(agent.prompt('go'));
 
       expect(lifecycle(events)).toEqual([
