@@ -53,6 +53,34 @@ describe('loop policies', () => {
     expectCounters(result.counters, { turns: 1, modelCalls: 1, toolCallsRequested: 1, toolCallsExecuted: 1, tokensIn: 7, tokensOut: 1 });
   });
 
+  test('P1 pre-turn Inject puts the message in this turn\'s model call', async () => {
+    const model = scriptedModel([{ toolCalls: [{ id: 'call_1', name: 'read', arguments: { path: 'a.txt' } }] }, { text: 'Done, with pnpm.' }]);
+    const agent = createAgent({
+      model,
+      tools: [readTool()],
+      retry: { jitter: false },
+      policies: { preTurn: [({ turnIndex }) => ({ verdict: 'inject', messages: [`note for turn ${turnIndex}: this repo uses pnpm`] })] },
+    });
+
+    const { result, events } = await finished(agent.prompt('install deps'));
+
+    expect(lifecycle(events)).toEqual(['agentStart', ...TOOL_TURN, ...TEXT_TURN, 'agentEnd']);
+    expectInvariants(events, result.messages);
+    const prompt = user('install deps');
+    const note0 = user('note for turn 0: this repo uses pnpm');
+    const note1 = user('note for turn 1: this repo uses pnpm');
+    const call = calledRead('call_1', 'a.txt');
+    const readA = readResult('call_1', 'a.txt');
+    expect(model.requests.map((r) => r.messages)).toEqual([
+      [prompt, note0],
+      [prompt, note0, call, readA, note1],
+    ]);
+    expect(ofType(events, 'beforeModelCall').map((e) => e.messages)).toEqual(model.requests.map((r) => r.messages));
+    expect(result.messages).toEqual([prompt, note0, call, readA, note1, said('Done, with pnpm.')]);
+    expect(result).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
+    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 1, toolCallsExecuted: 1 });
+  });
+
   test('P4 post-loop runs once per outer iteration and sees real usage', async () => {
     const calls: Array<{ turnIndex: number; counters: Counters; messages: Message[]; newMessages: Message[] }> = [];
     let agent!: Agent;
