@@ -49,6 +49,8 @@ export const masterMachine = setup({
   guards: {
     turnWasAborted: ({ context }) => outcomeOf(context).kind === 'aborted',
     policyStoppedSession: ({ context }) => outcomeOf(context).kind === 'finished',
+    /** The turn announced turnStart (a pre-turn Stop ends the session before any). */
+    turnWasAnnounced: ({ context }) => outcomeOf(context).turnEndReason !== null,
     contextOverflowed: ({ context }) => outcomeOf(context).detail === 'overflow',
     retryableErrorWithAttemptsLeft: ({ context }) => {
       const outcome = outcomeOf(context);
@@ -197,7 +199,12 @@ export const masterMachine = setup({
         },
         deciding: {
           always: [
-            { guard: 'turnWasAborted', target: '#master.ended', actions: [{ type: 'endAs', params: { status: 'aborted', endReason: 'aborted' } }] },
+            { guard: 'turnWasAborted', target: '#master.ended', actions: ['advanceTurn', { type: 'endAs', params: { status: 'aborted', endReason: 'aborted' } }] },
+            {
+              guard: and(['policyStoppedSession', 'turnWasAnnounced']),
+              target: '#master.ended',
+              actions: ['advanceTurn', { type: 'endAs', params: { status: 'completed', endReason: 'policyStop' } }],
+            },
             { guard: 'policyStoppedSession', target: '#master.ended', actions: [{ type: 'endAs', params: { status: 'completed', endReason: 'policyStop' } }] },
             { guard: 'contextOverflowed', target: 'overflowRecovery', actions: 'useOverflowAllowance' },
             { guard: 'retryableErrorWithAttemptsLeft', target: 'backoff', actions: ['planRetry', 'retrySameTurn'] },
@@ -241,7 +248,7 @@ export const masterMachine = setup({
           on: {
             ABORT: {
               target: '#master.ended',
-              actions: ['closeOpenTurnAsAborted', { type: 'endAs', params: { status: 'aborted', endReason: 'aborted' } }],
+              actions: ['closeOpenTurnAsAborted', 'advanceTurn', { type: 'endAs', params: { status: 'aborted', endReason: 'aborted' } }],
             },
           },
         },
@@ -255,7 +262,7 @@ export const masterMachine = setup({
           on: {
             ABORT: {
               target: '#master.ended',
-              actions: ['closeOpenTurnAsAborted', { type: 'endAs', params: { status: 'aborted', endReason: 'aborted' } }],
+              actions: ['closeOpenTurnAsAborted', 'advanceTurn', { type: 'endAs', params: { status: 'aborted', endReason: 'aborted' } }],
             },
           },
         },

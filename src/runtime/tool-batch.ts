@@ -14,23 +14,29 @@ type ToolCallActor = ActorRefFrom<typeof toolCallMachine>;
 export function provideToolCallMachine(currentRun: () => RunSession) {
   return toolCallMachine.provide({
     actors: {
-      executeTool: fromPromise<{ content: string; isError: boolean }, ToolCallInput>(({ input, signal }) => {
+      executeTool: fromPromise<{ content: string; isError: boolean }, ToolCallInput>(async ({ input, signal }) => {
+        // XState starts an invoked actor before the deferred entry actions of its parent's first
+        // macrostep: one microtask lets toolExecutionStart be published before the tool runs.
+        await Promise.resolve();
         const run = currentRun();
         const tool = run.agent.registry.get(input.call.name);
-        if (!tool) return Promise.resolve({ content: `Unknown tool "${input.call.name}".`, isError: true });
+        if (!tool) return { content: `Unknown tool "${input.call.name}".`, isError: true };
         const turnIndex = run.turn.turnIndex;
         const { id: toolCallId, name: toolName } = input.call;
-        return runTool(tool, input.call.arguments, {
+        let ended = false;
+        const result = await runTool(tool, input.call.arguments, {
           toolCallId,
           signal,
           idempotencyKey: `${run.runId}:${toolCallId}`,
           // Awaited relay: delivery happens before the promise resolves, so a slow consumer slows the
           // tool and nothing is dropped. An update after the call ended has no call to belong to.
           update: (partial) => {
-            if (!signal.aborted) run.emit({ type: 'toolExecutionUpdate', turnIndex, toolCallId, toolName, partial });
+            if (!signal.aborted && !ended) run.emit({ type: 'toolExecutionUpdate', turnIndex, toolCallId, toolName, partial });
             return Promise.resolve();
           },
         });
+        ended = true;
+        return result;
       }),
     },
     actions: {
