@@ -9,12 +9,31 @@ import { ofType, toolResult, toolTrace } from './tools-fixtures.js';
 /** Steering and cancellation scenarios C1–C5 of SCENARIOS.md, driven through the public API. */
 
 const ABORTED = 'aborted: the run was cancelled before this tool call finished';
+const CANCELLED_BY_STEERING = 'cancelled: steering (the user sent a new message; this call was interrupted)';
 const STREAM_HEAD = ['agentStart', 'turnStart', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd'];
 const ABORTED_TAIL = ['turnEnd', 'agentEnd'];
+const TEXT_TURN = ['turnStart', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd', 'turnEnd'];
 
 const noArgs = z.object({});
 const instantTool = (name: string, ran: string[] = []) =>
   defineTool({ name, description: `${name} tool`, parameters: noArgs, execute: () => (ran.push(name), `${name} done`) });
+
+/** A tool that runs until `until` settles, ignoring its signal (the signal is kept for assertions). */
+function blockingTool(name: string, until: Promise<string> = new Promise<string>(() => {})) {
+  const started = deferred();
+  let signal: AbortSignal | undefined;
+  const tool = defineTool({
+    name,
+    description: `${name} tool`,
+    parameters: noArgs,
+    execute: (_args, ctx) => {
+      signal = ctx.signal;
+      started.resolve();
+      return until;
+    },
+  });
+  return { tool, started: started.promise, signal: () => signal };
+}
 
 const assistant = (content: AssistantMessage['content'], stopReason: AssistantMessage['stopReason'], extra: Partial<AssistantMessage> = {}): AssistantMessage => ({
   role: 'assistant',
@@ -24,6 +43,7 @@ const assistant = (content: AssistantMessage['content'], stopReason: AssistantMe
   ...extra,
 });
 const call = (id: string, name: string, args: Record<string, unknown> = {}) => ({ type: 'toolCall' as const, id, name, arguments: args });
+const user = (content: string): Message => ({ role: 'user', content });
 
 function expectAbortedEnd(events: Parameters<typeof ofType>[0], turnAssistant: AssistantMessage | null, toolResults: Message[]): void {
   const turnEnds = ofType(events, 'turnEnd');
@@ -31,6 +51,52 @@ function expectAbortedEnd(events: Parameters<typeof ofType>[0], turnAssistant: A
   const agentEnd = ofType(events, 'agentEnd')[0];
   expect([agentEnd?.status, agentEnd?.endReason]).toEqual(['aborted', 'aborted']);
 }
+
+describe('C1 steering interrupts a running batch', () => {
+  it('C1 steering mid-batch: the slow tool is cancelled after the grace period; turnEnd(steeringInterrupt) keeps the finished result; the steering message is the next input', async () => {
+    const clock = new SimulatedClock();
+    const slow = blockingTool('slow');
+    const model = scriptedModel([
+      { text: 'Running both.', toolCalls: [{ id: 'c1', name: 'fast' }, { id: 'c2', name: 'slow' }], usage: { input: 10, output: 5 } },
+      { text: 'Switching.', usage: { input: 20, output: 3 } },
+    ]);
+    const agent = createAgent({ model, tools: [instantTool('fast'), slow.tool], clock, retry: { jitter: false } });
+    const run = agent.prompt('do both');
+    const seen: string[] = [];
+    run.events.subscribe((event) => seen.push(event.type));
+    await slow.started;
+    await settle(); // the fast call has finished
+    const receipt = agent.steer('stop, do this instead');
+    await settle();
+
+    // Within the grace period nothing is cancelled.
+    clock.increment(249);
+    await settle();
+    expect([slow.signal()?.aborted, seen.includes('turnEnd')]).toEqual([false, false]);
+    clock.increment(1);
+    const { result, events } = await finished(run);
+
+    const batch = ['toolExecutionStart', 'toolExecutionStart', 'toolExecutionEnd', 'toolExecutionEnd', 'turnEnd'];
+    expect(lifecycle(events)).toEqual([...STREAM_HEAD, ...batch, ...TEXT_TURN, 'agentEnd']);
+    expect(toolTrace(events)).toEqual(['start:c1', 'start:c2', 'end:c1', 'end:c2!']);
+    const toolTurn = assistant([{ type: 'text', text: 'Running both.' }, call('c1', 'fast'), call('c2', 'slow')], 'toolUse', { usage: { input: 10, output: 5 } });
+    const results = [toolResult('c1', 'fast', 'fast done'), toolResult('c2', 'slow', CANCELLED_BY_STEERING, true)];
+    expect(ofType(events, 'turnEnd').map((e) => [e.turnIndex, e.reason, e.toolResults])).toEqual([
+      [0, 'steeringInterrupt', results],
+      [1, 'complete', []],
+    ]);
+    expect(slow.signal()?.aborted).toBe(true);
+    expect(await receipt).toEqual({ status: 'delivered', turnIndex: 1 });
+    const secondInput = [user('do both'), toolTurn, ...results, user('stop, do this instead')];
+    expect(model.requests.map((request) => request.messages)).toEqual([[user('do both')], secondInput]);
+    const final = assistant([{ type: 'text', text: 'Switching.' }], 'stop', { usage: { input: 20, output: 3 } });
+    expect([result.status, result.endReason]).toEqual(['completed', 'naturalEnd']);
+    expect(result.messages).toEqual([...secondInput, final]);
+    expectInvariants(events, result.messages);
+    const executed = { toolCallsRequested: 2, toolCallsExecuted: 2, toolCallsFailed: 1 };
+    expectCounters(result.counters, { turns: 2, modelCalls: 2, ...executed, steeringDelivered: 1, tokensIn: 30, tokensOut: 8 });
+  });
+});
 
 describe('C2 abort during the model stream', () => {
   it('C2 abort during the model stream: a stalled stream (stall) ends as messageEnd(aborted) keeping its partial content; its tool call gets an aborted result', async () => {
@@ -51,10 +117,9 @@ describe('C2 abort during the model stream', () => {
     expect(toolTrace(events)).toEqual(['end:c1!']);
     expectAbortedEnd(events, partial, results);
     expect([result.status, result.endReason]).toEqual(['aborted', 'aborted']);
-    expect(result.messages).toEqual([{ role: 'user', content: 'go' }, partial, ...results]);
+    expect(result.messages).toEqual([user('go'), partial, ...results]);
     expect(ran).toEqual([]);
-    expect(model.calls).toBe(1);
-    expect(model.requests).toHaveLength(1);
+    expect(model.requests.map((request) => request.messages)).toEqual([[user('go')]]);
     expectInvariants(events, result.messages);
     expectCounters(result.counters, { turns: 1, modelCalls: 1, toolCallsRequested: 1, tokensIn: 7, tokensOut: 2 });
   });
@@ -72,7 +137,7 @@ describe('C2 abort during the model stream', () => {
     const empty = assistant([], 'aborted');
     expect(ofType(events, 'messageEnd').map((e) => e.message)).toEqual([empty]);
     expectAbortedEnd(events, empty, []);
-    expect(result.messages).toEqual([{ role: 'user', content: 'go' }, empty]);
+    expect(result.messages).toEqual([user('go'), empty]);
     expect(model.calls).toBe(1);
     expectInvariants(events, result.messages);
     expectCounters(result.counters, { turns: 1, modelCalls: 1 });
@@ -97,7 +162,7 @@ describe('C2 abort during the model stream', () => {
     expect(lifecycle(events)).toEqual(['agentStart', 'turnStart', 'beforeModelCall', 'messageStart', 'messageEnd', ...ABORTED_TAIL]);
     const empty = assistant([], 'aborted', { model: 'deaf' });
     expectAbortedEnd(events, empty, []);
-    expect(result.messages).toEqual([{ role: 'user', content: 'go' }, empty]);
+    expect(result.messages).toEqual([user('go'), empty]);
     expect(providerSignal?.aborted).toBe(true);
     expectInvariants(events, result.messages);
     expectCounters(result.counters, { turns: 1, modelCalls: 1 });
@@ -107,22 +172,11 @@ describe('C2 abort during the model stream', () => {
 describe('C3 abort during tool execution', () => {
   it('C3 abort during tool execution: a tool that ignores its signal does not hold the turn; the finished call keeps its result, the other gets aborted', async () => {
     const stubbornResult = deferred<string>();
-    const stubbornStarted = deferred();
-    let stubbornSignal: AbortSignal | undefined;
-    const stubborn = defineTool({
-      name: 'stubborn',
-      description: 'ignores its signal',
-      parameters: noArgs,
-      execute: (_args, ctx) => {
-        stubbornSignal = ctx.signal;
-        stubbornStarted.resolve();
-        return stubbornResult.promise;
-      },
-    });
+    const stubborn = blockingTool('stubborn', stubbornResult.promise);
     const model = scriptedModel([{ toolCalls: [{ id: 'c1', name: 'fast' }, { id: 'c2', name: 'stubborn' }], usage: { input: 4, output: 6 } }]);
-    const agent = createAgent({ model, tools: [instantTool('fast'), stubborn], retry: { jitter: false } });
+    const agent = createAgent({ model, tools: [instantTool('fast'), stubborn.tool], retry: { jitter: false } });
     const run = agent.prompt('go');
-    await stubbornStarted.promise;
+    await stubborn.started;
     await settle(); // the fast call has finished
     agent.abort();
     const { result, events } = await finished(run); // resolves while the stubborn tool still runs
@@ -132,9 +186,9 @@ describe('C3 abort during tool execution', () => {
     const toolTurn = assistant([call('c1', 'fast'), call('c2', 'stubborn')], 'toolUse', { usage: { input: 4, output: 6 } });
     const results = [toolResult('c1', 'fast', 'fast done'), toolResult('c2', 'stubborn', ABORTED, true)];
     expectAbortedEnd(events, toolTurn, results);
-    expect(result.messages).toEqual([{ role: 'user', content: 'go' }, toolTurn, ...results]);
-    expect(stubbornSignal?.aborted).toBe(true);
-    expect(model.calls).toBe(1);
+    expect(result.messages).toEqual([user('go'), toolTurn, ...results]);
+    expect(stubborn.signal()?.aborted).toBe(true);
+    expect(model.requests.map((request) => request.messages)).toEqual([[user('go')]]);
     expectInvariants(events, result.messages);
     expectCounters(result.counters, { turns: 1, modelCalls: 1, toolCallsRequested: 2, toolCallsExecuted: 2, toolCallsFailed: 1, tokensIn: 4, tokensOut: 6 });
 
@@ -149,20 +203,11 @@ describe('C3 abort during tool execution', () => {
 
   it('C3 abort during tool execution: a call still queued behind the concurrency limit never starts and gets an aborted result', async () => {
     const ran: string[] = [];
-    const started = deferred();
-    const hanging = defineTool({
-      name: 'hanging',
-      description: 'never finishes',
-      parameters: noArgs,
-      execute: () => {
-        started.resolve();
-        return new Promise<string>(() => {});
-      },
-    });
+    const hanging = blockingTool('hanging');
     const model = scriptedModel([{ toolCalls: [{ id: 'c1', name: 'hanging' }, { id: 'c2', name: 'queued' }] }]);
-    const agent = createAgent({ model, tools: [hanging, instantTool('queued', ran)], toolExecution: { concurrency: 1 }, retry: { jitter: false } });
+    const agent = createAgent({ model, tools: [hanging.tool, instantTool('queued', ran)], toolExecution: { concurrency: 1 }, retry: { jitter: false } });
     const run = agent.prompt('go');
-    await started.promise;
+    await hanging.started;
     agent.abort();
     const { result, events } = await finished(run);
 
@@ -171,7 +216,7 @@ describe('C3 abort during tool execution', () => {
     const toolTurn = assistant([call('c1', 'hanging'), call('c2', 'queued')], 'toolUse');
     const results = [toolResult('c1', 'hanging', ABORTED, true), toolResult('c2', 'queued', ABORTED, true)];
     expectAbortedEnd(events, toolTurn, results);
-    expect(result.messages).toEqual([{ role: 'user', content: 'go' }, toolTurn, ...results]);
+    expect(result.messages).toEqual([user('go'), toolTurn, ...results]);
     expect(ran).toEqual([]);
     expect(model.calls).toBe(1);
     expectInvariants(events, result.messages);
@@ -180,6 +225,61 @@ describe('C3 abort during tool execution', () => {
 });
 
 describe('C4 abort in the tool phases', () => {
+  it('C4 abort while waiting for approval: toolApprovalResolved(false) inside the turn, no start, an aborted result', async () => {
+    const ran: string[] = [];
+    const asked = deferred();
+    let approvalSignal: AbortSignal | undefined;
+    const guarded = defineTool({ name: 'guarded', description: 'needs approval', parameters: noArgs, requiresApproval: true, execute: () => (ran.push('guarded'), 'ran') });
+    const model = scriptedModel([{ toolCalls: [{ id: 'c1', name: 'guarded' }] }]);
+    const agent = createAgent({
+      model,
+      tools: [guarded],
+      approval: (_request, { signal }) => {
+        approvalSignal = signal;
+        asked.resolve();
+        return new Promise(() => {});
+      },
+      retry: { jitter: false },
+    });
+    const run = agent.prompt('go');
+    await asked.promise;
+    agent.abort();
+    const { result, events } = await finished(run);
+
+    expect(lifecycle(events)).toEqual([...STREAM_HEAD, 'toolApprovalRequested', 'toolApprovalResolved', 'toolExecutionEnd', 'turnEnd', 'agentEnd']);
+    expect(toolTrace(events)).toEqual(['ask:c1', 'denied:c1', 'end:c1!']);
+    const toolTurn = assistant([call('c1', 'guarded')], 'toolUse');
+    const results = [toolResult('c1', 'guarded', ABORTED, true)];
+    expectAbortedEnd(events, toolTurn, results);
+    expect(result.messages).toEqual([user('go'), toolTurn, ...results]);
+    expect([approvalSignal?.aborted, ran, model.calls]).toEqual([true, [], 1]);
+    expectInvariants(events, result.messages);
+    // The call was aborted, not rejected by the user: it is not counted as a rejected call.
+    expectCounters(result.counters, { turns: 1, modelCalls: 1, toolCallsRequested: 1, approvalsRequested: 1, approvalsDenied: 1 });
+  });
+
+  it('C4 abort between sequential groups: the later group never starts; the finished call keeps its result', async () => {
+    const ran: string[] = [];
+    const model = scriptedModel([{ toolCalls: [{ id: 'c1', name: 'first' }, { id: 'c2', name: 'second' }] }]);
+    const agent = createAgent({ model, tools: [instantTool('first', ran), instantTool('second', ran)], toolExecution: 'sequential', retry: { jitter: false } });
+    const run = agent.prompt('go');
+    // The only moment between the groups: the first call's end has been announced, the second not started.
+    run.events.subscribe((event) => {
+      if (event.type === 'toolExecutionEnd' && event.toolCallId === 'c1') agent.abort();
+    });
+    const { result, events } = await finished(run);
+
+    expect(lifecycle(events)).toEqual([...STREAM_HEAD, 'toolExecutionStart', 'toolExecutionEnd', 'toolExecutionEnd', 'turnEnd', 'agentEnd']);
+    expect(toolTrace(events)).toEqual(['start:c1', 'end:c1', 'end:c2!']);
+    const toolTurn = assistant([call('c1', 'first'), call('c2', 'second')], 'toolUse');
+    const results = [toolResult('c1', 'first', 'first done'), toolResult('c2', 'second', ABORTED, true)];
+    expectAbortedEnd(events, toolTurn, results);
+    expect(result.messages).toEqual([user('go'), toolTurn, ...results]);
+    expect([ran, model.calls]).toEqual([['first'], 1]);
+    expectInvariants(events, result.messages);
+    expectCounters(result.counters, { turns: 1, modelCalls: 1, toolCallsRequested: 2, toolCallsExecuted: 1 });
+  });
+
   it('C4 abort during pre-dispatch: no approval starts, no tool starts, every call gets an aborted result', async () => {
     const ran: string[] = [];
     const approvals: string[] = [];
@@ -211,7 +311,7 @@ describe('C4 abort in the tool phases', () => {
     const toolTurn = assistant([call('c1', 'guarded'), call('c2', 'guarded')], 'toolUse');
     const results = [toolResult('c1', 'guarded', ABORTED, true), toolResult('c2', 'guarded', ABORTED, true)];
     expectAbortedEnd(events, toolTurn, results);
-    expect(result.messages).toEqual([{ role: 'user', content: 'go' }, toolTurn, ...results]);
+    expect(result.messages).toEqual([user('go'), toolTurn, ...results]);
     expectInvariants(events, result.messages);
     expectCounters(result.counters, { turns: 1, modelCalls: 1, toolCallsRequested: 2 });
 
@@ -246,13 +346,28 @@ describe('C5 abort before the turn starts', () => {
 
     expect(lifecycle(events)).toEqual(['agentStart', 'turnStart', 'turnEnd', 'agentEnd']);
     expectAbortedEnd(events, null, []);
-    expect(result.messages).toEqual([{ role: 'user', content: 'go' }]);
+    expect(result.messages).toEqual([user('go')]);
     expectInvariants(events, result.messages);
     expectCounters(result.counters, { turns: 1 });
 
     policyGate.resolve({ verdict: 'continue' });
     await settle();
     expect([model.calls, model.requests.length]).toEqual([0, 0]);
+  });
+
+  it('C5 abort before the turn starts: abort right after prompt(), before the model call, gives an aborted turn with no model call announced', async () => {
+    const model = scriptedModel([{ text: 'never asked' }]);
+    const agent = createAgent({ model, retry: { jitter: false } });
+    const run = agent.prompt('go');
+    agent.abort();
+    const { result, events } = await finished(run);
+
+    expect(lifecycle(events)).toEqual(['agentStart', 'turnStart', 'turnEnd', 'agentEnd']);
+    expectAbortedEnd(events, null, []);
+    expect(result.messages).toEqual([user('go')]);
+    expect([model.calls, model.requests.length]).toEqual([0, 0]);
+    expectInvariants(events, result.messages);
+    expectCounters(result.counters, { turns: 1 });
   });
 
   it('C5 abort before the turn starts: a steering message taken for the aborted turn is delivered, never lost', async () => {
@@ -285,9 +400,9 @@ describe('C5 abort before the turn starts', () => {
     expect(ofType(events, 'turnStart').map((e) => e.turnIndex)).toEqual([1]);
     expect(ofType(events, 'turnEnd').map((e) => [e.turnIndex, e.reason, e.assistant])).toEqual([[1, 'aborted', null]]);
     expect(result.messages).toEqual([
-      { role: 'user', content: 'go' },
+      user('go'),
       assistant([{ type: 'text', text: 'first answer' }], 'stop'),
-      { role: 'user', content: 'change of plan' },
+      user('change of plan'),
     ]);
     expect([result.status, result.endReason]).toEqual(['aborted', 'aborted']);
     expect(agent.snapshot().steeringQueue).toEqual([]);
