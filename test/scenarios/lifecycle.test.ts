@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { AgentError, createAgent } from 'agentchart';
 import type { Agent, AgentEvent, AssistantMessage, Message, SteerReceipt } from 'agentchart';
 import { scriptedModel } from 'agentchart/testing';
-import { expectCounters, expectInvariants, finished, lifecycle, ofType } from '../support/harness.js';
+import { expectCounters, expectInvariants, finished, lifecycle, ofType, settle } from '../support/harness.js';
 import { calledRead, readResult, readTool, said, streamedText, TEXT_TURN, thrownBy, TOOL_TURN, turnEnds, turnIndices, user } from './session-fixtures.js';
 
 // SCENARIOS.md L1–L8, driven through createAgent with a scripted model.
@@ -242,6 +242,54 @@ describe('lifecycle', () => {
     expectCounters(second.result.counters, { turns: 4, modelCalls: 4, steeringDelivered: 1, toolCallsRequested: 1, toolCallsExecuted: 1 });
     expectCounters(third.result.counters, { turns: 5, modelCalls: 5, steeringDelivered: 1, toolCallsRequested: 1, toolCallsExecuted: 1 });
     expect(agent.counters).toEqual(third.result.counters);
+  });
+
+  test('L5 turnIndex advances after an aborted turn: the next run does not reuse its index', async () => {
+    const model = scriptedModel([{ text: 'one' }, { text: 'two', stall: true }, { text: 'three' }]);
+    const agent = createAgent({ model, retry: { jitter: false } });
+
+    const first = await finished(agent.prompt('first'));
+    const run = agent.prompt('second');
+    await settle();
+    agent.abort();
+    const second = await finished(run);
+    const third = await finished(agent.prompt('third'));
+
+    expect(lifecycle(first.events)).toEqual(['agentStart', ...TEXT_TURN, 'agentEnd']);
+    expect(lifecycle(second.events)).toEqual(['agentStart', ...TEXT_TURN, 'agentEnd']);
+    expect(lifecycle(third.events)).toEqual(['agentStart', ...TEXT_TURN, 'agentEnd']);
+    expectInvariants([...first.events, ...second.events, ...third.events], agent.messages);
+    expect([first, second, third].map((run) => turnEnds(run.events))).toEqual([[[0, 'complete']], [[1, 'aborted']], [[2, 'complete']]]);
+    expect(agent.snapshot().turnIndex).toBe(3);
+    expect(agent.messages).toEqual([
+      user('first'),
+      said('one'),
+      user('second'),
+      { ...said('two'), stopReason: 'aborted' },
+      user('third'),
+      said('three'),
+    ]);
+    expectCounters(third.result.counters, { turns: 3, modelCalls: 3 });
+  });
+
+  test('L5 turnIndex advances after a turn a post-turn policy stopped: the next run does not reuse its index', async () => {
+    const model = scriptedModel([{ text: 'one' }, { text: 'two' }]);
+    const agent = createAgent({
+      model,
+      retry: { jitter: false },
+      policies: { postTurn: [({ turnIndex }) => (turnIndex === 0 ? { verdict: 'stop', reason: 'review first' } : { verdict: 'continue' })] },
+    });
+
+    const first = await finished(agent.prompt('first'));
+    const second = await finished(agent.prompt('second'));
+
+    expect(lifecycle(first.events)).toEqual(['agentStart', ...TEXT_TURN, 'agentEnd']);
+    expect(lifecycle(second.events)).toEqual(['agentStart', ...TEXT_TURN, 'agentEnd']);
+    expectInvariants([...first.events, ...second.events], agent.messages);
+    expect(first.result).toMatchObject({ status: 'completed', endReason: 'policyStop' });
+    expect([first, second].map((run) => turnEnds(run.events))).toEqual([[[0, 'complete']], [[1, 'complete']]]);
+    expect(agent.snapshot().turnIndex).toBe(2);
+    expectCounters(second.result.counters, { turns: 2, modelCalls: 2 });
   });
 
   test('L7 provider fatal error: messageEnd(error), turnEnd(error), agentEnd; follow-ups not polled', async () => {

@@ -79,7 +79,13 @@ describe('steering, abort and history', () => {
     const second = await finished(agent.continue());
     expect(lifecycle(second.events)).toEqual(['agentStart', ...TEXT_TURN, 'agentEnd']);
     expectInvariants([...first.events, ...second.events], agent.messages);
-    expect(block.seen.map((s) => s.newMessages)).toEqual([[user('migrate the database')], [user('use the staging database')], [user('and skip the slow tests')]]);
+    // The aborted turn 1 keeps its index: the delivered receipt names it, the next turn is 2.
+    expect(turnEnds(second.events)).toEqual([[2, 'complete']]);
+    expect(block.seen.map((s) => [s.turnIndex, s.newMessages])).toEqual([
+      [0, [user('migrate the database')]],
+      [1, [user('use the staging database')]],
+      [2, [user('and skip the slow tests')]],
+    ]);
     expect(second.result.messages).toEqual([
       user('migrate the database'),
       said('Running the migration.'),
@@ -131,6 +137,7 @@ describe('steering, abort and history', () => {
     const second = await finished(agent.continue());
     expect(lifecycle(second.events)).toEqual(['agentStart', ...TEXT_TURN, 'agentEnd']);
     expectInvariants([...first.events, ...second.events], agent.messages);
+    expect(turnEnds(second.events)).toEqual([[1, 'complete']]);
     expect(second.result.messages).toEqual([user('build the project'), buildCall, aborted, user('stop, use the other branch'), said('Switched branches.')]);
     expect(agent.snapshot().steeringQueue).toEqual([]);
     expectCounters(second.result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 1, toolCallsExecuted: 1, toolCallsFailed: 1, steeringDelivered: 1 });
@@ -177,6 +184,7 @@ describe('steering, abort and history', () => {
 
     const second = await finished(agent.continue());
     expect(lifecycle(second.events)).toEqual(['agentStart', ...TEXT_TURN, 'agentEnd']);
+    expect(turnEnds(second.events)).toEqual([[1, 'complete']]);
     expectInvariants([...first.events, ...second.events], agent.messages);
     const sent = model.requests[1]?.messages ?? [];
     expect(sent).toEqual([user('compare a and b'), partial, ...results]);
@@ -226,6 +234,7 @@ describe('steering, abort and history', () => {
 
     const second = await finished(agent.prompt('try again'));
     expect(lifecycle(second.events)).toEqual(['agentStart', ...TEXT_TURN, 'agentEnd']);
+    expect(turnEnds(second.events)).toEqual([[1, 'complete']]);
     expectInvariants([...first.events, ...second.events], agent.messages);
     const sent = model.requests[1]?.messages ?? [];
     expect(sent).toEqual([user('read and wait'), calls, ...results, user('try again')]);
@@ -277,6 +286,7 @@ describe('steering, abort and history', () => {
 
     const second = await finished(agent.continue());
     expect(lifecycle(second.events)).toEqual(['agentStart', ...TEXT_TURN, 'agentEnd']);
+    expect(turnEnds(second.events)).toEqual([[1, 'complete']]);
     expectInvariants([...first.events, ...second.events], agent.messages);
     const sent = model.requests[1]?.messages ?? [];
     expect(sent).toEqual([user('deploy it'), call, aborted]);
@@ -305,6 +315,7 @@ describe('steering, abort and history', () => {
 
     const second = await finished(agent.prompt('second try'));
     expect(lifecycle(second.events)).toEqual(['agentStart', ...TEXT_TURN, 'agentEnd']);
+    expect(turnEnds(second.events)).toEqual([[1, 'complete']]);
     expectInvariants([...first.events, ...second.events], agent.messages);
     const sent = model.requests[0]?.messages ?? [];
     expect(sent).toEqual([user('first try'), user('second try')]);
@@ -331,6 +342,7 @@ describe('steering, abort and history', () => {
 
     const second = await finished(agent.prompt('go on'));
     expect(lifecycle(second.events)).toEqual(['agentStart', ...TEXT_TURN, 'agentEnd']);
+    expect(turnEnds(second.events)).toEqual([[1, 'complete']]);
     expectInvariants([...first.events, ...second.events], agent.messages);
     const sent = model.requests[1]?.messages ?? [];
     expect(sent).toEqual([user('think hard'), partial, user('go on')]);
