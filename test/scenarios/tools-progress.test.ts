@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createAgent, type AgentEvent } from 'agentchart';
 import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, finished, lifecycle } from '../support/harness.js';
-import { idTool, ofType, TEXT_TURN, TOOL_TURN_HEAD, toolResult, USAGE } from './tools-fixtures.js';
+import { idTool, ofType, TEXT_TURN, TOOL_TURN_HEAD, toolResult, toolTrace, USAGE } from './tools-fixtures.js';
 
 const UPDATES = 1_000;
 const CALLS = ['p0', 'p1', 'p2'];
@@ -22,9 +22,6 @@ describe('T10 progress updates', () => {
     const toolTime = new Map<string, number>();
     const progress = idTool('progress', async (args, ctx) => {
       const started = performance.now();
-      // Like most real tools, it reports after its first await (an update sent synchronously at the
-      // very start is a separate case).
-      await Promise.resolve();
       for (let i = 0; i < UPDATES; i++) await ctx.update({ step: i });
       toolTime.set(args.id, performance.now() - started);
       return `sent ${UPDATES} updates`;
@@ -92,6 +89,63 @@ describe('T10 progress updates', () => {
     expect(result).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
     expectInvariants(events, result.messages);
     expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 3, toolCallsExecuted: 3, tokensIn: 20, tokensOut: 10 });
+  });
+});
+
+describe('T10 progress attribution at the very start of a tool', () => {
+  it('T10 an update sent synchronously when the tool starts falls after its toolExecutionStart; the start is published before the tool runs', async () => {
+    const startPublishedBeforeRun: boolean[] = [];
+    const started = new Set<string>();
+    const early = idTool('early', (args, ctx) => {
+      startPublishedBeforeRun.push(started.has(ctx.toolCallId));
+      void ctx.update({ phase: 'begin' });
+      return `ran ${args.id}`;
+    });
+    const model = scriptedModel([
+      { toolCalls: [{ id: 'a', name: 'early', arguments: { id: 'x' } }], usage: USAGE },
+      { text: 'Done.', usage: USAGE },
+    ]);
+    const agent = createAgent({ model, tools: [early], retry: { jitter: false } });
+    agent.events.subscribe((event) => {
+      if (event.type === 'toolExecutionStart') started.add(event.toolCallId);
+    });
+    const { result, events } = await finished(agent.prompt('go'));
+
+    expect(startPublishedBeforeRun).toEqual([true]);
+    expect(lifecycle(events)).toEqual([
+      ...TOOL_TURN_HEAD,
+      'toolExecutionStart',
+      'toolExecutionUpdate',
+      'toolExecutionEnd',
+      'turnEnd',
+      ...TEXT_TURN,
+      'agentEnd',
+    ]);
+    expectInvariants(events, result.messages);
+    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 1, toolCallsExecuted: 1, tokensIn: 20, tokensOut: 10 });
+  });
+});
+
+describe('T10 an update after the call ended', () => {
+  it('T10 an update a tool sends after its call ended is not published: every update stays inside its call', async () => {
+    const late = idTool('late', (_args, ctx) => {
+      // A misbehaving tool: it reports progress after it has returned.
+      setTimeout(() => void ctx.update({ after: 'end' }), 1);
+      return 'ok';
+    });
+    const model = scriptedModel([
+      { toolCalls: [{ id: 'a', name: 'late', arguments: { id: 'x' } }], usage: USAGE },
+      // The second model call waits long enough for the late update to fire while turn 1 is open.
+      { text: 'Done.', usage: USAGE, delayMs: 20 },
+    ]);
+    const agent = createAgent({ model, tools: [late], retry: { jitter: false } });
+    const { result, events } = await finished(agent.prompt('go'));
+
+    expect(lifecycle(events)).toEqual([...TOOL_TURN_HEAD, 'toolExecutionStart', 'toolExecutionEnd', 'turnEnd', ...TEXT_TURN, 'agentEnd']);
+    expect(toolTrace(events)).toEqual(['start:a', 'end:a']);
+    expect(model.requests[1]?.messages.slice(2)).toEqual([toolResult('a', 'late', 'ok')]);
+    expectInvariants(events, result.messages);
+    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 1, toolCallsExecuted: 1, tokensIn: 20, tokensOut: 10 });
   });
 });
 
