@@ -67,12 +67,22 @@ export const masterMachine = setup({
     },
     hasPendingMessages: ({ context }) => context.pending.length > 0 || context.steeringQueue.length > 0,
     hasFollowUps: ({ context }) => context.followUpQueue.length > 0,
-    hasPostLoopPolicies: () => false,
-    isReportMode: ({ context }) => context.reportMode,
-    /** Report mode: the model called the report tool with valid arguments and it was committed. */
-    finalReportAccepted: () => false,
-    /** Report mode: at least one known, valid, non-progress tool ran in the turn. */
-    turnDidWork: () => false,
+    hasPostLoopPolicies: ({ context }) => context.postLoopPolicies,
+    isReportMode: ({ context }) => context.reportToolName !== null,
+    /** Report mode: the report tool ran with valid arguments and its result was committed. */
+    finalReportAccepted: ({ context }) => {
+      const outcome = outcomeOf(context);
+      return outcome.toolResults.some(
+        (result) => result.toolName === context.reportToolName && !result.isError && outcome.startedCallIds.includes(result.toolCallId),
+      );
+    },
+    /** Report mode: at least one known, valid, non-progress tool ran in the turn (a failing one counts). */
+    turnDidWork: ({ context }) => {
+      const outcome = outcomeOf(context);
+      return outcome.toolResults.some(
+        (result) => outcome.startedCallIds.includes(result.toolCallId) && !context.progressToolNames.includes(result.toolName),
+      );
+    },
     failedTurnRetryLeft: ({ context }) => context.failedTurnRetries + 1 < context.maxAttempts && withinCallBudget(context),
     turnIsOpen: ({ context }) => context.turnOpen,
   },
@@ -180,6 +190,7 @@ export const masterMachine = setup({
             src: 'turn',
             input: ({ context }) => ({
               turnIndex: context.turnIndex,
+              features: context.turnFeatures,
               newMessages: context.attempt === 'fresh' ? context.pending : [],
               attempt: context.attempt,
               retryAvailable: context.attemptsOnModel < context.maxAttempts && withinCallBudget(context),

@@ -1,7 +1,7 @@
 import type { ModelError } from '../src/domain/errors.js';
 import type { EndReason, RunStatus } from '../src/domain/events.js';
 import type { Message } from '../src/domain/messages.js';
-import type { TurnAttempt, TurnOutput } from './turn.types.js';
+import type { TurnAttempt, TurnFeatures, TurnOutput } from './turn.types.js';
 
 export type QueueMode = 'oneAtATime' | 'all';
 
@@ -19,8 +19,12 @@ export interface MasterInput {
   maxAttempts: number;
   /** The primary model plus the fallback models. */
   modelCount: number;
-  /** Report mode: the session ends only on an accepted final report. */
-  reportMode: boolean;
+  /** Report mode: the session ends only on an accepted final report of this tool. */
+  reportToolName: string | null;
+  /** Progress-report tools: their calls never make a report-mode turn a success. */
+  progressToolNames: string[];
+  postLoopPolicies: boolean;
+  turnFeatures: TurnFeatures;
 }
 
 export interface MasterContext extends MasterInput {

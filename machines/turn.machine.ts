@@ -11,6 +11,7 @@ import type {
   ResponseOutput,
   ResultsByPosition,
   TurnAttempt,
+  TurnFeatures,
   TurnInput,
   TurnOutput,
 } from './turn.types.js';
@@ -28,7 +29,7 @@ import type {
 export type TurnEvent =
   | { type: 'ABORT' }
   | { type: 'STEERING_ARRIVED' }
-  | { type: 'BATCH_SETTLED'; results: ResultsByPosition; interrupted: boolean };
+  | { type: 'BATCH_SETTLED'; results: ResultsByPosition; interrupted: boolean; startedCallIds: string[] };
 
 /** Commands the tool batch actor accepts. */
 export type BatchCommand = { type: 'CANCEL'; reason: 'aborted' | 'steering' };
@@ -42,6 +43,8 @@ export interface BatchInput {
 
 export interface TurnContext {
   turnIndex: number;
+  features: TurnFeatures;
+  startedCallIds: string[];
   newMessages: Message[];
   attempt: TurnAttempt;
   retryAvailable: boolean;
@@ -96,10 +99,10 @@ export const turnMachine = setup({
   },
   guards: {
     isContinuationAttempt: ({ context }) => context.attempt !== 'fresh',
-    hasPreTurnPolicies: () => false,
-    hasPreDispatchPolicies: () => false,
-    hasPostTurnPolicies: () => false,
-    steeringInterruptsTools: () => true,
+    hasPreTurnPolicies: ({ context }) => context.features.preTurnPolicies,
+    hasPreDispatchPolicies: ({ context }) => context.features.preDispatchPolicies,
+    hasPostTurnPolicies: ({ context }) => context.features.postTurnPolicies,
+    steeringInterruptsTools: ({ context }) => context.features.steeringInterrupts,
     policyStopped: ({ context }) => context.stopped,
     replyWasAborted: ({ context }) => context.abortRequested || context.reply?.error?.kind === 'aborted',
     overflowIsRecoverable: ({ context }) =>
@@ -108,7 +111,7 @@ export const turnMachine = setup({
     fallbackCanTakeOver: ({ context }) => context.reply?.error != null && context.fallbackAvailable,
     replyFailed: ({ context }) => context.reply?.error != null,
     hasToolCalls: ({ context }) => context.reply != null && toolCallsOf(context.reply.message).length > 0,
-    hasCallsAwaitingApproval: () => false,
+    hasCallsAwaitingApproval: ({ context }) => context.prepared.some((entry) => !entry.approved),
     argumentsWereRewritten: (_, params: { rewritten: boolean }) => params.rewritten,
     partitionIsInvalid: ({ context }) => context.invalidPartition !== null,
     nothingToRun: ({ context }) => context.prepared.length === 0,
@@ -136,12 +139,14 @@ export const turnMachine = setup({
   },
   delays: {
     /** How long unfinished tools get to finish after steering arrives, before they are cancelled. */
-    steeringGrace: 250,
+    steeringGrace: ({ context }) => context.features.steeringGraceMs,
   },
 }).createMachine({
   id: 'turn',
   context: ({ input }) => ({
     turnIndex: input.turnIndex,
+    features: input.features,
+    startedCallIds: [],
     newMessages: input.newMessages,
     attempt: input.attempt,
     retryAvailable: input.retryAvailable,
@@ -391,7 +396,7 @@ export const turnMachine = setup({
                 guard: 'turnWasAborted',
                 target: '#turn.RESPONSE',
                 actions: [
-                  assign({ results: ({ event }) => event.results }),
+                  assign({ results: ({ event }) => event.results, startedCallIds: ({ event }) => event.startedCallIds }),
                   { type: 'endTurnAs', params: { reason: 'aborted' } },
                   { type: 'settleUnfinishedCalls', params: { kind: 'aborted' } },
                 ],
@@ -399,11 +404,17 @@ export const turnMachine = setup({
               {
                 guard: ({ event }) => event.interrupted,
                 target: '#turn.RESPONSE',
-                actions: [assign({ results: ({ event }) => event.results }), { type: 'endTurnAs', params: { reason: 'steeringInterrupt' } }],
+                actions: [
+                  assign({ results: ({ event }) => event.results, startedCallIds: ({ event }) => event.startedCallIds }),
+                  { type: 'endTurnAs', params: { reason: 'steeringInterrupt' } },
+                ],
               },
               {
                 target: '#turn.RESPONSE',
-                actions: [assign({ results: ({ event }) => event.results }), { type: 'endTurnAs', params: { reason: 'toolsExecuted' } }],
+                actions: [
+                  assign({ results: ({ event }) => event.results, startedCallIds: ({ event }) => event.startedCallIds }),
+                  { type: 'endTurnAs', params: { reason: 'toolsExecuted' } },
+                ],
               },
             ],
           },
@@ -453,6 +464,7 @@ function turnOutputOf(context: TurnContext): TurnOutput {
     toolResults: resultsInCallOrder(context.reply?.message ?? null, context.results),
     error: context.reply?.error ?? null,
     injected: context.injected,
+    startedCallIds: context.startedCallIds,
   };
   if (context.deferred) return { ...base, kind: 'failure', detail: context.deferred === 'overflow' ? 'overflow' : 'retryable' };
   if (context.abortRequested || context.endReason === 'aborted') return { ...base, kind: 'aborted' };

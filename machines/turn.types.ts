@@ -5,8 +5,19 @@ import type { AssistantMessage, Message, ToolCallBlock, ToolResultMessage } from
 /** How this turn attempt relates to the turn: a fresh turn, or the master re-running it after a failure. */
 export type TurnAttempt = 'fresh' | 'retry' | 'overflowRetry';
 
+/** What this session has configured; the turn's guards read it (they stay pure). */
+export interface TurnFeatures {
+  preTurnPolicies: boolean;
+  preDispatchPolicies: boolean;
+  postTurnPolicies: boolean;
+  /** Steering cancels unfinished tools after the grace period (else it waits for the batch). */
+  steeringInterrupts: boolean;
+  steeringGraceMs: number;
+}
+
 export interface TurnInput {
   turnIndex: number;
+  features: TurnFeatures;
   /** The batch of new messages this turn starts with (prompt, steering, follow-ups, injections). */
   newMessages: Message[];
   attempt: TurnAttempt;
@@ -86,4 +97,6 @@ export interface TurnOutput {
   toolResults: ToolResultMessage[];
   error: ModelError | null;
   injected: Message[];
+  /** Calls that really started (synthetic results never count as work). */
+  startedCallIds: string[];
 }

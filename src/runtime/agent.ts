@@ -9,10 +9,11 @@ import { toMessage, type Message, type MessageInput } from '../domain/messages.j
 import type { RunResult } from '../domain/outcomes.js';
 import { createToolRegistry } from '../tools/registry.js';
 import { AgentEventFeed } from './event-stream.js';
-import { provideMasterMachine } from './master-effects.js';
+import { masterLogic } from './master-effects.js';
 import { resolveOptions, type AgentOptions } from './options.js';
 import { errorMessage } from './policy-runner.js';
 import { finalReportOf } from './report.js';
+import { bindRun } from './run-registry.js';
 import { RunSession, type AgentState, type MessageSource, type SteerReceipt } from './run-session.js';
 
 export interface AgentRun {
@@ -66,21 +67,11 @@ export function createAgent(options: AgentOptions): Agent {
     receipts: new Map(),
     run: null,
   };
-  let lastRun: RunSession | null = null;
-  let actor: Actor<ReturnType<typeof provideMasterMachine>> | null = null;
-  // Late callbacks of a finished run (a tool that ignored its signal) land on the closed last run.
-  const currentRun = (): RunSession => {
-    const run = state.run ?? lastRun;
-    if (!run) throw new Error('agentchart: no run in progress');
-    return run;
-  };
-  const finishers = new WeakMap<RunSession, (context: MasterContext) => void>();
-  const masterLogic = provideMasterMachine(currentRun, options, (context) => finishers.get(currentRun())?.(context));
+  let actor: Actor<ReturnType<typeof masterLogic>> | null = null;
 
   const startRun = (newMessages: Message[]): AgentRun => {
     const run = new RunSession(state, onSubscriberError);
     state.run = run;
-    lastRun = run;
     let resolveResult: (result: RunResult) => void = () => {};
     const result = new Promise<RunResult>((resolve) => (resolveResult = resolve));
 
@@ -110,9 +101,9 @@ export function createAgent(options: AgentOptions): Agent {
         ...(context.error && context.status === 'failed' ? { error: { code: context.error.kind, message: context.error.message } } : {}),
       });
     };
-    finishers.set(run, finish);
+    run.finish = finish;
 
-    const master = createActor(masterLogic, {
+    const master = createActor(masterLogic(), {
       input: {
         newMessages,
         steeringQueue: state.steeringQueue,
@@ -123,12 +114,22 @@ export function createAgent(options: AgentOptions): Agent {
         maxTurns: resolved.maxTurns,
         maxAttempts: resolved.retry.maxAttempts,
         modelCount: resolved.models.length,
-        reportMode: options.finalReport !== undefined,
+        reportToolName: options.finalReport?.toolName ?? null,
+        progressToolNames: state.registry.tools.filter((tool) => tool.progress).map((tool) => tool.name),
+        postLoopPolicies: (options.policies?.postLoop?.length ?? 0) > 0,
+        turnFeatures: {
+          preTurnPolicies: (options.policies?.preTurn?.length ?? 0) > 0,
+          preDispatchPolicies: (options.policies?.preDispatch?.length ?? 0) > 0,
+          postTurnPolicies: (options.policies?.postTurn?.length ?? 0) > 0,
+          steeringInterrupts: resolved.steeringInterrupts,
+          steeringGraceMs: resolved.steeringGraceMs,
+        },
       },
       clock: options.clock,
       inspect: options.inspect,
     });
     actor = master;
+    bindRun(master.system, run);
     // A bug must never leave a run without agentEnd or a result: end it as a fatal error.
     master.subscribe({
       error: (error) => {

@@ -5,6 +5,7 @@ import type { Message } from '../domain/messages.js';
 import { StreamAccumulator } from '../model/accumulator.js';
 import type { ModelStreamEvent } from '../model/port.js';
 import { errorMessage } from './policy-runner.js';
+import { runOf } from './run-registry.js';
 import type { RunSession } from './run-session.js';
 
 /**
@@ -12,12 +13,12 @@ import type { RunSession } from './run-session.js';
  * published only when the turn knows the attempt is final, so a retried attempt's partial text
  * never reaches the event stream. An abort ends the call at once, even if the provider stalls.
  */
-export function createCallModel(currentRun: () => RunSession) {
-  return fromPromise<ModelReply, { turnIndex: number; attempt: TurnAttempt }>(async ({ input }) => {
+export function createCallModel() {
+  return fromPromise<ModelReply, { turnIndex: number; attempt: TurnAttempt }>(async ({ input, system }) => {
     // On a turn's initial macrostep XState starts invoked actors before it runs the deferred
     // actions (turnStart, commitTurnInput); one microtask lets them land before history is read.
     await Promise.resolve();
-    const run = currentRun();
+    const run = runOf(system);
     run.turn.deltas = [];
     const view = await requestMessages(run);
     if (!view) {

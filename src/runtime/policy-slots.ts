@@ -3,6 +3,7 @@ import type { ResponseOutput } from '../../machines/turn.types.js';
 import { toMessage, toolCallsOf, type AssistantMessage, type Message, type ToolResultMessage } from '../domain/messages.js';
 import type { PostTurnVerdict, Verdict } from '../policies/types.js';
 import { isVerdictObject, runIsolated } from './policy-runner.js';
+import { runOf } from './run-registry.js';
 import type { RunSession } from './run-session.js';
 
 const isVerdict = (value: unknown): value is Verdict => isVerdictObject(value);
@@ -26,15 +27,15 @@ export async function runLoopPolicies(
   return { stopped: false, injected };
 }
 
-export function createPreTurnRunner(currentRun: () => RunSession) {
-  return fromPromise<{ stopped: boolean; injected: Message[] }, { turnIndex: number; newMessages: Message[] }>(({ input }) =>
-    runLoopPolicies(currentRun(), 'preTurn', input.newMessages, input.turnIndex),
+export function createPreTurnRunner() {
+  return fromPromise<{ stopped: boolean; injected: Message[] }, { turnIndex: number; newMessages: Message[] }>(({ input, system }) =>
+    runLoopPolicies(runOf(system), 'preTurn', input.newMessages, input.turnIndex),
   );
 }
 
-export function createPostLoopRunner(currentRun: () => RunSession) {
-  return fromPromise<{ stopped: boolean; injected: Message[] }, { turnIndex: number }>(({ input }) =>
-    runLoopPolicies(currentRun(), 'postLoop', [], input.turnIndex),
+export function createPostLoopRunner() {
+  return fromPromise<{ stopped: boolean; injected: Message[] }, { turnIndex: number }>(({ input, system }) =>
+    runLoopPolicies(runOf(system), 'postLoop', [], input.turnIndex),
   );
 }
 
@@ -42,10 +43,10 @@ export function createPostLoopRunner(currentRun: () => RunSession) {
  * Post-turn policies see the committed snapshot. A replacement assistant message is used only if
  * its tool-call blocks are exactly the original ones (parity with the committed results).
  */
-export function createPostTurnRunner(currentRun: () => RunSession, committedAssistant: () => AssistantMessage | null) {
-  return fromPromise<ResponseOutput, { turnIndex: number; toolResults: ToolResultMessage[] }>(async ({ input }) => {
-    const run = currentRun();
-    let assistant = committedAssistant();
+export function createPostTurnRunner() {
+  return fromPromise<ResponseOutput, { turnIndex: number; toolResults: ToolResultMessage[] }>(async ({ input, system }) => {
+    const run = runOf(system);
+    let assistant = run.turn.committedAssistant;
     const injected: Message[] = [];
     let stopped = false;
     for (const policy of run.agent.options.policies?.postTurn ?? []) {

@@ -1,3 +1,4 @@
+import type { MasterContext } from '../../machines/master.types.js';
 import type { ContextGuard } from '../context/guard.js';
 import type { Counters } from '../domain/counters.js';
 import { cloneCounters } from '../domain/counters.js';
@@ -32,6 +33,8 @@ export interface TurnScope {
   replyStart: number;
   /** Resolves the approval request in progress as denied (abort); null when none is pending. */
   denyPendingApproval: (() => void) | null;
+  /** The assistant message the turn committed (post-turn policies may replace it). */
+  committedAssistant: AssistantMessage | null;
 }
 
 /** Everything one agent keeps between runs. */
@@ -63,12 +66,12 @@ export class RunSession {
   readonly ledger: CounterLedger;
   readonly controller = new AbortController();
   modelIndex = 0;
-  /** Tool calls that really started (report mode counts them as work). */
-  readonly executedCalls = new Set<string>();
-  turn: TurnScope = { turnIndex: 0, open: false, deltas: [], announcedEnds: new Map(), overflowView: null, replyStart: 0, denyPendingApproval: null };
+  turn: TurnScope = { turnIndex: 0, open: false, deltas: [], announcedEnds: new Map(), overflowView: null, replyStart: 0, denyPendingApproval: null, committedAssistant: null };
   private seq = 0;
   /** After agentEnd nothing more is published: a late callback cannot break "agentEnd is last". */
   ended = false;
+  /** Ends the run: publishes agentEnd and resolves the run's result (set by createAgent). */
+  finish: (context: MasterContext) => void = () => {};
 
   constructor(
     readonly agent: AgentState,
@@ -91,7 +94,6 @@ export class RunSession {
   emit(body: AgentEventBody): AgentEvent | null {
     if (this.ended) return null;
     const event = { ...body, runId: this.runId, seq: this.seq++ } as AgentEvent;
-    if (event.type === 'toolExecutionStart') this.executedCalls.add(event.toolCallId);
     this.ledger.observe(event);
     this.log.push(event);
     this.agent.feed.push(event);
@@ -103,7 +105,7 @@ export class RunSession {
   }
 
   startTurn(turnIndex: number): void {
-    this.turn = { turnIndex, open: true, deltas: [], announcedEnds: new Map(), overflowView: null, replyStart: this.agent.history.length, denyPendingApproval: null };
+    this.turn = { turnIndex, open: true, deltas: [], announcedEnds: new Map(), overflowView: null, replyStart: this.agent.history.length, denyPendingApproval: null, committedAssistant: null };
     this.emit({ type: 'turnStart', turnIndex });
   }
 

@@ -5,20 +5,19 @@ import type { BatchCommand, BatchInput, TurnEvent } from '../../machines/turn.ma
 import type { PreparedCall } from '../../machines/turn.types.js';
 import type { ToolResultMessage } from '../domain/messages.js';
 import { runTool } from '../tools/run.js';
-import type { AgentOptions } from './options.js';
-import type { RunSession } from './run-session.js';
+import { bindRun, runOf } from './run-registry.js';
 
 type ToolCallActor = ActorRefFrom<typeof toolCallMachine>;
 
 /** The tool-call machine wired to a run: start/end events, the tool itself, the progress relay. */
-export function provideToolCallMachine(currentRun: () => RunSession) {
+export function provideToolCallMachine() {
   return toolCallMachine.provide({
     actors: {
-      executeTool: fromPromise<{ content: string; isError: boolean }, ToolCallInput>(async ({ input, signal }) => {
+      executeTool: fromPromise<{ content: string; isError: boolean }, ToolCallInput>(async ({ input, signal, system }) => {
         // XState starts an invoked actor before the deferred entry actions of its parent's first
         // macrostep: one microtask lets toolExecutionStart be published before the tool runs.
         await Promise.resolve();
-        const run = currentRun();
+        const run = runOf(system);
         const tool = run.agent.registry.get(input.call.name);
         if (!tool) return { content: `Unknown tool "${input.call.name}".`, isError: true };
         const turnIndex = run.turn.turnIndex;
@@ -40,12 +39,12 @@ export function provideToolCallMachine(currentRun: () => RunSession) {
       }),
     },
     actions: {
-      announceExecutionStart: ({ context }) => {
-        const run = currentRun();
+      announceExecutionStart: ({ context, system }) => {
+        const run = runOf(system);
         run.emit({ type: 'toolExecutionStart', turnIndex: run.turn.turnIndex, toolCallId: context.call.id, toolName: context.call.name, arguments: context.call.arguments });
       },
-      announceExecutionEnd: ({ context }) => {
-        if (context.result) currentRun().announceToolEnd(context.result);
+      announceExecutionEnd: ({ context, system }) => {
+        if (context.result) runOf(system).announceToolEnd(context.result);
       },
     },
   });
@@ -56,9 +55,9 @@ export function provideToolCallMachine(currentRun: () => RunSession) {
  * tool-call actor per call, stopped as soon as it finishes. CANCEL settles every unfinished call
  * at once — tools that ignore their signal never hold the turn.
  */
-export function createToolBatch(currentRun: () => RunSession, toolCallLogic: ReturnType<typeof provideToolCallMachine>, options: AgentOptions) {
-  return fromCallback<BatchCommand, BatchInput>(({ input, sendBack, receive }) => {
-    const run = currentRun();
+export function createToolBatch(toolCallLogic: ReturnType<typeof provideToolCallMachine>) {
+  return fromCallback<BatchCommand, BatchInput>(({ input, sendBack, receive, system }) => {
+    const run = runOf(system);
     const results = new Map(input.results);
     const running = new Map<number, ToolCallActor>();
     const execution = run.agent.resolved.toolExecution;
@@ -66,17 +65,20 @@ export function createToolBatch(currentRun: () => RunSession, toolCallLogic: Ret
     let groupIndex = 0;
     let queue: PreparedCall[] = [];
     let settled = false;
+    const startedCallIds: string[] = [];
     // Set before cancelling: a call finishing during the cancellation must not start the next one.
     let cancelling = false;
 
     const settle = (interrupted: boolean) => {
       if (settled) return;
       settled = true;
-      sendBack({ type: 'BATCH_SETTLED', results, interrupted } satisfies TurnEvent);
+      sendBack({ type: 'BATCH_SETTLED', results, interrupted, startedCallIds } satisfies TurnEvent);
     };
 
     const startCall = (entry: PreparedCall) => {
-      const actor = createActor(toolCallLogic, { input: { position: entry.position, call: entry.call }, inspect: options.inspect as never });
+      const actor = createActor(toolCallLogic, { input: { position: entry.position, call: entry.call }, inspect: run.agent.options.inspect as never });
+      bindRun(actor.system, run);
+      startedCallIds.push(entry.call.id);
       running.set(entry.position, actor);
       actor.subscribe({
         complete: () => {

@@ -6,6 +6,7 @@ import { toMessage, toolCallsOf, type Message, type ToolCallBlock } from '../dom
 import type { ApprovalDecision, PreDispatchVerdict } from '../policies/types.js';
 import { prepareToolCall } from '../tools/validate.js';
 import { errorMessage, isVerdictObject, runIsolated } from './policy-runner.js';
+import { runOf } from './run-registry.js';
 import type { AgentState, RunSession } from './run-session.js';
 
 /** Preprocess: unknown tools and invalid arguments get an error result and never start. */
@@ -42,9 +43,9 @@ const isPreDispatchVerdict = (value: unknown): value is PreDispatchVerdict => is
  * goes through the policies in call order. A throwing policy counts as Continue and, since it only
  * ever saw a copy of the arguments, its changes are rolled back.
  */
-export function createPreDispatchRunner(currentRun: () => RunSession) {
-  return fromPromise<PreDispatchOutput, { turnIndex: number; prepared: PreparedCall[]; results: ResultsByPosition }>(async ({ input }) => {
-    const run = currentRun();
+export function createPreDispatchRunner() {
+  return fromPromise<PreDispatchOutput, { turnIndex: number; prepared: PreparedCall[]; results: ResultsByPosition }>(async ({ input, system }) => {
+    const run = runOf(system);
     const policies = run.agent.options.policies?.preDispatch ?? [];
     const batch: ToolCallBlock[] = input.prepared.map((p) => p.call);
     const messages = run.agent.history.slice();
@@ -99,9 +100,9 @@ const isDecision = (value: unknown): value is ApprovalDecision =>
  * result. `approveWith(arguments)` marks the call for a second pre-dispatch pass.
  * Stopping the actor (abort) resolves the pending request as denied.
  */
-export function createApprovalRunner(currentRun: () => RunSession) {
-  return fromPromise<ApprovalOutput, { turnIndex: number; prepared: PreparedCall[]; results: ResultsByPosition }>(async ({ input, signal }) => {
-    const run = currentRun();
+export function createApprovalRunner() {
+  return fromPromise<ApprovalOutput, { turnIndex: number; prepared: PreparedCall[]; results: ResultsByPosition }>(async ({ input, signal, system }) => {
+    const run = runOf(system);
     const handler = run.agent.options.approval;
     const results = new Map(input.results);
     const prepared: PreparedCall[] = [];
@@ -145,10 +146,17 @@ export function createApprovalRunner(currentRun: () => RunSession) {
         run.ledger.increment('toolCallsRejected');
         results.set(entry.position, errorResult(call, `rejected: ${decision.reason ?? 'the user declined this tool call'}`));
       } else if ('arguments' in decision && decision.arguments) {
-        resolveAs(true);
-        const args = validateRewrite(run, call, decision.arguments as Record<string, unknown>);
-        rewritten ||= args !== null;
-        prepared.push({ ...entry, approved: true, call: args ? { ...call, arguments: args } : call, cleared: args === null });
+        // approveWith(arguments): the call runs only with arguments its schema accepts.
+        const outcome = prepareToolCall(run.agent.registry, { ...call, arguments: decision.arguments as Record<string, unknown> });
+        if (outcome.ok) {
+          resolveAs(true);
+          rewritten = true;
+          prepared.push({ ...entry, approved: true, call: { ...call, arguments: outcome.arguments }, cleared: false });
+        } else {
+          resolveAs(false);
+          run.ledger.increment('toolCallsRejected');
+          results.set(entry.position, errorResult(call, `approval failed: the approved arguments are invalid: ${outcome.message}`));
+        }
       } else {
         resolveAs(true);
         prepared.push({ ...entry, approved: true });

@@ -1,59 +1,45 @@
 import { assign } from 'xstate';
 import { resultsInCallOrder } from '../../machines/tool-results.js';
 import { turnMachine, type TurnContext } from '../../machines/turn.machine.js';
-import type { AssistantMessage } from '../domain/messages.js';
 import { createCallModel } from './model-call.js';
-import type { AgentOptions } from './options.js';
 import { createPostTurnRunner, createPreTurnRunner } from './policy-slots.js';
+import { runOf } from './run-registry.js';
 import type { RunSession } from './run-session.js';
 import { createToolBatch, provideToolCallMachine } from './tool-batch.js';
 import { createApprovalRunner, createPreDispatchRunner, planGroups, prepareCalls } from './tool-phases.js';
 
-/** The turn machine wired to an agent's runtime. `currentRun` is the agent's run in progress. */
-export function provideTurnMachine(currentRun: () => RunSession, options: AgentOptions) {
-  const policies = options.policies ?? {};
-  let committedAssistant: AssistantMessage | null = null;
-  const toolCallLogic = provideToolCallMachine(currentRun);
-
+/** The turn machine wired to the runtime; each effect finds its run through the actor system. */
+export function provideTurnMachine() {
   return turnMachine.provide({
     actors: {
-      runPreTurnPolicies: createPreTurnRunner(currentRun),
-      callModel: createCallModel(currentRun),
-      runPreDispatchPolicies: createPreDispatchRunner(currentRun),
-      requestApprovals: createApprovalRunner(currentRun),
-      executeToolCalls: createToolBatch(currentRun, toolCallLogic, options),
-      runPostTurnPolicies: createPostTurnRunner(currentRun, () => committedAssistant),
-    },
-    guards: {
-      hasPreTurnPolicies: () => (policies.preTurn?.length ?? 0) > 0,
-      hasPreDispatchPolicies: () => (policies.preDispatch?.length ?? 0) > 0,
-      hasPostTurnPolicies: () => (policies.postTurn?.length ?? 0) > 0,
-      steeringInterruptsTools: () => currentRun().agent.resolved.steeringInterrupts,
-      hasCallsAwaitingApproval: ({ context }) => context.prepared.some((entry) => !entry.approved),
+      runPreTurnPolicies: createPreTurnRunner(),
+      callModel: createCallModel(),
+      runPreDispatchPolicies: createPreDispatchRunner(),
+      requestApprovals: createApprovalRunner(),
+      executeToolCalls: createToolBatch(provideToolCallMachine()),
+      runPostTurnPolicies: createPostTurnRunner(),
     },
     actions: {
-      announceTurnStart: ({ context }) => currentRun().startTurn(context.turnIndex),
-      commitTurnInput: ({ context }) => currentRun().commit([...context.newMessages, ...context.inputInjected]),
-      publishAssistantMessage: ({ context }) => {
-        if (context.reply) currentRun().publishAssistant(context.reply.message);
+      announceTurnStart: ({ context, system }) => runOf(system).startTurn(context.turnIndex),
+      commitTurnInput: ({ context, system }) => runOf(system).commit([...context.newMessages, ...context.inputInjected]),
+      publishAssistantMessage: ({ context, system }) => {
+        if (context.reply) runOf(system).publishAssistant(context.reply.message);
       },
-      commitTurn: ({ context }) => {
-        const run = currentRun();
-        committedAssistant = context.reply?.message ?? null;
-        if (!committedAssistant) return;
-        const results = resultsInCallOrder(committedAssistant, context.results);
+      commitTurn: ({ context, system }) => {
+        const run = runOf(system);
+        const assistant = context.reply?.message ?? null;
+        run.turn.committedAssistant = assistant;
+        if (!assistant) return;
+        const results = resultsInCallOrder(assistant, context.results);
         // Synthetic results (invalid, skipped, rejected, stopped, aborted) are announced here, in call order.
         for (const result of results) run.announceToolEnd(result);
         run.turn.replyStart = run.agent.history.length;
-        run.commit([committedAssistant, ...results]);
+        run.commit([assistant, ...results]);
       },
-      announceTurnEnd: ({ context }) => announceTurnEnd(currentRun(), context),
-      denyPendingApproval: () => currentRun().turn.denyPendingApproval?.(),
-      prepareToolCalls: assign(({ context }) => prepareCalls(currentRun(), context)),
-      planDispatch: assign(({ context }) => planGroups(currentRun(), context.prepared)),
-    },
-    delays: {
-      steeringGrace: () => currentRun().agent.resolved.steeringGraceMs,
+      announceTurnEnd: ({ context, system }) => announceTurnEnd(runOf(system), context),
+      denyPendingApproval: ({ system }) => runOf(system).turn.denyPendingApproval?.(),
+      prepareToolCalls: assign(({ context, system }) => prepareCalls(runOf(system), context)),
+      planDispatch: assign(({ context, system }) => planGroups(runOf(system), context.prepared)),
     },
   });
 }
