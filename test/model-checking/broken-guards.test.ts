@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { explore } from './harness/explore.js';
+import { Checks, checkAbortAlwaysEnds, checkEveryPath } from './harness/paths.js';
+import { masterMonitor } from './master-monitor.js';
+import { BASE_SESSION, masterEnvironment, provideMaster, type MasterConfig, type MasterWalk } from './master-model.js';
+import { endsAborted, turnMonitor } from './turn-monitor.js';
+import { NO_FEATURES, provideTurn, turnEnvironment, turnInput, type AttemptName, type TurnConfig } from './turn-model.js';
+
+/**
+ * The checks must catch a wrong guard: each test breaks one guard of a machine with
+ * `.provide({ guards })` and expects the exact invariant that guard protects to be reported.
+ */
+
+const plain: TurnConfig = { name: 'plain', approvals: false, partition: 'valid', replies: ['text', 'oneCall', 'rateLimited', 'authFailed'] };
+
+function checkBrokenTurn(guards: Parameters<ReturnType<typeof provideTurn>['provide']>[0]['guards'], attempt: AttemptName): ReadonlySet<string> {
+  const input = turnInput(NO_FEATURES, attempt);
+  const graph = explore(provideTurn(plain).provide({ guards }), turnEnvironment(plain), { input, limit: 10_000 });
+  const checks = new Checks();
+  checkEveryPath(graph, turnMonitor(input), checks);
+  checkAbortAlwaysEnds(graph, 'ABORT', endsAborted, checks);
+  return checks.broken;
+}
+
+describe('model checking catches a broken guard', () => {
+  it('turn: a retry deferred to the master although its attempts are spent', () => {
+    const invariants = checkBrokenTurn({ errorIsRetryable: ({ context }) => context.reply?.error?.retryable === true }, 'freshLastChance');
+    expect([...invariants]).toEqual(['deferred only when the master promised that recovery']);
+  });
+
+  it('turn: an aborted stream that is not recognised as aborted', () => {
+    const invariants = checkBrokenTurn({ replyWasAborted: ({ context }) => context.reply?.error?.kind === 'aborted' }, 'freshWithRecovery');
+    expect(invariants).toContain('nothing starts after ABORT');
+    expect(invariants).toContain('ABORT ⇒ the turn ends aborted');
+  });
+
+  it('master: an aborted turn that does not end the session', () => {
+    const config: MasterConfig = {
+      name: 'broken turnWasAborted',
+      input: { ...BASE_SESSION, maxAttempts: 1 },
+      turn: plain,
+      maxSteers: 0,
+      maxFollowUps: 0,
+    };
+    const master = provideMaster().provide({ guards: { turnWasAborted: () => false } });
+    const graph = explore(master, masterEnvironment(config), { input: config.input, limit: 10_000 });
+    const checks = new Checks();
+    checkEveryPath(graph, masterMonitor(config.input), checks);
+    checkAbortAlwaysEnds(graph, 'ABORT', (walk: MasterWalk) => (walk.snapshot.output?.status === 'aborted' ? null : 'not aborted'), checks);
+    expect(checks.broken).toContain('ABORT ⇔ the session ends aborted');
+    expect(checks.broken).toContain('ABORT from {"running":"turn"} reaches a final state');
+  });
+});

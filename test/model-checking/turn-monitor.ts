@@ -1,0 +1,115 @@
+import type { TurnInput, TurnOutput } from '../../machines/turn.types.js';
+import { toolCallsOf } from '../../src/domain/messages.js';
+import { activeInvocations, type Effect } from './harness/explore.js';
+import type { Checks, Monitor } from './harness/paths.js';
+import type { TurnEnv, TurnLogic, TurnWalk } from './turn-model.js';
+
+/**
+ * Lifecycle invariants of one turn attempt, checked at every step of every path and at its end.
+ * Effects are counted from the stand-in actions' recordings.
+ */
+
+interface Observed {
+  turnStarts: number;
+  turnEnds: number;
+  inputCommits: number;
+  publishes: number;
+  commits: number;
+  enteredToolExecution: boolean;
+  abortSent: boolean;
+  /** ABORT, or a model reply that came back marked aborted. */
+  abortSeen: boolean;
+}
+
+/** Invoked actors that do work for the user; none may start once the turn was asked to abort. */
+const WORK = new Set(['callModel', 'runPreDispatchPolicies', 'requestApprovals', 'executeToolCalls', 'runPostTurnPolicies']);
+
+const count = (effects: readonly Effect[], action: string) => effects.filter((effect) => effect.action === action).length;
+const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((item, index) => item === b[index]);
+
+export function turnMonitor(input: TurnInput): Monitor<TurnLogic, TurnEnv, Observed> {
+  const fresh = input.attempt === 'fresh';
+
+  const observe = (observed: Observed, walk: TurnWalk, effects: readonly Effect[], checks: Checks): Observed => {
+    const next: Observed = {
+      ...observed,
+      turnStarts: observed.turnStarts + count(effects, 'announceTurnStart'),
+      turnEnds: observed.turnEnds + count(effects, 'announceTurnEnd'),
+      inputCommits: observed.inputCommits + count(effects, 'commitTurnInput'),
+      publishes: observed.publishes + count(effects, 'publishAssistantMessage'),
+      commits: observed.commits + count(effects, 'commitTurn'),
+      enteredToolExecution: observed.enteredToolExecution || walk.snapshot.matches('TOOL_EXECUTION'),
+    };
+    checks.that('turnStart at most once per turn', next.turnStarts <= 1, () => `${next.turnStarts} turnStarts`);
+    checks.that('a re-run attempt never announces turnStart', fresh || next.turnStarts === 0);
+    checks.that('turnEnd at most once', next.turnEnds <= 1);
+    checks.that('turnEnd follows turnStart', !fresh || next.turnEnds <= next.turnStarts);
+    checks.that('the input batch is committed at most once', next.inputCommits <= 1);
+    checks.that('one messageStart/messageEnd per attempt', next.publishes <= 1, () => `${next.publishes} publications`);
+    checks.that('the turn is committed at most once', next.commits <= 1);
+    for (const effect of effects) {
+      if (effect.action === 'commitTurn') {
+        const parity = effect.detail as { calls: string[]; results: string[]; resultCount: number };
+        checks.that(
+          'parity at commit: one result per tool call, in call order',
+          sameList(parity.calls, parity.results) && parity.resultCount === parity.calls.length,
+          () => `calls [${parity.calls.join(', ')}], results [${parity.results.join(', ')}] (${parity.resultCount} in all)`,
+        );
+      }
+    }
+    return next;
+  };
+
+  return {
+    start: (walk, effects, checks) =>
+      observe({ turnStarts: 0, turnEnds: 0, inputCommits: 0, publishes: 0, commits: 0, enteredToolExecution: false, abortSent: false, abortSeen: false }, walk, effects, checks),
+
+    step: (observed, from, { label, effects }, to, checks) => {
+      const before = new Set(activeInvocations(from.snapshot).map((invocation) => invocation.id));
+      const started = activeInvocations(to.snapshot).filter((invocation) => !before.has(invocation.id) && WORK.has(invocation.src));
+      checks.that('nothing starts after ABORT', !observed.abortSent || started.length === 0, () => `${started.map((s) => s.src).join(', ')} started`);
+      const abortSent = observed.abortSent || label === 'ABORT';
+      return observe({ ...observed, abortSent, abortSeen: abortSent || observed.abortSeen || label === 'reply:aborted' }, to, effects, checks);
+    },
+
+    end: (observed, last, checks) => {
+      checks.that('every path ends in a final state', last.status === 'done', () => `stopped in ${JSON.stringify(last.snapshot.value)}`);
+      if (last.status !== 'done') return;
+      const final = String(last.snapshot.value);
+      const output = last.snapshot.output as TurnOutput;
+      checks.that('turnStart exactly once for a fresh turn that started', observed.turnStarts === (fresh && final !== 'stoppedBeforeStart' ? 1 : 0), () => `${observed.turnStarts} in ${final}`);
+      checks.that('a fresh turn commits its input batch (never lost)', observed.inputCommits === (fresh ? 1 : 0), () => `${observed.inputCommits} commits`);
+      checks.that('turnEnd ⇔ the turn closed (final state done)', (observed.turnEnds === 1) === (final === 'done'), () => `${observed.turnEnds} turnEnds in ${final}`);
+      if (final === 'deferredToMaster') {
+        checks.that('a deferred attempt publishes and commits nothing', observed.publishes === 0 && observed.commits === 0);
+        checks.that(
+          'deferred only when the master promised that recovery',
+          output.detail === 'overflow' ? input.overflowRecoveryAvailable : output.detail === 'retryable' && (input.retryAvailable || input.fallbackAvailable),
+          () => `detail ${output.detail ?? '-'} with input ${JSON.stringify(input)}`,
+        );
+      }
+      if (observed.enteredToolExecution) {
+        checks.that('an entered TOOL_EXECUTION ends through RESPONSE (committed)', observed.commits === 1, () => `${observed.commits} commits, ended in ${final}`);
+      }
+      if (final === 'done' && output.assistant) {
+        const calls = toolCallsOf(output.assistant).map((block) => block.id);
+        const results = output.toolResults.map((result) => result.toolCallId);
+        checks.that('turnEnd carries one result per tool call', sameList(calls, results), () => `calls [${calls.join(', ')}], results [${results.join(', ')}]`);
+      }
+      checks.that('ABORT ⇒ the turn ends aborted', !observed.abortSent || output.kind === 'aborted', () => `kind ${output.kind} (${output.turnEndReason ?? '-'})`);
+      checks.that('aborted only after ABORT or an aborted reply', observed.abortSeen || output.kind !== 'aborted');
+      checks.that(
+        'the end reason matches the outcome',
+        output.kind !== 'success' || ['complete', 'toolsExecuted', 'steeringInterrupt'].includes(output.turnEndReason ?? ''),
+        () => `success with ${output.turnEndReason ?? 'no reason'}`,
+      );
+    },
+  };
+}
+
+/** What `ABORT` must lead to: the turn closed as aborted. */
+export function endsAborted(walk: TurnWalk): string | null {
+  const output = walk.snapshot.output as TurnOutput | undefined;
+  if (walk.snapshot.value !== 'done' || output?.kind !== 'aborted') return `ended in ${JSON.stringify(walk.snapshot.value)} as ${output?.kind ?? '-'}`;
+  return null;
+}

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { getSimplePaths } from 'xstate/graph';
+import { turnMachine } from '../../machines/turn.machine.js';
+import type { TurnFeatures, TurnOutput } from '../../machines/turn.types.js';
+import { restingStates, visitedStates } from './harness/coverage.js';
+import { explore } from './harness/explore.js';
+import { Checks, checkAbortAlwaysEnds, checkEveryPath } from './harness/paths.js';
+import { STANDARD_REPLIES } from './turn-fixtures.js';
+import { endsAborted, turnMonitor } from './turn-monitor.js';
+import { ALL_FEATURES, NO_FEATURES, provideTurn, turnEnvironment, turnInput, type AttemptName, type TurnConfig } from './turn-model.js';
+
+const approvals: TurnConfig = { name: 'approvals', approvals: true, partition: 'valid', replies: STANDARD_REPLIES };
+const plain: TurnConfig = { ...approvals, name: 'no approvals', approvals: false };
+const invalidPartition: TurnConfig = { ...plain, name: 'invalid partition', partition: 'invalid' };
+
+const CASES: Array<{ config: TurnConfig; features: TurnFeatures; attempt: AttemptName; name: string }> = [
+  { config: approvals, features: ALL_FEATURES, attempt: 'freshWithRecovery', name: 'all policies, approvals / fresh with recovery' },
+  { config: approvals, features: ALL_FEATURES, attempt: 'freshLastChance', name: 'all policies, approvals / fresh, last chance' },
+  { config: plain, features: NO_FEATURES, attempt: 'retryLastChance', name: 'no policies / retry, last chance' },
+  { config: plain, features: NO_FEATURES, attempt: 'overflowRetry', name: 'no policies / overflow re-run' },
+  { config: invalidPartition, features: { ...NO_FEATURES, steeringInterrupts: false }, attempt: 'freshWithRecovery', name: 'steering waits, invalid partition / fresh' },
+];
+
+// What the configurations reached together (the last test checks that nothing was left out).
+const visited = new Set<string>();
+const endings = new Set<string>();
+
+describe('model checking: turn machine', () => {
+  it.each(CASES)('$name: lifecycle invariants on every path; ABORT from every state ends the turn aborted', ({ config, features, attempt, name }) => {
+    const input = turnInput(features, attempt);
+    const graph = explore(provideTurn(config), turnEnvironment(config), { input, limit: 50_000 });
+    const checks = new Checks();
+    const stats = checkEveryPath(graph, turnMonitor(input), checks);
+    const abortChecked = checkAbortAlwaysEnds(graph, 'ABORT', endsAborted, checks);
+    console.log(
+      `turn [${name}]: ${graph.nodes.size} states, ${graph.edgeCount} transitions, ` +
+        `${stats.paths} paths (longest ${stats.longest}), ${abortChecked} abort checks, ${checks.count} invariants checked`,
+    );
+    expect(checks.violations).toEqual([]);
+
+    for (const id of visitedStates(graph)) visited.add(id);
+    for (const node of graph.nodes.values()) {
+      const output = node.walk.snapshot.output as TurnOutput | undefined;
+      if (output) endings.add(`${output.kind}/${output.turnEndReason ?? 'open'}`);
+    }
+  });
+
+  it("xstate/graph's getSimplePaths finds the same paths to final states as the path checker", () => {
+    const input = turnInput(NO_FEATURES, 'retryLastChance');
+    const graph = explore(provideTurn(plain), turnEnvironment(plain), { input, limit: 50_000 });
+    const stats = checkEveryPath(graph, turnMonitor(input), new Checks());
+    const simplePaths = getSimplePaths(graph.logic, { ...graph.traversal, toState: (walk) => walk.status === 'done' });
+    expect(simplePaths.length).toBe(stats.paths);
+  });
+
+  it('the configurations together reach every resting state and every kind of turn end', () => {
+    expect([...visited].sort()).toEqual(restingStates(turnMachine));
+    const reasons = new Set([...endings].map((ending) => ending.split('/')[1]));
+    expect([...reasons].sort()).toEqual(['aborted', 'complete', 'error', 'open', 'steeringInterrupt', 'stopped', 'toolsExecuted']);
+    const kinds = new Set([...endings].map((ending) => ending.split('/')[0]));
+    expect([...kinds].sort()).toEqual(['aborted', 'failure', 'finished', 'success']);
+  });
+});
