@@ -85,6 +85,8 @@ export const masterMachine = setup({
     },
     failedTurnRetryLeft: ({ context }) => context.failedTurnRetries + 1 < context.maxAttempts && withinCallBudget(context),
     turnIsOpen: ({ context }) => context.turnOpen,
+    resumesInsideTurn: ({ context }) => context.resume?.at === 'turn',
+    resumesBeforeTurn: ({ context }) => context.resume?.at === 'preTurn',
   },
   actions: {
     announceAgentStart: notProvided('announceAgentStart'),
@@ -146,9 +148,9 @@ export const masterMachine = setup({
   context: ({ input }) => ({
     ...input,
     pending: input.newMessages,
-    turnsThisRun: 0,
+    turnsThisRun: input.turnsThisRun ?? 0,
     modelCalls: 0,
-    modelIndex: 0,
+    modelIndex: input.modelIndex ?? 0,
     attemptsOnModel: 0,
     overflowUsedThisTurn: false,
     failedTurnRetries: 0,
@@ -163,7 +165,15 @@ export const masterMachine = setup({
   initial: 'idle',
   states: {
     idle: {
-      on: { START: { target: 'running', actions: 'announceAgentStart' } },
+      on: {
+        START: { target: 'running', actions: 'announceAgentStart' },
+        // After a restart the run continues where its last checkpoint left it (no second agentStart).
+        RESUME: [
+          { guard: 'resumesInsideTurn', target: 'running.turn', actions: assign({ attempt: 'resumed' }) },
+          { guard: 'resumesBeforeTurn', target: 'running.preTurn' },
+          { target: 'running.postLoop' },
+        ],
+      },
     },
     running: {
       initial: 'preTurn',
@@ -193,13 +203,14 @@ export const masterMachine = setup({
               features: context.turnFeatures,
               newMessages: context.attempt === 'fresh' ? context.pending : [],
               attempt: context.attempt,
+              resume: context.attempt === 'resumed' && context.resume?.at === 'turn' ? context.resume.turn : null,
               retryAvailable: context.attemptsOnModel < context.maxAttempts && withinCallBudget(context),
               fallbackAvailable: context.modelIndex + 1 < context.modelCount && withinCallBudget(context),
               overflowRecoveryAvailable: !context.overflowUsedThisTurn && withinCallBudget(context),
             }),
             onDone: {
               target: 'deciding',
-              actions: [assign({ pending: [] }), { type: 'recordOutcome', params: ({ event }) => ({ outcome: event.output }) }],
+              actions: [assign({ pending: [], resume: null }), { type: 'recordOutcome', params: ({ event }) => ({ outcome: event.output }) }],
             },
           },
           on: {

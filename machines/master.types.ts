@@ -1,7 +1,10 @@
 import type { ModelError } from '../src/domain/errors.js';
 import type { EndReason, RunStatus } from '../src/domain/events.js';
 import type { Message } from '../src/domain/messages.js';
-import type { TurnAttempt, TurnFeatures, TurnOutput } from './turn.types.js';
+import type { TurnAttempt, TurnFeatures, TurnOutput, TurnResume } from './turn.types.js';
+
+/** Where a run interrupted by a crash continues. */
+export type MasterResume = { at: 'turn'; turn: TurnResume } | { at: 'preTurn' } | { at: 'postLoop' };
 
 export type QueueMode = 'oneAtATime' | 'all';
 
@@ -25,6 +28,10 @@ export interface MasterInput {
   progressToolNames: string[];
   postLoopPolicies: boolean;
   turnFeatures: TurnFeatures;
+  /** Set when the run resumes after a restart (started with RESUME instead of START). */
+  resume: MasterResume | null;
+  turnsThisRun?: number;
+  modelIndex?: number;
 }
 
 export interface MasterContext extends MasterInput {
@@ -47,6 +54,7 @@ export interface MasterContext extends MasterInput {
 
 export type MasterEvent =
   | { type: 'START' }
+  | { type: 'RESUME' }
   | { type: 'STEER'; message: Message }
   | { type: 'FOLLOW_UP'; message: Message }
   | { type: 'ABORT' };

@@ -13,6 +13,7 @@ import type {
   TurnAttempt,
   TurnFeatures,
   TurnInput,
+  TurnResume,
   TurnOutput,
 } from './turn.types.js';
 
@@ -44,6 +45,7 @@ export interface BatchInput {
 export interface TurnContext {
   turnIndex: number;
   features: TurnFeatures;
+  resume: TurnResume | null;
   startedCallIds: string[];
   newMessages: Message[];
   attempt: TurnAttempt;
@@ -99,6 +101,8 @@ export const turnMachine = setup({
   },
   guards: {
     isContinuationAttempt: ({ context }) => context.attempt !== 'fresh',
+    /** Resumed after a crash with a published reply: its tools continue (replay rules applied). */
+    resumesWithPublishedReply: ({ context }) => context.resume?.reply != null,
     hasPreTurnPolicies: ({ context }) => context.features.preTurnPolicies,
     hasPreDispatchPolicies: ({ context }) => context.features.preDispatchPolicies,
     hasPostTurnPolicies: ({ context }) => context.features.postTurnPolicies,
@@ -146,6 +150,7 @@ export const turnMachine = setup({
   context: ({ input }) => ({
     turnIndex: input.turnIndex,
     features: input.features,
+    resume: input.resume,
     startedCallIds: [],
     newMessages: input.newMessages,
     attempt: input.attempt,
@@ -176,6 +181,11 @@ export const turnMachine = setup({
       states: {
         checkingPolicies: {
           always: [
+            {
+              guard: 'resumesWithPublishedReply',
+              target: '#turn.TOOL_EXECUTION',
+              actions: assign(({ context }) => ({ reply: context.resume?.reply ?? null, results: context.resume?.results ?? EMPTY_RESULTS })),
+            },
             { guard: 'isContinuationAttempt', target: '#turn.ASSISTANT' },
             { guard: 'hasPreTurnPolicies', target: 'runningPreTurnPolicies' },
             { target: '#turn.ASSISTANT', actions: ['announceTurnStart', 'commitTurnInput', 'markInputCommitted'] },

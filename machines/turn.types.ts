@@ -3,7 +3,14 @@ import type { TurnEndReason } from '../src/domain/events.js';
 import type { AssistantMessage, Message, ToolCallBlock, ToolResultMessage } from '../src/domain/messages.js';
 
 /** How this turn attempt relates to the turn: a fresh turn, or the master re-running it after a failure. */
-export type TurnAttempt = 'fresh' | 'retry' | 'overflowRetry';
+export type TurnAttempt = 'fresh' | 'retry' | 'overflowRetry' | 'resumed';
+
+/** Where a turn interrupted by a crash continues: the reply it published and the results it had. */
+export interface TurnResume {
+  reply: ModelReply | null;
+  results: ResultsByPosition;
+  approvedCallIds: string[];
+}
 
 /** What this session has configured; the turn's guards read it (they stay pure). */
 export interface TurnFeatures {
@@ -21,6 +28,8 @@ export interface TurnInput {
   /** The batch of new messages this turn starts with (prompt, steering, follow-ups, injections). */
   newMessages: Message[];
   attempt: TurnAttempt;
+  /** Set for the first attempt after a restart (attempt 'resumed'). */
+  resume: TurnResume | null;
   /** The master will re-run this turn if the model call fails with a retryable error. */
   retryAvailable: boolean;
   /** The master will re-run this turn on a fallback model if the model call fails for good. */

@@ -29,3 +29,22 @@ export {
   isContextOverflowText,
 } from './model/classify-http.js';
 export type { ProviderFailure, HeaderSource } from './model/classify-http.js';
+export { createTraceRecorder, defaultActorLabel } from './trace/recorder.js';
+export type { TraceRecorder, TraceRecorderOptions } from './trace/recorder.js';
+export {
+  parseTrace,
+  TraceFormatError,
+  TraceEntrySchema,
+  TraceHeaderSchema,
+  TRACE_FORMAT,
+  TRACE_VERSION,
+} from './trace/format.js';
+export type { Trace, TraceEntry, TraceEntryOf, TraceHeader, MachineOutlineNode, StateValue } from './trace/format.js';
+export { machineOutline } from './trace/outline.js';
+export { viewerHtml, machineIdOfSvg } from './trace/viewer-html.js';
+export type { ViewerHtmlOptions } from './trace/viewer-html.js';
+export type { DurableOptions } from './runtime/agent.js';
+export { memoryStore } from './store/memory.js';
+export type { SessionStore, SessionCheckpoint, SessionSummary, PendingApproval, RunCheckpoint, TurnCheckpoint } from './store/types.js';
+export { SessionCheckpointSchema } from './store/types.js';
+export { INTERRUPTED_BY_RESTART } from './runtime/resume.js';

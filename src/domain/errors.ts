@@ -47,6 +47,7 @@ export function modelError(
 /** Typed errors thrown synchronously by the public API (never for model/tool failures). */
 export type AgentErrorCode =
   | 'AlreadyRunning'
+  | 'NotReady'
   | 'NothingToContinue'
   | 'InvalidInput'
   | 'InvalidOptions'

@@ -1,20 +1,20 @@
 import type { Observable } from 'rxjs';
-import { createActor, type Actor } from 'xstate';
-import type { MasterContext } from '../../machines/master.types.js';
 import { createContextGuard } from '../context/guard.js';
 import { cloneCounters, zeroCounters, type Counters } from '../domain/counters.js';
 import { AgentError } from '../domain/errors.js';
 import type { AgentEvent } from '../domain/events.js';
 import { toMessage, type Message, type MessageInput } from '../domain/messages.js';
 import type { RunResult } from '../domain/outcomes.js';
+import type { ApprovalDecision } from '../policies/types.js';
+import type { PendingApproval, SessionStore } from '../store/types.js';
 import { createToolRegistry } from '../tools/registry.js';
 import { AgentEventFeed } from './event-stream.js';
-import { masterLogic } from './master-effects.js';
 import { resolveOptions, type AgentOptions } from './options.js';
+import { Persister } from './persistence.js';
 import { errorMessage } from './policy-runner.js';
-import { finalReportOf } from './report.js';
-import { bindRun } from './run-registry.js';
-import { RunSession, type AgentState, type MessageSource, type SteerReceipt } from './run-session.js';
+import { planResume, restoreAgent } from './resume.js';
+import { launchRun } from './run-launcher.js';
+import type { AgentState, MessageSource, RunSession, SteerReceipt } from './run-session.js';
 
 export interface AgentRun {
   runId: string;
@@ -39,6 +39,16 @@ export interface Agent {
   steer(input: MessageInput): Promise<SteerReceipt>;
   followUp(input: MessageInput): Promise<SteerReceipt>;
   abort(reason?: string): void;
+  /** Answers a durable approval (an agent with a store and no approval handler). */
+  resolveApproval(toolCallId: string, decision: ApprovalDecision, options: { version: number }): void;
+  /** Durable approvals waiting for `resolveApproval`, with the version to quote. */
+  pendingApprovals(): PendingApproval[];
+  /** With a store: resolves once the session is loaded; `resumedRun` is a run a restart interrupted. */
+  readonly ready: Promise<{ resumedRun: AgentRun | null }>;
+  /** The run in progress, if any. */
+  readonly currentRun: AgentRun | null;
+  /** Resolves when every committed step has been written to the store. */
+  flush(): Promise<void>;
   readonly events: Observable<AgentEvent>;
   readonly messages: readonly Message[];
   readonly counters: Counters;
@@ -46,17 +56,24 @@ export interface Agent {
   snapshot(): AgentSnapshot;
 }
 
+export interface DurableOptions {
+  store?: SessionStore;
+  sessionId?: string;
+}
+
 export type { SteerReceipt };
 
-export function createAgent(options: AgentOptions): Agent {
+export function createAgent(options: AgentOptions & DurableOptions): Agent {
   const resolved = resolveOptions(options);
   const onSubscriberError = options.onSubscriberError ?? ((error: unknown) => console.error('agentchart: an event subscriber threw:', error));
-  const maxTokens = options.context?.maxTokens;
+  if ((options.store === undefined) !== (options.sessionId === undefined)) {
+    throw new AgentError('InvalidOptions', 'createAgent: `store` and `sessionId` go together (a durable session needs both).');
+  }
   const state: AgentState = {
     options,
     resolved,
     registry: createToolRegistry(options.tools ?? []),
-    guard: createContextGuard({ maxTokens: maxTokens ?? Number.MAX_SAFE_INTEGER, transform: options.context?.transform }),
+    guard: createContextGuard({ maxTokens: options.context?.maxTokens ?? Number.MAX_SAFE_INTEGER, transform: options.context?.transform }),
     history: [],
     counters: zeroCounters(),
     feed: new AgentEventFeed(onSubscriberError),
@@ -66,108 +83,44 @@ export function createAgent(options: AgentOptions): Agent {
     sources: new WeakMap(),
     receipts: new Map(),
     run: null,
+    persister: null,
   };
-  let actor: Actor<ReturnType<typeof masterLogic>> | null = null;
+  let loaded = !options.store;
+  const handleOf = (run: RunSession): AgentRun => ({ runId: run.runId, events: run.handle!.events, result: run.handle!.result });
+  const ready = options.store && options.sessionId ? load(state, options.store, options.sessionId, onSubscriberError).then((resumed) => ((loaded = true), { resumedRun: resumed ? handleOf(resumed) : null })) : Promise.resolve({ resumedRun: null });
 
-  const startRun = (newMessages: Message[]): AgentRun => {
-    const run = new RunSession(state, onSubscriberError);
-    state.run = run;
-    let resolveResult: (result: RunResult) => void = () => {};
-    const result = new Promise<RunResult>((resolve) => (resolveResult = resolve));
-
-    const finish = (context: Pick<MasterContext, 'status' | 'endReason' | 'error' | 'steeringQueue' | 'followUpQueue' | 'turnIndex'>) => {
-      if (run.ended) return;
-      run.closeTurnAsAborted();
-      state.steeringQueue = context.steeringQueue;
-      state.followUpQueue = context.followUpQueue;
-      state.turnIndex = context.turnIndex;
-      const counters = cloneCounters(state.counters);
-      run.emit({ type: 'agentEnd', status: context.status, endReason: context.endReason, messages: state.history.slice(), counters });
-      run.ended = true;
-      run.ledger.close();
-      for (const message of [...context.steeringQueue, ...context.followUpQueue]) {
-        state.receipts.get(message)?.({ status: 'stillQueued' });
-        state.receipts.delete(message);
-      }
-      state.run = null;
-      run.log.close();
-      const report = finalReportOf(state, context.endReason);
-      resolveResult({
-        status: context.status,
-        endReason: context.endReason,
-        messages: state.history.slice(),
-        counters,
-        ...(report ? { finalReport: report } : {}),
-        ...(context.error && context.status === 'failed' ? { error: { code: context.error.kind, message: context.error.message } } : {}),
-      });
-    };
-    run.finish = finish;
-
-    const master = createActor(masterLogic(), {
-      input: {
-        newMessages,
-        steeringQueue: state.steeringQueue,
-        followUpQueue: state.followUpQueue,
-        steeringMode: resolved.steeringMode,
-        followUpMode: resolved.followUpMode,
-        turnIndex: state.turnIndex,
-        maxTurns: resolved.maxTurns,
-        maxAttempts: resolved.retry.maxAttempts,
-        modelCount: resolved.models.length,
-        reportToolName: options.finalReport?.toolName ?? null,
-        progressToolNames: state.registry.tools.filter((tool) => tool.progress).map((tool) => tool.name),
-        postLoopPolicies: (options.policies?.postLoop?.length ?? 0) > 0,
-        turnFeatures: {
-          preTurnPolicies: (options.policies?.preTurn?.length ?? 0) > 0,
-          preDispatchPolicies: (options.policies?.preDispatch?.length ?? 0) > 0,
-          postTurnPolicies: (options.policies?.postTurn?.length ?? 0) > 0,
-          steeringInterrupts: resolved.steeringInterrupts,
-          steeringGraceMs: resolved.steeringGraceMs,
-        },
-      },
-      clock: options.clock,
-      inspect: options.inspect,
-    });
-    actor = master;
-    bindRun(master.system, run);
-    // A bug must never leave a run without agentEnd or a result: end it as a fatal error.
-    master.subscribe({
-      error: (error) => {
-        const snapshot = master.getSnapshot();
-        finish({
-          ...snapshot.context,
-          status: 'failed',
-          endReason: 'fatalError',
-          error: { kind: 'unknown', message: `internal error: ${errorMessage(error)}`, retryable: false },
-        });
-      },
-    });
-    master.start();
-    master.send({ type: 'START' });
-    return { runId: run.runId, events: run.log.observable(), result };
+  const assertIdle = (what: string) => {
+    if (!loaded) throw new AgentError('NotReady', `${what}: the session is still loading; await agent.ready first.`);
+    if (state.run) throw new AgentError('AlreadyRunning', `${what}: a run is already in progress: use steer() or followUp(), or abort() it first.`);
   };
+  const start = (newMessages: Message[]): AgentRun => handleOf(launchRun(state, { kind: 'fresh', newMessages }, onSubscriberError));
 
   const enqueue = (input: MessageInput, source: MessageSource): Promise<SteerReceipt> => {
     const message = parseInput(input);
     state.sources.set(message, source);
-    if (!state.run || !actor) {
+    const run = state.run;
+    if (!run?.master) {
       (source === 'steering' ? state.steeringQueue : state.followUpQueue).push(message);
+      state.persister?.step(state, null);
       return Promise.resolve({ status: 'stillQueued' });
     }
     const receipt = new Promise<SteerReceipt>((resolve) => state.receipts.set(message, resolve));
-    actor.send({ type: source === 'steering' ? 'STEER' : 'FOLLOW_UP', message });
+    run.master.send({ type: source === 'steering' ? 'STEER' : 'FOLLOW_UP', message });
+    // Accepted means persisted: a steering message survives a crash from here on.
+    run.checkpoint();
     return receipt;
   };
 
   return {
+    ready,
     prompt(input) {
-      if (state.run) throw new AgentError('AlreadyRunning', 'A run is already in progress: use steer() or followUp(), or abort() it first.');
+      assertIdle('prompt()');
       const inputs = Array.isArray(input) ? input : [input];
       if (inputs.length === 0) throw new AgentError('InvalidInput', 'prompt() needs at least one message.');
-      return startRun(inputs.map(parseInput));
+      return start(inputs.map(parseInput));
     },
     continue() {
-      if (state.run) throw new AgentError('AlreadyRunning', 'A run is already in progress.');
+      assertIdle('continue()');
       const queued = [...state.steeringQueue, ...state.followUpQueue];
       const tail = state.history.at(-1);
       if (!tail && queued.length === 0) throw new AgentError('NothingToContinue', 'continue() needs a history or queued messages: there are none.');
@@ -176,16 +129,34 @@ export function createAgent(options: AgentOptions): Agent {
       }
       state.steeringQueue = [];
       state.followUpQueue = [];
-      return startRun(queued);
+      return start(queued);
     },
     steer: (input) => enqueue(input, 'steering'),
     followUp: (input) => enqueue(input, 'followUp'),
     abort(reason) {
       const run = state.run;
-      if (!run || !actor) return;
+      if (!run?.master) return;
       run.controller.abort(reason ?? 'aborted');
-      actor.send({ type: 'ABORT' });
+      run.master.send({ type: 'ABORT' });
     },
+    resolveApproval(toolCallId, decision, { version }) {
+      const pending = state.run?.turn.pendingApproval;
+      if (!pending || pending.toolCallId !== toolCallId) {
+        throw new AgentError('UnknownToolCall', `resolveApproval: no approval is pending for tool call "${toolCallId}"${pending ? ` (pending: "${pending.toolCallId}")` : ''}.`);
+      }
+      if (version !== pending.version) {
+        throw new AgentError('StaleVersion', `resolveApproval: version ${version} is stale; the approval for "${toolCallId}" was requested at version ${pending.version}.`);
+      }
+      pending.decide(decision);
+    },
+    pendingApprovals() {
+      const pending = state.run?.turn.pendingApproval;
+      return pending ? [{ toolCallId: pending.toolCallId, toolName: pending.toolName, arguments: pending.arguments, version: pending.version }] : [];
+    },
+    get currentRun() {
+      return state.run?.handle ? handleOf(state.run) : null;
+    },
+    flush: () => state.persister?.flushed() ?? Promise.resolve(),
     get events() {
       return state.feed.observable();
     },
@@ -209,6 +180,16 @@ export function createAgent(options: AgentOptions): Agent {
   };
 }
 
+/** Loads a stored session; a run a restart interrupted continues at once. */
+async function load(state: AgentState, store: SessionStore, sessionId: string, onError: (error: unknown) => void): Promise<RunSession | null> {
+  const checkpoint = await store.load(sessionId);
+  state.persister = new Persister(store, sessionId, checkpoint?.version ?? -1, onError);
+  if (!checkpoint) return null;
+  restoreAgent(state, checkpoint);
+  if (!checkpoint.run) return null;
+  return launchRun(state, planResume(state, checkpoint.run), onError);
+}
+
 function parseInput(input: MessageInput): Message {
   try {
     return toMessage(input);
@@ -216,3 +197,4 @@ function parseInput(input: MessageInput): Message {
     throw new AgentError('InvalidInput', `Invalid message: ${errorMessage(error)}`);
   }
 }
+

@@ -18,6 +18,11 @@ export class CounterLedger {
     this.closed = true;
   }
 
+  /** Calls a resumed run inherits as started: their end still counts as a failure when it is one. */
+  markStarted(callIds: Iterable<string>): void {
+    for (const id of callIds) this.startedCalls.add(id);
+  }
+
   constructor(readonly counters: Counters) {}
 
   observe(event: AgentEvent): void {

@@ -1,4 +1,11 @@
+import type { Observable } from 'rxjs';
+import type { AnyActorRef } from 'xstate';
+import type { RunResult } from '../domain/outcomes.js';
 import type { MasterContext } from '../../machines/master.types.js';
+import type { ModelReply } from '../../machines/turn.types.js';
+import type { ApprovalDecision } from '../policies/types.js';
+import type { PendingApproval } from '../store/types.js';
+import type { Persister } from './persistence.js';
 import type { ContextGuard } from '../context/guard.js';
 import type { Counters } from '../domain/counters.js';
 import { cloneCounters } from '../domain/counters.js';
@@ -25,8 +32,17 @@ export interface TurnScope {
   open: boolean;
   /** messageUpdate deltas of the current attempt, published only once the attempt is final. */
   deltas: MessageDelta[];
+  /** The reply published for this turn (a resumed turn continues from it). */
+  reply: ModelReply | null;
   /** Results whose toolExecutionEnd has been published, by call id: what was published is what is committed. */
   announcedEnds: Map<string, ToolResultMessage>;
+  /** Calls whose toolExecutionStart was published (a resumed 'safe' re-run does not announce twice). */
+  started: Set<string>;
+  /** Approval requests published, and calls approved, in this turn. */
+  requested: Set<string>;
+  approved: Set<string>;
+  /** A durable approval waiting for `resolveApproval`. */
+  pendingApproval: (PendingApproval & { decide: (decision: ApprovalDecision) => void; early: ApprovalDecision | null }) | null;
   /** The compacted view an overflow recovery prepared for the re-run attempt. */
   overflowView: Message[] | null;
   /** History length before the turn's reply was committed (report mode discards a failed reply). */
@@ -35,6 +51,24 @@ export interface TurnScope {
   denyPendingApproval: (() => void) | null;
   /** The assistant message the turn committed (post-turn policies may replace it). */
   committedAssistant: AssistantMessage | null;
+}
+
+export function newTurnScope(turnIndex: number, open: boolean, historyLength: number): TurnScope {
+  return {
+    turnIndex,
+    open,
+    deltas: [],
+    reply: null,
+    announcedEnds: new Map(),
+    started: new Set(),
+    requested: new Set(),
+    approved: new Set(),
+    pendingApproval: null,
+    overflowView: null,
+    replyStart: historyLength,
+    denyPendingApproval: null,
+    committedAssistant: null,
+  };
 }
 
 /** Everything one agent keeps between runs. */
@@ -55,9 +89,25 @@ export interface AgentState {
   /** Pending steer()/followUp() receipts, by message identity. */
   readonly receipts: Map<Message, (receipt: SteerReceipt) => void>;
   run: RunSession | null;
+  /** Checkpoints every committed step when the agent has a store. */
+  persister: Persister | null;
 }
 
 let runCounter = 0;
+
+/** Steps after which the session is checkpointed (with the events since the last step). */
+const CHECKPOINTED_EVENTS: ReadonlySet<AgentEvent['type']> = new Set([
+  'agentStart',
+  'messageEnd',
+  'toolApprovalRequested',
+  'toolApprovalResolved',
+  'toolExecutionStart',
+  'toolExecutionEnd',
+  'turnEnd',
+  'retry',
+  'modelFallback',
+  'contextCompacted',
+]);
 
 /** One run of an agent: its event log, seq, abort signal and the turn in progress. */
 export class RunSession {
@@ -66,8 +116,12 @@ export class RunSession {
   readonly ledger: CounterLedger;
   readonly controller = new AbortController();
   modelIndex = 0;
-  turn: TurnScope = { turnIndex: 0, open: false, deltas: [], announcedEnds: new Map(), overflowView: null, replyStart: 0, denyPendingApproval: null, committedAssistant: null };
-  private seq = 0;
+  turn: TurnScope = newTurnScope(0, false, 0);
+  /** The master actor, read for queues and pending messages when checkpointing. */
+  master: AnyActorRef | null = null;
+  /** The run's result promise and event stream, as handed to the caller. */
+  handle: { result: Promise<RunResult>; events: Observable<AgentEvent> } | null = null;
+  private seq: number;
   /** After agentEnd nothing more is published: a late callback cannot break "agentEnd is last". */
   ended = false;
   /** Ends the run: publishes agentEnd and resolves the run's result (set by createAgent). */
@@ -76,9 +130,11 @@ export class RunSession {
   constructor(
     readonly agent: AgentState,
     onSubscriberError: (error: unknown) => void,
+    resumed?: { runId: string; nextSeq: number },
   ) {
     runCounter += 1;
-    this.runId = `run_${Date.now().toString(36)}_${runCounter.toString(36)}`;
+    this.runId = resumed?.runId ?? `run_${Date.now().toString(36)}_${runCounter.toString(36)}`;
+    this.seq = resumed?.nextSeq ?? 0;
     this.log = new RunEventLog(onSubscriberError);
     this.ledger = new CounterLedger(agent.counters);
   }
@@ -95,9 +151,20 @@ export class RunSession {
     if (this.ended) return null;
     const event = { ...body, runId: this.runId, seq: this.seq++ } as AgentEvent;
     this.ledger.observe(event);
+    this.agent.persister?.record(event);
     this.log.push(event);
     this.agent.feed.push(event);
+    if (CHECKPOINTED_EVENTS.has(event.type)) this.checkpoint();
     return event;
+  }
+
+  get nextSeq(): number {
+    return this.seq;
+  }
+
+  /** Persists the committed step (no-op without a store). */
+  checkpoint(): void {
+    this.agent.persister?.step(this.agent, this);
   }
 
   reportPolicyError(slot: PolicySlot, error: unknown): void {
@@ -105,7 +172,7 @@ export class RunSession {
   }
 
   startTurn(turnIndex: number): void {
-    this.turn = { turnIndex, open: true, deltas: [], announcedEnds: new Map(), overflowView: null, replyStart: this.agent.history.length, denyPendingApproval: null, committedAssistant: null };
+    this.turn = newTurnScope(turnIndex, true, this.agent.history.length);
     this.emit({ type: 'turnStart', turnIndex });
   }
 
@@ -121,6 +188,7 @@ export class RunSession {
       receipts.get(message)?.({ status: 'delivered', turnIndex: this.turn.turnIndex });
       receipts.delete(message);
     }
+    this.checkpoint();
   }
 
   /** Publishes an assistant message once per logical message: start, the buffered deltas, end. */

@@ -26,7 +26,7 @@ export function provideToolCallMachine() {
         const result = await runTool(tool, input.call.arguments, {
           toolCallId,
           signal,
-          idempotencyKey: `${run.runId}:${toolCallId}`,
+          idempotencyKey: `${run.agent.persister?.sessionId ?? run.runId}:${toolCallId}`,
           // Awaited relay: delivery happens before the promise resolves, so a slow consumer slows the
           // tool and nothing is dropped. An update after the call ended has no call to belong to.
           update: (partial) => {
@@ -41,6 +41,9 @@ export function provideToolCallMachine() {
     actions: {
       announceExecutionStart: ({ context, system }) => {
         const run = runOf(system);
+        // A 'safe' tool re-run after a restart already announced its start before the crash.
+        if (run.turn.started.has(context.call.id)) return;
+        run.turn.started.add(context.call.id);
         run.emit({ type: 'toolExecutionStart', turnIndex: run.turn.turnIndex, toolCallId: context.call.id, toolName: context.call.name, arguments: context.call.arguments });
       },
       announceExecutionEnd: ({ context, system }) => {

@@ -1,9 +1,9 @@
 import { fromPromise } from 'xstate';
 import { errorResult } from '../../machines/tool-results.js';
 import type { TurnContext } from '../../machines/turn.machine.js';
-import type { ApprovalOutput, PreDispatchOutput, PreparedCall, ResultsByPosition } from '../../machines/turn.types.js';
+import type { PreDispatchOutput, PreparedCall, ResultsByPosition } from '../../machines/turn.types.js';
 import { toMessage, toolCallsOf, type Message, type ToolCallBlock } from '../domain/messages.js';
-import type { ApprovalDecision, PreDispatchVerdict } from '../policies/types.js';
+import type { PreDispatchVerdict } from '../policies/types.js';
 import { prepareToolCall } from '../tools/validate.js';
 import { errorMessage, isVerdictObject, runIsolated } from './policy-runner.js';
 import { runOf } from './run-registry.js';
@@ -16,11 +16,14 @@ export function prepareCalls(run: RunSession, context: TurnContext): { prepared:
   const invalid = new Map(reply.invalidCalls.map((call) => [call.id, call]));
   const results = new Map(context.results);
   const prepared: PreparedCall[] = [];
+  const resumedApprovals = new Set(context.resume?.approvedCallIds ?? []);
   toolCallsOf(reply.message).forEach((call, position) => {
+    if (results.has(position)) return; // decided before a restart
     const raw = invalid.get(call.id);
     const outcome = prepareToolCall(run.agent.registry, call, raw ? { rawArguments: raw.rawArguments, invalidReason: raw.reason } : undefined);
     if (outcome.ok) {
-      prepared.push({ position, call: { ...call, arguments: outcome.arguments }, approved: !needsApproval(run.agent, call.name), cleared: false });
+      const approved = resumedApprovals.has(call.id) || !needsApproval(run.agent, call.name);
+      prepared.push({ position, call: { ...call, arguments: outcome.arguments }, approved, cleared: false });
     } else {
       run.ledger.increment('toolCallsInvalid');
       results.set(position, errorResult(call, outcome.message));
@@ -90,80 +93,6 @@ function validateRewrite(run: RunSession, call: ToolCallBlock, args: Record<stri
   if (outcome.ok) return outcome.arguments;
   run.reportPolicyError('preDispatch', new Error(`rewritten arguments rejected: ${outcome.message}`));
   return null;
-}
-
-const isDecision = (value: unknown): value is ApprovalDecision =>
-  typeof value === 'object' && value !== null && typeof (value as { approved?: unknown }).approved === 'boolean';
-
-/**
- * Approval, isolated: a throwing or rejecting handler resolves the call as denied with an error
- * result. `approveWith(arguments)` marks the call for a second pre-dispatch pass.
- * Stopping the actor (abort) resolves the pending request as denied.
- */
-export function createApprovalRunner() {
-  return fromPromise<ApprovalOutput, { turnIndex: number; prepared: PreparedCall[]; results: ResultsByPosition }>(async ({ input, signal, system }) => {
-    const run = runOf(system);
-    const handler = run.agent.options.approval;
-    const results = new Map(input.results);
-    const prepared: PreparedCall[] = [];
-    let rewritten = false;
-    for (const entry of input.prepared) {
-      if (entry.approved) {
-        prepared.push(entry);
-        continue;
-      }
-      const { call } = entry;
-      const base = { turnIndex: input.turnIndex, toolCallId: call.id, toolName: call.name };
-      run.emit({ type: 'toolApprovalRequested', ...base, arguments: call.arguments });
-      let settled = false;
-      const resolveAs = (approved: boolean) => {
-        if (settled) return;
-        settled = true;
-        run.emit({ type: 'toolApprovalResolved', ...base, approved });
-      };
-      const onAbort = () => resolveAs(false);
-      run.turn.denyPendingApproval = onAbort;
-      signal.addEventListener('abort', onAbort, { once: true });
-      let decision: ApprovalDecision | { failed: string };
-      try {
-        if (!handler) throw new Error('approval required but no approval handler is configured');
-        const value = await handler({ toolCallId: call.id, toolName: call.name, arguments: structuredClone(call.arguments), turnIndex: input.turnIndex }, { signal });
-        decision = isDecision(value) ? value : { failed: 'the approval handler returned an invalid decision' };
-      } catch (error) {
-        decision = { failed: errorMessage(error) };
-      } finally {
-        signal.removeEventListener('abort', onAbort);
-        run.turn.denyPendingApproval = null;
-      }
-      if (signal.aborted) return { prepared, results, rewritten: false };
-      if ('failed' in decision) {
-        run.reportPolicyError('approval', new Error(decision.failed));
-        resolveAs(false);
-        run.ledger.increment('toolCallsRejected');
-        results.set(entry.position, errorResult(call, `approval failed: ${decision.failed}`));
-      } else if (!decision.approved) {
-        resolveAs(false);
-        run.ledger.increment('toolCallsRejected');
-        results.set(entry.position, errorResult(call, `rejected: ${decision.reason ?? 'the user declined this tool call'}`));
-      } else if ('arguments' in decision && decision.arguments) {
-        // approveWith(arguments): the call runs only with arguments its schema accepts.
-        const outcome = prepareToolCall(run.agent.registry, { ...call, arguments: decision.arguments as Record<string, unknown> });
-        if (outcome.ok) {
-          resolveAs(true);
-          rewritten = true;
-          prepared.push({ ...entry, approved: true, call: { ...call, arguments: outcome.arguments }, cleared: false });
-        } else {
-          resolveAs(false);
-          run.ledger.increment('toolCallsRejected');
-          results.set(entry.position, errorResult(call, `approval failed: the approved arguments are invalid: ${outcome.message}`));
-        }
-      } else {
-        resolveAs(true);
-        prepared.push({ ...entry, approved: true });
-      }
-    }
-    return { prepared, results, rewritten };
-  });
 }
 
 /** Groups of indices into the prepared calls, or why the custom partition is invalid. */

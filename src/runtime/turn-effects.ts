@@ -6,7 +6,8 @@ import { createPostTurnRunner, createPreTurnRunner } from './policy-slots.js';
 import { runOf } from './run-registry.js';
 import type { RunSession } from './run-session.js';
 import { createToolBatch, provideToolCallMachine } from './tool-batch.js';
-import { createApprovalRunner, createPreDispatchRunner, planGroups, prepareCalls } from './tool-phases.js';
+import { createApprovalRunner } from './approvals.js';
+import { createPreDispatchRunner, planGroups, prepareCalls } from './tool-phases.js';
 
 /** The turn machine wired to the runtime; each effect finds its run through the actor system. */
 export function provideTurnMachine() {
@@ -23,7 +24,10 @@ export function provideTurnMachine() {
       announceTurnStart: ({ context, system }) => runOf(system).startTurn(context.turnIndex),
       commitTurnInput: ({ context, system }) => runOf(system).commit([...context.newMessages, ...context.inputInjected]),
       publishAssistantMessage: ({ context, system }) => {
-        if (context.reply) runOf(system).publishAssistant(context.reply.message);
+        if (!context.reply) return;
+        const run = runOf(system);
+        run.turn.reply = context.reply;
+        run.publishAssistant(context.reply.message);
       },
       commitTurn: ({ context, system }) => {
         const run = runOf(system);

@@ -1,0 +1,125 @@
+import { createActor } from 'xstate';
+import type { MasterContext, MasterInput, MasterResume } from '../../machines/master.types.js';
+import { cloneCounters } from '../domain/counters.js';
+import type { Message } from '../domain/messages.js';
+import type { TurnCheckpoint } from '../store/types.js';
+import type { RunResult } from '../domain/outcomes.js';
+import { masterLogic } from './master-effects.js';
+import { errorMessage } from './policy-runner.js';
+import { finalReportOf } from './report.js';
+import { closeCommittedTurn } from './resume.js';
+import { bindRun } from './run-registry.js';
+import { RunSession, type AgentState, type TurnScope } from './run-session.js';
+
+export type RunStart =
+  | { kind: 'fresh'; newMessages: Message[] }
+  | {
+      kind: 'resumed';
+      runId: string;
+      nextSeq: number;
+      pending: Message[];
+      turnsThisRun: number;
+      modelIndex: number;
+      at: MasterResume;
+      turn: TurnScope | null;
+      /** A committed turn that only lacks its turnEnd: published before the run moves on. */
+      closeTurn: TurnCheckpoint | null;
+    };
+
+type EndContext = Pick<MasterContext, 'status' | 'endReason' | 'error' | 'steeringQueue' | 'followUpQueue' | 'turnIndex'>;
+
+/** Starts a run of the agent's master machine: a fresh one (START) or one resumed after a restart (RESUME). */
+export function launchRun(state: AgentState, start: RunStart, onSubscriberError: (error: unknown) => void): RunSession {
+  const run = new RunSession(state, onSubscriberError, start.kind === 'resumed' ? { runId: start.runId, nextSeq: start.nextSeq } : undefined);
+  state.run = run;
+  if (start.kind === 'resumed') {
+    run.modelIndex = start.modelIndex;
+    if (start.turn) {
+      run.turn = start.turn;
+      run.ledger.markStarted(start.turn.started);
+    }
+  }
+  let resolveResult: (result: RunResult) => void = () => {};
+  const result = new Promise<RunResult>((resolve) => (resolveResult = resolve));
+  run.finish = (context: EndContext) => finishRun(state, run, context, resolveResult);
+
+  const master = createActor(masterLogic(), {
+    input: masterInput(state, start),
+    clock: state.options.clock,
+    inspect: state.options.inspect,
+  });
+  run.master = master;
+  run.handle = { result, events: run.log.observable() };
+  bindRun(master.system, run);
+  // A bug must never leave a run without agentEnd or a result: end it as a fatal error.
+  master.subscribe({
+    error: (error) => {
+      run.finish({
+        ...master.getSnapshot().context,
+        status: 'failed',
+        endReason: 'fatalError',
+        error: { kind: 'unknown', message: `internal error: ${errorMessage(error)}`, retryable: false },
+      });
+    },
+  });
+  if (start.kind === 'resumed' && start.closeTurn) closeCommittedTurn(run, start.closeTurn);
+  master.start();
+  master.send({ type: start.kind === 'fresh' ? 'START' : 'RESUME' });
+  return run;
+}
+
+function masterInput(state: AgentState, start: RunStart): MasterInput {
+  const { options, resolved, registry } = state;
+  const policies = options.policies ?? {};
+  return {
+    newMessages: start.kind === 'fresh' ? start.newMessages : start.pending,
+    steeringQueue: state.steeringQueue,
+    followUpQueue: state.followUpQueue,
+    steeringMode: resolved.steeringMode,
+    followUpMode: resolved.followUpMode,
+    turnIndex: state.turnIndex,
+    maxTurns: resolved.maxTurns,
+    maxAttempts: resolved.retry.maxAttempts,
+    modelCount: resolved.models.length,
+    reportToolName: options.finalReport?.toolName ?? null,
+    progressToolNames: registry.tools.filter((tool) => tool.progress).map((tool) => tool.name),
+    postLoopPolicies: (policies.postLoop?.length ?? 0) > 0,
+    turnFeatures: {
+      preTurnPolicies: (policies.preTurn?.length ?? 0) > 0,
+      preDispatchPolicies: (policies.preDispatch?.length ?? 0) > 0,
+      postTurnPolicies: (policies.postTurn?.length ?? 0) > 0,
+      steeringInterrupts: resolved.steeringInterrupts,
+      steeringGraceMs: resolved.steeringGraceMs,
+    },
+    resume: start.kind === 'resumed' ? start.at : null,
+    ...(start.kind === 'resumed' ? { turnsThisRun: start.turnsThisRun, modelIndex: start.modelIndex } : {}),
+  };
+}
+
+function finishRun(state: AgentState, run: RunSession, context: EndContext, resolveResult: (result: RunResult) => void): void {
+  if (run.ended) return;
+  run.closeTurnAsAborted();
+  state.steeringQueue = context.steeringQueue;
+  state.followUpQueue = context.followUpQueue;
+  state.turnIndex = context.turnIndex;
+  const counters = cloneCounters(state.counters);
+  run.emit({ type: 'agentEnd', status: context.status, endReason: context.endReason, messages: state.history.slice(), counters });
+  run.ended = true;
+  run.ledger.close();
+  for (const message of [...context.steeringQueue, ...context.followUpQueue]) {
+    state.receipts.get(message)?.({ status: 'stillQueued' });
+    state.receipts.delete(message);
+  }
+  state.run = null;
+  state.persister?.step(state, null);
+  run.log.close();
+  const report = finalReportOf(state, context.endReason);
+  resolveResult({
+    status: context.status,
+    endReason: context.endReason,
+    messages: state.history.slice(),
+    counters,
+    ...(report ? { finalReport: report } : {}),
+    ...(context.error && context.status === 'failed' ? { error: { code: context.error.kind, message: context.error.message } } : {}),
+  });
+}

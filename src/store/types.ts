@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { CountersSchema } from '../domain/counters.js';
+import { AgentEventSchema, type AgentEvent } from '../domain/events.js';
+import { AssistantMessageSchema, MessageSchema, ToolResultMessageSchema } from '../domain/messages.js';
+
+/** The reply a crashed turn had already published: the resumed turn continues from it. */
+export const ResumedReplySchema = z.object({
+  message: AssistantMessageSchema,
+  invalidCalls: z.array(z.object({ id: z.string(), reason: z.enum(['malformedJson', 'truncated']), rawArguments: z.string() })),
+});
+
+export const PendingApprovalSchema = z.object({
+  toolCallId: z.string(),
+  toolName: z.string(),
+  arguments: z.record(z.string(), z.unknown()),
+  /** The session version when the approval was requested: `resolveApproval` must name it. */
+  version: z.number().int().nonnegative(),
+});
+export type PendingApproval = z.infer<typeof PendingApprovalSchema>;
+
+/** The turn in progress when the checkpoint was taken. */
+export const TurnCheckpointSchema = z.object({
+  turnIndex: z.number().int().nonnegative(),
+  reply: ResumedReplySchema.nullable(),
+  /** Results whose toolExecutionEnd was published, by call id. */
+  results: z.array(ToolResultMessageSchema),
+  /** Calls whose toolExecutionStart was published. */
+  started: z.array(z.string()),
+  approved: z.array(z.string()),
+  /** Approval requests already published (never asked twice). */
+  requested: z.array(z.string()),
+  pendingApproval: PendingApprovalSchema.nullable(),
+  /** The assistant message and its results are in history (only turnEnd was missing). */
+  committed: z.boolean(),
+});
+export type TurnCheckpoint = z.infer<typeof TurnCheckpointSchema>;
+
+export const RunCheckpointSchema = z.object({
+  runId: z.string(),
+  nextSeq: z.number().int().nonnegative(),
+  /** The master's pending messages: the next turn's input. */
+  pending: z.array(MessageSchema),
+  turnsThisRun: z.number().int().nonnegative(),
+  modelIndex: z.number().int().nonnegative(),
+  turn: TurnCheckpointSchema.nullable(),
+});
+export type RunCheckpoint = z.infer<typeof RunCheckpointSchema>;
+
+/** Everything a session needs to resume: history, queues, counters, and the run in flight. */
+export const SessionCheckpointSchema = z.object({
+  sessionId: z.string().min(1),
+  version: z.number().int().nonnegative(),
+  history: z.array(MessageSchema),
+  steeringQueue: z.array(MessageSchema),
+  followUpQueue: z.array(MessageSchema),
+  counters: CountersSchema,
+  turnIndex: z.number().int().nonnegative(),
+  run: RunCheckpointSchema.nullable(),
+});
+export type SessionCheckpoint = z.infer<typeof SessionCheckpointSchema>;
+
+export interface SessionSummary {
+  sessionId: string;
+  version: number;
+  running: boolean;
+  updatedAt: number;
+}
+
+/**
+ * Where sessions live. One `commitStep` is one transaction: the events since the last step and
+ * the new checkpoint, accepted only if the stored version is `checkpoint.version - 1` (optimistic
+ * concurrency, so two processes never both advance one session). Async so a server database
+ * (Postgres) can implement it; the embedded stores answer synchronously inside the promise.
+ */
+export interface SessionStore {
+  load(sessionId: string): Promise<SessionCheckpoint | null>;
+  commitStep(sessionId: string, step: { checkpoint: SessionCheckpoint; events: AgentEvent[] }): Promise<void>;
+  loadEvents(sessionId: string): Promise<AgentEvent[]>;
+  list(): Promise<SessionSummary[]>;
+  delete(sessionId: string): Promise<void>;
+}
+
+export { AgentEventSchema };
