@@ -28,8 +28,13 @@ const outcomeOf = (context: MasterContext): TurnOutput => {
   return context.lastOutcome;
 };
 
-/** Whether the turn about to start may still be recovered by the master if its model call fails. */
-const withinCallBudget = (context: MasterContext) => context.modelCalls < context.maxTurns * context.maxAttempts;
+/**
+ * One budget: model calls ≤ maxTurns × maxAttempts. A recovery (retry, fallback, overflow re-run)
+ * may use a call only if every turn the run may still start keeps one call for itself.
+ */
+const withinCallBudget = (context: MasterContext) =>
+  !Number.isFinite(context.maxTurns) ||
+  context.modelCalls + (context.maxTurns - context.turnsThisRun - 1) < context.maxTurns * context.maxAttempts;
 
 export const masterMachine = setup({
   types: {
@@ -61,6 +66,8 @@ export const masterMachine = setup({
     failedWithRetryableError: ({ context }) => outcomeOf(context).error?.retryable === true,
     /** Max turns: another turn would start, but the run has used all it may start. */
     turnBudgetSpent: ({ context }) => context.turnsThisRun >= context.maxTurns,
+    /** Max turns, checked while deciding (before this turn is counted): may one more turn start? */
+    anotherTurnAllowed: ({ context }) => context.turnsThisRun + 1 < context.maxTurns,
     turnRanTools: ({ context }) => {
       const assistant = outcomeOf(context).assistant;
       return assistant !== null && toolCallsOf(assistant).length > 0;
@@ -212,6 +219,15 @@ export const masterMachine = setup({
               target: 'deciding',
               actions: [assign({ pending: [], resume: null }), { type: 'recordOutcome', params: ({ event }) => ({ outcome: event.output }) }],
             },
+            // An effect that failed unexpectedly (a bug) ends the session; the open turn is closed.
+            onError: {
+              target: '#master.ended',
+              actions: [
+                'closeOpenTurnAsAborted',
+                assign({ error: ({ event }) => ({ kind: 'unknown' as const, message: `internal error: ${String(event.error)}`, retryable: false }) }),
+                { type: 'endAs', params: { status: 'failed', endReason: 'fatalError' } },
+              ],
+            },
           },
           on: {
             STEER: { actions: ['queueSteering', 'forwardSteeringToTurn'] },
@@ -248,9 +264,14 @@ export const masterMachine = setup({
               actions: ['advanceTurn', { type: 'endAs', params: { status: 'completed', endReason: 'finalReport' } }],
             },
             {
-              guard: and(['isReportMode', not('turnDidWork'), 'failedTurnRetryLeft']),
+              guard: and(['isReportMode', not('turnDidWork'), 'failedTurnRetryLeft', 'anotherTurnAllowed']),
               target: 'turn',
               actions: ['advanceTurn', 'countFailedReportTurn', 'discardFailedReportTurn', 'queueReportGuidance', 'retryFailedTurn'],
+            },
+            {
+              guard: and(['isReportMode', not('turnDidWork'), 'failedTurnRetryLeft']),
+              target: '#master.ended',
+              actions: ['advanceTurn', 'countFailedReportTurn', { type: 'endAs', params: { status: 'failed', endReason: 'maxTurns' } }],
             },
             {
               guard: and(['isReportMode', not('turnDidWork')]),
@@ -315,6 +336,8 @@ export const masterMachine = setup({
         },
         pollingFollowUps: {
           always: [
+            // At max turns a queued follow-up stays queued (never taken and dropped).
+            { guard: and(['hasFollowUps', 'turnBudgetSpent']), target: '#master.ended', actions: { type: 'endAs', params: { status: 'failed', endReason: 'maxTurns' } } },
             { guard: 'hasFollowUps', target: 'preTurn', actions: 'takeFollowUps' },
             { guard: 'isReportMode', target: '#master.ended', actions: { type: 'endAs', params: { status: 'failed', endReason: 'retryExhausted' } } },
             { target: '#master.ended', actions: { type: 'endAs', params: { status: 'completed', endReason: 'naturalEnd' } } },

@@ -7,7 +7,8 @@ export type UnfinishedReason =
   | { kind: 'aborted' }
   | { kind: 'stopped'; reason: string }
   | { kind: 'invalidPartition'; reason: string }
-  | { kind: 'steering' };
+  | { kind: 'steering' }
+  | { kind: 'replyFailed' };
 
 export function unfinishedText(reason: UnfinishedReason): string {
   switch (reason.kind) {
@@ -19,6 +20,8 @@ export function unfinishedText(reason: UnfinishedReason): string {
       return `invalid partition: ${reason.reason}`;
     case 'steering':
       return 'cancelled: steering (the user sent a new message; this call was interrupted)';
+    case 'replyFailed':
+      return 'not run: the model reply failed before this call could run';
   }
 }
 

@@ -266,9 +266,14 @@ export const turnMachine = setup({
             { guard: 'errorIsRetryable', target: '#turn.deferredToMaster', actions: assign({ deferred: 'retryable' }) },
             { guard: 'fallbackCanTakeOver', target: '#turn.deferredToMaster', actions: assign({ deferred: 'fallback' }) },
             {
+              // Tool calls the failed reply completed still get a result each (parity).
               guard: 'replyFailed',
               target: '#turn.RESPONSE',
-              actions: ['publishAssistantMessage', { type: 'endTurnAs', params: { reason: 'error' } }],
+              actions: [
+                'publishAssistantMessage',
+                { type: 'endTurnAs', params: { reason: 'error' } },
+                { type: 'settleUnfinishedCalls', params: { kind: 'replyFailed' } },
+              ],
             },
             { guard: 'hasToolCalls', target: '#turn.TOOL_EXECUTION', actions: 'publishAssistantMessage' },
             {
@@ -452,7 +457,7 @@ export const turnMachine = setup({
         },
       },
       on: {
-        ABORT: { target: 'done', actions: 'markAbortRequested' },
+        ABORT: { target: 'done', actions: ['markAbortRequested', { type: 'endTurnAs', params: { reason: 'aborted' } }] },
       },
     },
 
