@@ -45,8 +45,9 @@ export function launchRun(state: AgentState, start: RunStart, onSubscriberError:
 
   const master = createActor(masterLogic(), {
     input: masterInput(state, start),
-    clock: state.options.clock,
-    inspect: state.options.inspect,
+    // An explicit `clock: undefined` would replace XState's default clock.
+    ...(state.options.clock ? { clock: state.options.clock } : {}),
+    ...(state.options.inspect ? { inspect: state.options.inspect } : {}),
   });
   run.master = master;
   run.handle = { result, events: run.log.observable() };
