@@ -1,18 +1,37 @@
 // `npm run demo`: the offline session on the scripted model, or a real provider named by the environment.
 import { chooseProvider, describeChoice, loadProviderModel } from './provider.js';
+import { instrumentDemo, parseInstrumentArgs } from './instrument.js';
 import { runDemo } from './run-demo.js';
 
 async function main(): Promise<number> {
   const choice = chooseProvider(process.env, process.argv.slice(2));
   const model = choice.kind === 'scripted' ? undefined : await loadProviderModel(choice);
   const tty = process.stdout.isTTY === true && process.env.NO_COLOR === undefined;
+  const instrumentation = await instrumentDemo(parseInstrumentArgs(process.argv.slice(2)), {
+    say: (line) => process.stdout.write(`${line}\n`),
+    interactive: process.stdin.isTTY === true,
+    waitForEnter,
+  });
+  const { finish, ...observers } = instrumentation;
   const outcome = await runDemo({
     write: (text) => process.stdout.write(text),
     tty,
     modelDescription: describeChoice(choice),
     ...(model ? { model } : {}),
-  });
+    ...observers,
+  }).finally(finish);
   return outcome.result.status === 'completed' && outcome.violations.length === 0 ? 0 : 1;
+}
+
+/** Resolves on the next line typed; stdin is paused again so it never keeps the process alive. */
+function waitForEnter(): Promise<void> {
+  return new Promise((resolve) => {
+    process.stdin.resume();
+    process.stdin.once('data', () => {
+      process.stdin.pause();
+      resolve();
+    });
+  });
 }
 
 main().then(

@@ -1,4 +1,4 @@
-import { createAgent, type AgentEvent, type Model, type RunResult, type SteerReceipt } from '../index.js';
+import { createAgent, type AgentEvent, type AgentOptions, type Model, type RunResult, type SteerReceipt } from '../index.js';
 import { checkInvariants, scriptedModel, type Clock } from '../testing.js';
 import { TerminalRenderer } from './renderer.js';
 import { DEMO_SCRIPT, STEER_AT_PERCENT, STEERING_MESSAGE, SYSTEM_PROMPT, USER_PROMPT } from './script.js';
@@ -16,6 +16,10 @@ export interface DemoOptions {
   tty?: boolean;
   /** Printed under the title: where the model comes from. */
   modelDescription?: string;
+  /** XState inspection observer (`--inspect`, `--trace`). */
+  inspect?: AgentOptions['inspect'];
+  /** Sees every agent event as it happens, before it is printed (`--trace`). */
+  onEvent?: (event: AgentEvent) => void;
 }
 
 export interface DemoOutcome {
@@ -56,6 +60,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoOutcome> {
     steeringGraceMs: STEERING_GRACE_MS,
     maxTurns: MAX_TURNS,
     clock,
+    ...(options.inspect ? { inspect: options.inspect } : {}),
     approval: async (request) => {
       const path = typeof request.arguments.path === 'string' ? request.arguments.path : '?';
       renderer.say(`✋ approval handler: ${request.toolName} ${path} → auto-approved (an app would ask the user here)`);
@@ -67,6 +72,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoOutcome> {
   const events: AgentEvent[] = [];
   let steering: Promise<SteerReceipt> | null = null;
   const subscription = agent.events.subscribe((event) => {
+    options.onEvent?.(event);
     events.push(event);
     renderer.event(event);
     if (steering === null && isSteeringMoment(event)) {

@@ -1,0 +1,169 @@
+import type { MachineOutlineNode } from '../format.js';
+import { activeStateIds, describeValue, type ActorState, type ViewerActor, type ViewerModel, type ViewerStep } from './model.js';
+
+/**
+ * One panel per machine of the trace: its generated diagram (an embedded Graphviz SVG) or, for a
+ * machine without one, its state tree drawn from the recorded outline. Highlighting only toggles
+ * classes on elements tagged with `data-state-id`, so both drawings behave the same.
+ */
+
+export interface ChartPanel {
+  machineId: string;
+  root: MachineOutlineNode;
+  element: HTMLElement;
+  chips: HTMLElement;
+  states: Map<string, Element[]>;
+  /** Diagram edges by `source->target` (Graphviz titles); empty for drawn trees. */
+  edges: Map<string, Element[]>;
+  compound: Set<string>;
+}
+
+const MAX_CHIPS = 12;
+
+export function createChartPanels(doc: Document, container: HTMLElement, model: ViewerModel, svgs: ReadonlyMap<string, string>): ChartPanel[] {
+  container.replaceChildren();
+  const panels: ChartPanel[] = [];
+  for (const [machineId, root] of model.machines) {
+    const element = doc.createElement('section');
+    element.className = 'chart-panel';
+    element.dataset.machine = machineId;
+    const heading = doc.createElement('h2');
+    const count = [...model.actors.values()].filter((actor) => actor.machineId === machineId).length;
+    heading.textContent = `${machineId} `;
+    const small = doc.createElement('small');
+    small.textContent = `${count} actor${count === 1 ? '' : 's'}`;
+    heading.append(small);
+    const chips = doc.createElement('div');
+    chips.className = 'chips';
+    const drawing = doc.createElement('div');
+    drawing.className = 'drawing';
+    element.append(heading, chips, drawing);
+    container.append(element);
+
+    const panel: ChartPanel = { machineId, root, element, chips, states: new Map(), edges: new Map(), compound: compoundIds(root) };
+    const svg = svgs.get(machineId);
+    if (svg) attachSvg(drawing, svg, panel);
+    else drawTree(doc, drawing, root, panel, true);
+    panels.push(panel);
+  }
+  return panels;
+}
+
+function compoundIds(root: MachineOutlineNode): Set<string> {
+  const ids = new Set<string>();
+  const visit = (node: MachineOutlineNode) => {
+    if (node.states.length > 0) ids.add(node.id);
+    node.states.forEach(visit);
+  };
+  visit(root);
+  return ids;
+}
+
+const addTo = (map: Map<string, Element[]>, key: string, element: Element) => map.set(key, [...(map.get(key) ?? []), element]);
+
+function attachSvg(drawing: HTMLElement, svgText: string, panel: ChartPanel): void {
+  drawing.classList.add('svg');
+  drawing.innerHTML = svgText;
+  const svg = drawing.querySelector('svg');
+  if (!svg) return;
+  // Scale to the panel (the viewBox keeps the proportions); a click shows it at its natural size.
+  svg.style.setProperty('--natural-width', svg.getAttribute('width') ?? '100%');
+  svg.removeAttribute('width');
+  svg.removeAttribute('height');
+  drawing.addEventListener('click', () => drawing.classList.toggle('zoomed'));
+  drawing.title = 'Click to zoom';
+  for (const group of Array.from(svg.querySelectorAll('g.node, g.cluster, g.edge'))) {
+    const title = group.querySelector('title')?.textContent ?? '';
+    if (group.classList.contains('edge')) addTo(panel.edges, title, group);
+    else {
+      const id = group.classList.contains('cluster') ? title.replace(/^cluster_/, '') : title;
+      group.setAttribute('data-state-id', id);
+      addTo(panel.states, id, group);
+    }
+  }
+}
+
+function drawTree(doc: Document, parent: HTMLElement, node: MachineOutlineNode, panel: ChartPanel, isRoot: boolean): void {
+  const box = doc.createElement('div');
+  box.className = `state state-${node.type}`;
+  if (!isRoot) {
+    box.setAttribute('data-state-id', node.id);
+    addTo(panel.states, node.id, box);
+  }
+  const name = doc.createElement('span');
+  name.className = 'state-name';
+  name.textContent = node.key;
+  box.append(name);
+  if (node.states.length > 0) {
+    const children = doc.createElement('div');
+    children.className = 'state-children';
+    for (const child of node.states) drawTree(doc, children, child, panel, false);
+    box.append(children);
+  }
+  parent.append(box);
+}
+
+/** The instances a panel shows: those still active, else the one that changed last. */
+export function shownInstances(actors: ViewerActor[], states: ReadonlyMap<string, ActorState>): ViewerActor[] {
+  const withState = actors.filter((actor) => states.has(actor.sessionId));
+  const active = withState.filter((actor) => states.get(actor.sessionId)?.status === 'active');
+  if (active.length > 0) return active;
+  const latest = withState.reduce<ViewerActor | null>((best, actor) => {
+    const changed = states.get(actor.sessionId)?.changedAt ?? -1;
+    return best === null || changed >= (states.get(best.sessionId)?.changedAt ?? -1) ? actor : best;
+  }, null);
+  return latest ? [latest] : [];
+}
+
+export function highlightCharts(panels: ChartPanel[], model: ViewerModel, states: ReadonlyMap<string, ActorState>, step: ViewerStep | null, cursor: number): void {
+  const stepActor = step ? model.actors.get(step.sessionId) : undefined;
+  for (const panel of panels) {
+    for (const elements of [...panel.states.values(), ...panel.edges.values()]) {
+      for (const element of elements) element.classList.remove('active', 'from', 'taken');
+    }
+    const instances = [...model.actors.values()].filter((actor) => actor.machineId === panel.machineId && actor.createdAt <= cursor);
+    const shown = shownInstances(instances, states);
+    const active = new Set<string>();
+    for (const actor of shown) {
+      const state = states.get(actor.sessionId);
+      if (state) for (const id of activeStateIds(panel.root, state.value)) active.add(id);
+    }
+    for (const id of active) for (const element of panel.states.get(id) ?? []) element.classList.add('active');
+
+    const isCurrent = stepActor?.machineId === panel.machineId;
+    panel.element.classList.toggle('current', isCurrent);
+    if (isCurrent && step) {
+      for (const edge of step.edges) {
+        if (!active.has(edge.source)) for (const element of panel.states.get(edge.source) ?? []) element.classList.add('from');
+        const from = panel.compound.has(edge.source) ? `${edge.source}.__initial` : edge.source;
+        const to = panel.compound.has(edge.target) ? `${edge.target}.__initial` : edge.target;
+        for (const element of panel.edges.get(`${from}->${to}`) ?? []) element.classList.add('taken');
+      }
+    }
+    renderChips(panel, instances, shown, states, step?.sessionId ?? null);
+  }
+}
+
+function renderChips(panel: ChartPanel, instances: ViewerActor[], shown: ViewerActor[], states: ReadonlyMap<string, ActorState>, stepSession: string | null): void {
+  const doc = panel.chips.ownerDocument;
+  const recent = instances
+    .filter((actor) => !shown.includes(actor) && states.has(actor.sessionId))
+    .sort((a, b) => (states.get(b.sessionId)?.changedAt ?? 0) - (states.get(a.sessionId)?.changedAt ?? 0));
+  const listed = [...shown, ...recent].slice(0, MAX_CHIPS);
+  const chips = listed.map((actor) => {
+    const state = states.get(actor.sessionId);
+    const chip = doc.createElement('span');
+    chip.className = `chip ${state?.status ?? 'active'}${shown.includes(actor) ? ' shown' : ''}${actor.sessionId === stepSession ? ' stepped' : ''}`;
+    chip.dataset.sessionId = actor.sessionId;
+    chip.textContent = `${actor.label}: ${state ? describeValue(state.value) : '…'}${state && state.status !== 'active' ? ` (${state.status})` : ''}`;
+    return chip;
+  });
+  const hidden = instances.length - listed.length;
+  if (hidden > 0) {
+    const more = doc.createElement('span');
+    more.className = 'chip more';
+    more.textContent = `+${hidden} more`;
+    chips.push(more);
+  }
+  panel.chips.replaceChildren(...chips);
+}

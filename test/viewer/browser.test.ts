@@ -1,0 +1,178 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { viewerHtml } from 'agentchart';
+import { agentEntries, describeValue, readTraceText, type ViewerModel } from '../../src/trace/viewer/model.js';
+import { formatMs } from '../../src/trace/viewer/timeline.js';
+import { buildTimeline } from '../../src/trace/viewer/timeline-model.js';
+import { recordSession } from './session.js';
+
+/**
+ * The offline viewer in a real headless browser (Debian's chromium driven by playwright-core):
+ * a recorded session is loaded through the file input of visualizations/viewer.html, stepped
+ * through, and what is highlighted and drawn is checked; a screenshot is kept for a person.
+ */
+
+const CHROMIUM = '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium) {
+  console.warn(`[viewer browser test] SKIPPED: ${CHROMIUM} is missing. Install it with \`apt-get install -y --no-install-recommends chromium\` (what .ci/run does as root).`);
+}
+const VIEWER = pathToFileURL(fileURLToPath(new URL('../../visualizations/viewer.html', import.meta.url))).href;
+export const SCREENSHOT = join(tmpdir(), 'agentchart-viewer.png');
+const ACTIVE_FILL = 'rgb(255, 213, 79)';
+
+describe.skipIf(!hasChromium)('the offline trace viewer in headless chromium', () => {
+  let context: BrowserContext;
+  let page: Page;
+  let profile: string;
+  let tracePath: string;
+  let jsonl: string;
+  // The same reading of the trace, in Node: the page must show exactly what it says.
+  let model: ViewerModel;
+  const requests: string[] = [];
+  const pageErrors: string[] = [];
+
+  const activeIn = (machine: string) =>
+    page.$$eval(`[data-machine="${machine}"] .active[data-state-id]`, (elements) => elements.map((element) => element.getAttribute('data-state-id')));
+  const texts = (selector: string) => page.$$eval(selector, (elements) => elements.map((element) => element.textContent ?? ''));
+
+  beforeAll(async () => {
+    profile = await mkdtemp(join(tmpdir(), 'agentchart-chromium-'));
+    jsonl = (await recordSession()).jsonl;
+    model = readTraceText(jsonl);
+    tracePath = join(profile, 'session.jsonl');
+    await writeFile(tracePath, jsonl);
+    context = await chromium.launchPersistentContext(join(profile, 'user-data'), {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      viewport: { width: 1500, height: 1000 },
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.on('request', (request) => requests.push(request.url()));
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+  }, 60_000);
+
+  afterAll(async () => {
+    await context?.close();
+    if (profile) await rm(profile, { recursive: true, force: true });
+  });
+
+  it('loads a recorded trace from the file input and opens on the first step', async () => {
+    await page.goto(VIEWER);
+    expect(await page.locator('#step-label').textContent()).toBe('no trace loaded');
+    await page.setInputFiles('#trace-file', tracePath);
+    await page.waitForSelector('body.loaded');
+    const steps = model.steps.length;
+    const agentEvents = agentEntries(model).length;
+    expect(await page.locator('#trace-name').textContent()).toBe('session.jsonl');
+    expect(await page.locator('#summary').textContent()).toBe(
+      `${model.actors.size} actors · ${steps} steps · 3 turns · ${agentEvents} agent events · ${formatMs(model.entries.at(-1)?.t ?? 0)}`,
+    );
+    expect(await page.locator('#step-label').textContent()).toBe(`step 1 / ${steps} · ${formatMs(model.steps[0]?.t ?? 0)}`);
+    expect(await page.locator('#step-title').textContent()).toBe('master · idle · active · after xstate.init');
+    expect(await activeIn('master')).toEqual(['master.idle']);
+    expect(await activeIn('turn')).toEqual([]);
+  });
+
+  it('steps forward to the turn collecting its tool calls and highlights exactly the active states', async () => {
+    // The step where the last of turn 0's three tool-call actors has started.
+    const target = model.steps.findIndex((step) => model.actors.get(step.sessionId)?.label === 'write_note · c3');
+    expect(target).toBeGreaterThan(5);
+    for (let click = 0; click < target; click++) await page.click('#next');
+    const step = model.steps[target];
+    expect(await page.locator('#step-label').textContent()).toBe(`step ${target + 1} / ${model.steps.length} · ${formatMs(step?.t ?? 0)}`);
+    expect(await page.locator('#step-title').textContent()).toBe('write_note · c3 (toolCall) · executing · active · after xstate.init');
+    expect(await activeIn('master')).toEqual(['master.running', 'master.running.turn']);
+    expect(await activeIn('turn')).toEqual(['turn.TOOL_EXECUTION', 'turn.TOOL_EXECUTION.collect', 'turn.TOOL_EXECUTION.collect.running']);
+    expect(await activeIn('toolCall')).toEqual(['toolCall.executing']);
+    // In the diagram itself: the state's box is filled with the highlight colour.
+    const fill = await page.$eval('[data-machine="turn"] g.node.active[data-state-id="turn.TOOL_EXECUTION.collect.running"] path', (path) => getComputedStyle(path).fill);
+    expect(fill).toBe(ACTIVE_FILL);
+    expect(await texts('[data-machine="toolCall"] .chip')).toEqual(['lookup · c1: executing', 'sum · c2: executing', 'write_note · c3: executing']);
+    expect(await texts('[data-machine="turn"] .chip')).toEqual(['turn 0: TOOL_EXECUTION.collect.running']);
+    // What happened since the previous step, in order (times dropped: they follow the entries).
+    const entries = (await texts('#step-entries li')).map((text) => text.replace(/^\d+ ms /, ''));
+    expect(entries[0]).toBe('actor created: write_note · c3 (toolCall)');
+    expect(entries).toContain('event toolExecutionStart · write_note c3');
+    expect(entries.at(-1)).toBe('write_note · c3 · executing (active)');
+  });
+
+  it('shows the agent events as a timeline per turn, tool calls as lanes, the future faded', async () => {
+    const turns = buildTimeline(agentEntries(model)).turns;
+    const heading = (index: number, state: string) => {
+      const turn = turns[index];
+      const start = turn?.start.t ?? 0;
+      const end = turn?.end?.t ?? 0;
+      return `turn ${index} · ${state} · ${formatMs(start)} – ${formatMs(end)} (${formatMs(end - start)})`;
+    };
+    expect(await texts('.turn h3')).toEqual([heading(0, 'running'), heading(1, 'later'), heading(2, 'later')]);
+    expect(await texts('.turn[data-turn="0"] .lane-label')).toEqual(['model', 'lookup · c1', 'sum · c2', 'write_note · c3']);
+    expect(await page.$$eval('.turn[data-turn="0"] .lane', (lanes) => lanes.map((lane) => Array.from(lane.querySelectorAll('.span')).map((span) => `${span.getAttribute('data-kind')}:${span.getAttribute('data-status')}`)))).toEqual([
+      ['model:ok'],
+      ['execution:open'],
+      ['execution:open'],
+      ['approval:approved', 'execution:open'],
+    ]);
+    expect(await page.locator('.turn[data-turn="0"] .cursor').count()).toBe(1);
+    expect(await page.locator('.turn.future').count()).toBe(2);
+  });
+
+  it('walks to the end with the keyboard: every actor final, every span closed', async () => {
+    const steps = model.steps.length;
+    const turns = buildTimeline(agentEntries(model)).turns;
+    await page.keyboard.press('End');
+    expect(await page.locator('#step-label').textContent()).toBe(`step ${steps} / ${steps} · ${formatMs(model.steps.at(-1)?.t ?? 0)}`);
+    expect(await page.locator('#step-title').textContent()).toBe('master · running.pollingFollowUps → ended · on xstate.done.actor.turn');
+    expect(await activeIn('master')).toEqual(['master.ended']);
+    expect(await page.locator('[data-machine="master"] g.node.from[data-state-id="master.running.pollingFollowUps"]').count()).toBe(1);
+    expect(await texts('.turn h3')).toEqual(
+      turns.map((turn) => `turn ${turn.turnIndex} · ${turn.reason} · ${formatMs(turn.start.t)} – ${formatMs(turn.end?.t ?? 0)} (${formatMs((turn.end?.t ?? 0) - turn.start.t)})`),
+    );
+    expect(turns.map((turn) => turn.reason)).toEqual(['toolsExecuted', 'toolsExecuted', 'complete']);
+    expect(await texts('[data-machine="toolCall"] .chip')).toEqual([
+      'broken · c4: failed (done)',
+      'sum · c2: succeeded (done)',
+      'lookup · c1: succeeded (done)',
+      'write_note · c3: succeeded (done)',
+    ]);
+    expect(await page.$$eval('.turn[data-turn="1"] .span', (spans) => spans.map((span) => span.getAttribute('data-status')))).toEqual(['ok', 'error']);
+    await page.keyboard.press('ArrowLeft');
+    expect(await page.locator('#step-label').textContent()).toBe(`step ${steps - 1} / ${steps} · ${formatMs(model.steps.at(-2)?.t ?? 0)}`);
+    expect(await activeIn('master')).toEqual(['master.running', `master.running.${describeValue(model.steps.at(-2)?.value ?? '').split('.').at(-1)}`]);
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    console.log(`[viewer browser test] screenshot: ${SCREENSHOT}`);
+  });
+
+  it('opens a page with the trace embedded, and explains a file that is not a trace', async () => {
+    const embedded = join(profile, 'embedded.html');
+    await writeFile(embedded, viewerHtml({ trace: jsonl, traceName: 'embedded.jsonl' }));
+    await page.goto(pathToFileURL(embedded).href);
+    await page.waitForSelector('body.loaded');
+    expect(await page.locator('#step-label').textContent()).toBe(`step 1 / ${model.steps.length} · ${formatMs(model.steps[0]?.t ?? 0)}`);
+    // No diagrams embedded: each machine is drawn from the outline recorded in the trace.
+    await page.click('#last');
+    expect(await activeIn('master')).toEqual(['master.ended']);
+    const countStates = (node: { states: Array<{ states: unknown[] }> }): number =>
+      node.states.reduce((total, child) => total + 1 + countStates(child as { states: Array<{ states: unknown[] }> }), 0);
+    const turnOutline = model.machines.get('turn');
+    expect(await page.locator('[data-machine="turn"] .state[data-state-id]').count()).toBe(turnOutline ? countStates(turnOutline) : -1);
+    expect(await activeIn('turn')).toEqual(['turn.done']);
+
+    const bad = join(profile, 'notes.txt');
+    await writeFile(bad, 'hello\n');
+    await page.setInputFiles('#trace-file', bad);
+    await page.waitForSelector('#error:not([hidden])');
+    expect(await page.locator('#error').textContent()).toBe('Could not read notes.txt: line 1: not valid JSON');
+  });
+
+  it('never touched the network and raised no page error', () => {
+    expect(requests.filter((url) => !url.startsWith('file://'))).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  });
+});

@@ -1,0 +1,85 @@
+import { request } from 'node:http';
+import { createRequire } from 'node:module';
+import { describe, expect, it } from 'vitest';
+import { createAgent } from 'agentchart';
+import { startInspector } from 'agentchart/inspect';
+import { scriptedModel } from 'agentchart/testing';
+
+interface ClientSocket {
+  on(event: 'message', listener: (data: { toString(): string }) => void): void;
+  on(event: 'open' | 'close', listener: () => void): void;
+  on(event: 'error', listener: (error: Error) => void): void;
+  close(): void;
+}
+// The relay's own WebSocket package (a dependency of @statelyai/inspect) plays the browser page.
+const requireFromInspect = createRequire(createRequire(import.meta.url).resolve('@statelyai/inspect'));
+const WebSocket = requireFromInspect('ws') as new (url: string, options?: { headers?: Record<string, string> }) => ClientSocket;
+
+function connect(url: string, headers?: Record<string, string>): Promise<{ socket: ClientSocket; messages: Array<{ type: string; [key: string]: unknown }>; closed: Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(url, headers ? { headers } : undefined);
+    const messages: Array<{ type: string }> = [];
+    const closed = new Promise<void>((done) => socket.on('close', () => done()));
+    socket.on('message', (data) => messages.push(JSON.parse(data.toString()) as { type: string }));
+    socket.on('open', () => resolve({ socket, messages, closed }));
+    socket.on('error', reject);
+  });
+}
+
+function get(url: string, host: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers: { host }, agent: false }, (response) => {
+      let body = '';
+      response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('startInspector: the XState inspector relay on loopback', () => {
+  it('serves its page on 127.0.0.1 only, relays a session to the page, replays it to a late page, and stops', async () => {
+    const inspector = await startInspector();
+    const url = new URL(inspector.url);
+    expect(url.hostname).toBe('127.0.0.1');
+    const port = Number(url.port);
+
+    const page = await get(inspector.url, `127.0.0.1:${port}`);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain(`new WebSocket("ws://127.0.0.1:${port}/?role=viewer")`);
+    expect(page.body).toContain('<iframe id="inspector" src="https://stately.ai/inspect">');
+    // DNS rebinding: a request for another host name is refused.
+    expect(await get(inspector.url, `attacker.example:${port}`)).toEqual({ status: 403, body: 'forbidden host\n' });
+    await expect(connect(`ws://127.0.0.1:${port}/?role=viewer`, { origin: 'http://attacker.example' })).rejects.toThrow(/401/);
+
+    const early = await connect(`ws://127.0.0.1:${port}/?role=viewer`);
+    expect(await inspector.waitForViewer(1_000)).toBe(true);
+    const agent = createAgent({ model: scriptedModel([{ text: 'hi' }]), inspect: inspector.inspect });
+    expect((await agent.prompt('hello').result).status).toBe('completed');
+
+    const waitFor = async (check: () => boolean) => {
+      for (let attempt = 0; attempt < 100 && !check(); attempt++) await new Promise((resolve) => setTimeout(resolve, 20));
+    };
+    const masterEnded = () => early.messages.some((message) => message.type === '@xstate.snapshot' && (message.snapshot as { value?: unknown }).value === 'ended');
+    await waitFor(masterEnded);
+    expect(masterEnded()).toBe(true);
+    expect(new Set(early.messages.map((message) => message.type))).toEqual(new Set(['@xstate.actor', '@xstate.event', '@xstate.snapshot']));
+
+    const late = await connect(`ws://127.0.0.1:${port}/?role=viewer`);
+    await waitFor(() => late.messages.length >= early.messages.length);
+    expect(late.messages).toEqual(early.messages);
+
+    await inspector.stop();
+    await Promise.all([early.closed, late.closed]);
+    expect(inspector.viewers).toBe(0);
+    await expect(get(inspector.url, `127.0.0.1:${port}`)).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  it('reports a port it cannot listen on', async () => {
+    const first = await startInspector();
+    const port = Number(new URL(first.url).port);
+    await expect(startInspector({ port })).rejects.toThrow(`The inspector could not listen on 127.0.0.1:${port}: listen EADDRINUSE`);
+    await first.stop();
+  });
+});

@@ -1,0 +1,80 @@
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { machineIdOfSvg, renderViewerPage } from '../src/trace/viewer-html.js';
+
+/**
+ * Builds the offline trace viewer: its script (the typed sources in src/trace/viewer/, transpiled
+ * and joined into one classic script) and visualizations/viewer.html (the page, with the diagrams
+ * of visualizations/*.svg embedded). `npm run viz` writes both; a test fails when they are stale.
+ */
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** In dependency order: each file may use only what the ones before it define. */
+export const VIEWER_SOURCES = ['model.ts', 'timeline-model.ts', 'charts.ts', 'timeline.ts', 'app.ts'].map((name) => `src/trace/viewer/${name}`);
+/** Diagrams embedded in viewer.html, by file (their Graphviz graph title is the machine id). */
+export const VIEWER_CHARTS = ['master.svg', 'turn.svg', 'tool-call.svg'].map((name) => `visualizations/${name}`);
+
+export const VIEWER_SCRIPT_MODULE = 'src/trace/viewer-script.generated.ts';
+export const VIEWER_PAGE = 'visualizations/viewer.html';
+
+export async function buildViewerScript(): Promise<string> {
+  const parts: string[] = [];
+  const declaredIn = new Map<string, string>();
+  for (const path of VIEWER_SOURCES) {
+    const source = await readFile(`${root}${path}`, 'utf8');
+    const output = ts.transpileModule(source, {
+      fileName: path,
+      reportDiagnostics: false,
+      compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, verbatimModuleSyntax: true, removeComments: true },
+    }).outputText;
+    // One script: imports between the viewer files become plain references, exports plain declarations.
+    const body = output
+      .replace(/^import\s[^;]*;[ \t]*\n/gm, '')
+      .replace(/^export \{\};?[ \t]*\n?/gm, '')
+      .replace(/^export (?=(async )?(function|const|let|class) )/gm, '')
+      .replace(/^\/\/# sourceMappingURL=.*$/gm, '')
+      .trim();
+    if (/^\s*(import|export)\s/m.test(body)) throw new Error(`${path}: an import or export is left after joining; use named declarations only`);
+    // The files share one scope: a name declared twice would silently replace a function.
+    for (const match of body.matchAll(/^(?:async )?(?:function\*? |const |let |class )(\w+)/gm)) {
+      const earlier = declaredIn.get(match[1]);
+      if (earlier) throw new Error(`${path}: top-level name "${match[1]}" is also declared in ${earlier}`);
+      declaredIn.set(match[1], path);
+    }
+    parts.push(`// ${path}\n${body}`);
+  }
+  const script = `(() => {\n'use strict';\n${parts.join('\n\n')}\n\nstartViewer(document);\n})();\n`;
+  if (/<\/script/i.test(script)) throw new Error('the viewer script contains "</script": it would end its own element');
+  return script;
+}
+
+export function scriptModuleOf(script: string): string {
+  return [
+    '// Generated from src/trace/viewer/*.ts by `npm run viz` (visualizations/viewer-build.ts). Do not edit.',
+    '/** The offline trace viewer\'s script: one classic script, no imports, run once on the page. */',
+    `export const VIEWER_SCRIPT = ${JSON.stringify(script)};`,
+    '',
+  ].join('\n');
+}
+
+export async function buildViewerPage(script: string): Promise<string> {
+  const charts: Record<string, string> = {};
+  for (const path of VIEWER_CHARTS) {
+    const svg = await readFile(`${root}${path}`, 'utf8');
+    const machineId = machineIdOfSvg(svg);
+    if (machineId === null) throw new Error(`${path}: no Graphviz graph title (the machine id) found`);
+    charts[machineId] = svg;
+  }
+  return renderViewerPage(script, { charts });
+}
+
+/** Every generated viewer file, by path from the repository root. */
+export async function buildViewerFiles(): Promise<Array<{ path: string; content: string }>> {
+  const script = await buildViewerScript();
+  return [
+    { path: VIEWER_SCRIPT_MODULE, content: scriptModuleOf(script) },
+    { path: VIEWER_PAGE, content: await buildViewerPage(script) },
+  ];
+}
