@@ -173,10 +173,3 @@ export function agentEntries(model: ViewerModel): Array<{ entry: number; t: numb
   });
   return result;
 }
-
-/** The step whose entry is the last one at or before `entry` (−1 before the first step). */
-export function stepAtOrBefore(model: ViewerModel, entry: number): number {
-  let found = -1;
-  for (let index = 0; index < model.steps.length && model.steps[index].entry <= entry; index++) found = index;
-  return found;
-}
