@@ -120,7 +120,7 @@ export const masterMachine = setup({
     }),
     takeNextTurnInput: assign(({ context }) => {
       const steering = take(context.steeringQueue, context.steeringMode);
-      return { pending: [...context.pending, ...steering.taken], steeringQueue: steering.rest };
+      return { turnInput: [...context.pending, ...steering.taken], pending: [], steeringQueue: steering.rest };
     }),
     takeFollowUps: assign(({ context }) => {
       const followUps = take(context.followUpQueue, context.followUpMode);
@@ -130,7 +130,7 @@ export const masterMachine = setup({
     recordOutcome: assign(({ context }, params: { outcome: TurnOutput }) => {
       const output = params.outcome;
       const deferred = output.kind === 'failure' && (output.detail === 'retryable' || output.detail === 'overflow');
-      return { lastOutcome: output, pending: [...output.injected], turnOpen: deferred };
+      return { lastOutcome: output, pending: [...context.pending, ...output.injected], turnOpen: deferred };
     }),
     advanceTurn: assign(({ context }) => ({ turnIndex: context.turnIndex + 1, turnsThisRun: context.turnsThisRun + 1 })),
     countModelCall: assign(({ context }) => ({ modelCalls: context.modelCalls + 1, attemptsOnModel: context.attemptsOnModel + 1 })),
@@ -155,6 +155,7 @@ export const masterMachine = setup({
   context: ({ input }) => ({
     ...input,
     pending: input.newMessages,
+    turnInput: [],
     turnsThisRun: input.turnsThisRun ?? 0,
     modelCalls: 0,
     modelIndex: input.modelIndex ?? 0,
@@ -208,7 +209,7 @@ export const masterMachine = setup({
             input: ({ context }) => ({
               turnIndex: context.turnIndex,
               features: context.turnFeatures,
-              newMessages: context.attempt === 'fresh' ? context.pending : [],
+              newMessages: context.attempt === 'fresh' ? context.turnInput : [],
               attempt: context.attempt,
               resume: context.attempt === 'resumed' && context.resume?.at === 'turn' ? context.resume.turn : null,
               retryAvailable: context.attemptsOnModel < context.maxAttempts && withinCallBudget(context),
@@ -217,7 +218,7 @@ export const masterMachine = setup({
             }),
             onDone: {
               target: 'deciding',
-              actions: [assign({ pending: [], resume: null }), { type: 'recordOutcome', params: ({ event }) => ({ outcome: event.output }) }],
+              actions: [assign({ turnInput: [], resume: null }), { type: 'recordOutcome', params: ({ event }) => ({ outcome: event.output }) }],
             },
             // An effect that failed unexpectedly (a bug) ends the session; the open turn is closed.
             onError: {
@@ -266,7 +267,7 @@ export const masterMachine = setup({
             {
               guard: and(['isReportMode', not('turnDidWork'), 'failedTurnRetryLeft', 'anotherTurnAllowed']),
               target: 'turn',
-              actions: ['advanceTurn', 'countFailedReportTurn', 'discardFailedReportTurn', 'queueReportGuidance', 'retryFailedTurn'],
+              actions: ['advanceTurn', 'countFailedReportTurn', 'discardFailedReportTurn', 'queueReportGuidance', 'takeNextTurnInput', 'retryFailedTurn'],
             },
             {
               guard: and(['isReportMode', not('turnDidWork'), 'failedTurnRetryLeft']),

@@ -35,7 +35,10 @@ export interface MasterInput {
 }
 
 export interface MasterContext extends MasterInput {
+  /** Messages for the next turn not yet taken (injections, the prompt before the first turn). */
   pending: Message[];
+  /** The input batch of the turn in progress (taken from pending and the steering queue). */
+  turnInput: Message[];
   turnsThisRun: number;
   modelCalls: number;
   modelIndex: number;

@@ -88,6 +88,8 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
   let loaded = !options.store;
   const handleOf = (run: RunSession): AgentRun => ({ runId: run.runId, events: run.handle!.events, result: run.handle!.result });
   const ready = options.store && options.sessionId ? load(state, options.store, options.sessionId, onSubscriberError).then((resumed) => ((loaded = true), { resumedRun: resumed ? handleOf(resumed) : null })) : Promise.resolve({ resumedRun: null });
+  // A failed load rejects `ready` for whoever awaits it, without an unhandled rejection otherwise.
+  ready.catch(() => {});
 
   const assertIdle = (what: string) => {
     if (!loaded) throw new AgentError('NotReady', `${what}: the session is still loading; await agent.ready first.`);

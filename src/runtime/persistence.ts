@@ -15,8 +15,8 @@ interface MasterView {
 
 /**
  * Writes one step per committed change: the events since the last step and a checkpoint, in
- * order. The first write of a burst is issued synchronously (embedded stores commit inside the
- * call); later ones wait for the previous write, so steps never reorder.
+ * order. Embedded stores commit each step synchronously; an async store gets the steps one after
+ * another (a write waits for the previous one), so steps never reorder.
  */
 export class Persister {
   private buffered: AgentEvent[] = [];
@@ -40,9 +40,24 @@ export class Persister {
   step(agent: AgentState, run: RunSession | null): void {
     this.version += 1;
     const checkpoint = buildCheckpoint(this.sessionId, this.version, agent, run);
-    this.queue.push({ checkpoint, events: this.buffered });
+    const events = this.buffered;
     this.buffered = [];
+    if (this.store.commitStepSync && !this.writing) {
+      this.writeNow(checkpoint, events);
+      return;
+    }
+    this.queue.push({ checkpoint, events });
     if (!this.writing) this.drain();
+  }
+
+  private writeNow(checkpoint: SessionCheckpoint, events: AgentEvent[]): void {
+    if (this.failure) return;
+    try {
+      this.store.commitStepSync?.(this.sessionId, { checkpoint, events });
+    } catch (error) {
+      this.failure = error;
+      this.onError(error);
+    }
   }
 
   /** Resolves when every step so far is written. */
@@ -73,6 +88,8 @@ export class Persister {
 
 function buildCheckpoint(sessionId: string, version: number, agent: AgentState, run: RunSession | null): SessionCheckpoint {
   const master = run?.master?.getSnapshot().context as MasterView | undefined;
+  // Between a turnEnd and the master's decision the master has not advanced its turn index yet.
+  const closedAhead = run?.lastClosedTurn != null && master !== undefined && run.lastClosedTurn >= master.turnIndex;
   return {
     sessionId,
     version,
@@ -80,17 +97,17 @@ function buildCheckpoint(sessionId: string, version: number, agent: AgentState, 
     steeringQueue: [...(master?.steeringQueue ?? agent.steeringQueue)],
     followUpQueue: [...(master?.followUpQueue ?? agent.followUpQueue)],
     counters: cloneCounters(agent.counters),
-    turnIndex: master?.turnIndex ?? agent.turnIndex,
-    run: run && !run.ended ? runCheckpoint(run, master) : null,
+    turnIndex: closedAhead ? (run?.lastClosedTurn ?? 0) + 1 : (master?.turnIndex ?? agent.turnIndex),
+    run: run && !run.ended ? runCheckpoint(run, master, closedAhead) : null,
   };
 }
 
-function runCheckpoint(run: RunSession, master: MasterView | undefined): RunCheckpoint {
+function runCheckpoint(run: RunSession, master: MasterView | undefined, closedAhead: boolean): RunCheckpoint {
   return {
     runId: run.runId,
     nextSeq: run.nextSeq,
     pending: [...(master?.pending ?? [])],
-    turnsThisRun: master?.turnsThisRun ?? 0,
+    turnsThisRun: (master?.turnsThisRun ?? 0) + (closedAhead ? 1 : 0),
     modelIndex: run.modelIndex,
     turn: run.turn.open ? turnCheckpoint(run) : null,
   };

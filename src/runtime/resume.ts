@@ -44,14 +44,16 @@ export function planResume(state: AgentState, checkpoint: RunCheckpoint): RunSta
 export function closeCommittedTurn(run: RunSession, turn: TurnCheckpoint): void {
   const assistant = [...run.agent.history].reverse().find((message) => message.role === 'assistant') ?? null;
   const hasCalls = assistant?.role === 'assistant' && toolCallsOf(assistant).length > 0;
+  const results = new Map(turn.results.map((result) => [result.toolCallId, result]));
+  const toolResults = assistant?.role === 'assistant' ? toolCallsOf(assistant).flatMap((call) => results.get(call.id) ?? []) : [];
+  run.closeTurn();
   run.emit({
     type: 'turnEnd',
     turnIndex: turn.turnIndex,
     reason: hasCalls ? 'toolsExecuted' : 'complete',
     assistant: assistant?.role === 'assistant' ? assistant : null,
-    toolResults: turn.results,
+    toolResults,
   });
-  run.turn.open = false;
 }
 
 function nextStepBetweenTurns(state: AgentState, pending: Message[]): MasterResume {

@@ -171,6 +171,15 @@ export class RunSession {
     this.emit({ type: 'policyError', slot, message: errorMessage(error), ...(this.turn.open ? { turnIndex: this.turn.turnIndex } : {}) });
   }
 
+  /** The index of the last turn this run closed (its turnEnd published), or null. */
+  lastClosedTurn: number | null = null;
+
+  /** Marks the turn closed; done before turnEnd is published, so that step's checkpoint sees it closed. */
+  closeTurn(): void {
+    this.turn.open = false;
+    this.lastClosedTurn = this.turn.turnIndex;
+  }
+
   startTurn(turnIndex: number): void {
     this.turn = newTurnScope(turnIndex, true, this.agent.history.length);
     this.emit({ type: 'turnStart', turnIndex });
@@ -213,8 +222,8 @@ export class RunSession {
     this.turn.deltas = [];
     this.publishAssistant(message);
     this.commit([message]);
+    this.closeTurn();
     this.emit({ type: 'turnEnd', turnIndex: this.turn.turnIndex, reason: 'aborted', assistant: message, toolResults: [] });
-    this.turn.open = false;
   }
 
   countersSnapshot(): Counters {

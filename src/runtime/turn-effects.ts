@@ -50,6 +50,8 @@ export function provideTurnMachine() {
 
 function announceTurnEnd(run: RunSession, context: TurnContext): void {
   const assistant = context.assistantOverride ?? context.reply?.message ?? null;
+  // Closed before turnEnd is published: the checkpoint taken on turnEnd must not see an open turn.
+  run.closeTurn();
   run.emit({
     type: 'turnEnd',
     turnIndex: context.turnIndex,
@@ -57,5 +59,4 @@ function announceTurnEnd(run: RunSession, context: TurnContext): void {
     assistant,
     toolResults: resultsInCallOrder(context.reply?.message ?? null, context.results),
   });
-  run.turn.open = false;
 }

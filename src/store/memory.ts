@@ -1,19 +1,22 @@
 import type { AgentEvent } from '../domain/events.js';
-import type { SessionCheckpoint, SessionStore, SessionSummary } from './types.js';
+import type { SessionStore, SessionSummary } from './types.js';
 import { parseCheckpoint, parseEvent, staleVersion } from './validate.js';
 
 /**
  * An in-memory store with the same semantics as the durable ones: it keeps serialized JSON, so a
  * resumed agent never shares objects with the one that wrote the session.
  */
-export function memoryStore(): SessionStore {
+export function memoryStore(): SessionStore & Required<Pick<SessionStore, 'commitStepSync'>> {
   const sessions = new Map<string, { checkpoint: string; events: string[]; version: number; running: boolean; updatedAt: number }>();
-  return {
+  const store: SessionStore & Required<Pick<SessionStore, 'commitStepSync'>> = {
     async load(sessionId) {
       const session = sessions.get(sessionId);
       return session ? parseCheckpoint(sessionId, session.checkpoint) : null;
     },
-    async commitStep(sessionId, { checkpoint, events }) {
+    async commitStep(sessionId, step) {
+      store.commitStepSync(sessionId, step);
+    },
+    commitStepSync(sessionId, { checkpoint, events }) {
       const session = sessions.get(sessionId);
       const stored = session?.version ?? -1;
       if (checkpoint.version !== stored + 1) throw staleVersion(sessionId, stored, checkpoint.version);
@@ -34,5 +37,6 @@ export function memoryStore(): SessionStore {
     async delete(sessionId) {
       sessions.delete(sessionId);
     },
-  } satisfies SessionStore & { load(id: string): Promise<SessionCheckpoint | null> };
+  };
+  return store;
 }

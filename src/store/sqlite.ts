@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS events (
  * committed step. Calls complete synchronously inside their promise, so a step is on disk before
  * the runtime moves on (a SIGKILL right after a step loses nothing of it).
  */
-export function sqliteStore(path: string): SessionStore & { close(): void } {
+export function sqliteStore(path: string): SessionStore & Required<Pick<SessionStore, 'commitStepSync'>> & { close(): void } {
   const db = openDatabase(path);
   const loadRow = db.prepare<[string], { checkpoint: string }>('SELECT checkpoint FROM sessions WHERE session_id = ?');
   const versionRow = db.prepare<[string], { version: number }>('SELECT version FROM sessions WHERE session_id = ?');
@@ -51,12 +51,15 @@ export function sqliteStore(path: string): SessionStore & { close(): void } {
     upsert.run({ sessionId, version, running: running ? 1 : 0, checkpoint, updatedAt: Date.now() });
   });
 
-  return {
+  const store: SessionStore & Required<Pick<SessionStore, 'commitStepSync'>> & { close(): void } = {
     async load(sessionId) {
       const row = guarded(path, () => loadRow.get(sessionId));
       return row ? parseCheckpoint(sessionId, row.checkpoint) : null;
     },
-    async commitStep(sessionId, { checkpoint, events }) {
+    async commitStep(sessionId, step) {
+      store.commitStepSync(sessionId, step);
+    },
+    commitStepSync(sessionId, { checkpoint, events }) {
       const json = JSON.stringify(checkpoint);
       const rows = events.map((event) => JSON.stringify(event));
       guarded(path, () => commit(sessionId, checkpoint.version, checkpoint.run !== null, json, rows));
@@ -72,6 +75,7 @@ export function sqliteStore(path: string): SessionStore & { close(): void } {
     },
     close: () => db.close(),
   };
+  return store;
 }
 
 function openDatabase(path: string): SqliteDatabase {

@@ -75,6 +75,11 @@ export interface SessionSummary {
 export interface SessionStore {
   load(sessionId: string): Promise<SessionCheckpoint | null>;
   commitStep(sessionId: string, step: { checkpoint: SessionCheckpoint; events: AgentEvent[] }): Promise<void>;
+  /**
+   * Embedded stores also commit synchronously: then every step is on disk before the runtime
+   * moves on (a steering message is persisted before `steer()` returns).
+   */
+  commitStepSync?(sessionId: string, step: { checkpoint: SessionCheckpoint; events: AgentEvent[] }): void;
   loadEvents(sessionId: string): Promise<AgentEvent[]>;
   list(): Promise<SessionSummary[]>;
   delete(sessionId: string): Promise<void>;

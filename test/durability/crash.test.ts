@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { INTERRUPTED_BY_RESTART, toolCallsOf } from 'agentchart';
+import { checkInvariants } from 'agentchart/testing';
+import { freshSession, inPool, journalLines, lastJson, runChild, type SessionReport } from './child-process.js';
+
+/**
+ * SIGKILL at many step boundaries of one session (model stream, mid batch, steering accepted,
+ * backoff, approval, after commits, between turns), then a fresh process resumes it.
+ */
+const KILL_POINTS: Array<{ name: string; killAfterStep?: number; killInStream?: number }> = [
+  { name: 'during the first model stream', killInStream: 0 },
+  { name: 'during the deploy model stream (after the retry)', killInStream: 2 },
+  ...[1, 2, 3, 4, 5, 6, 7, 9, 11, 12, 13, 15, 17, 19, 22].map((step) => ({ name: `after committed step ${step}`, killAfterStep: step })),
+];
+
+describe('durable sessions survive SIGKILL at every step boundary', () => {
+  it(`resumes ${KILL_POINTS.length} killed sessions with nothing lost and nothing run twice by surprise`, async () => {
+    const outcomes = await inPool(KILL_POINTS, 2, async (point) => {
+      const session = freshSession();
+      const started = await runChild({ ...session, mode: 'start', approvals: 'auto', ...point });
+      const resumed = await runChild({ ...session, mode: 'resume', approvals: 'auto' });
+      return { point, session, started, resumed };
+    });
+
+    const summary: string[] = [];
+    for (const { point, session, started, resumed } of outcomes) {
+      const where = `killed ${point.name}`;
+      expect(started.signal, `${where}: the first process was killed`).toBe('SIGKILL');
+      expect(resumed.code, `${where}: resume exited cleanly (${resumed.stderr})`).toBe(0);
+      const report = lastJson<SessionReport>(resumed.stdout);
+      const journal = journalLines(session.journal);
+
+      // The stored log of the whole session (crashed run + its resumption) is well-formed.
+      expect(checkInvariants(report.events, report.history).violations, where).toEqual([]);
+      expect(report.events.at(-1)?.type, where).toBe('agentEnd');
+      expect(new Set(report.events.map((event) => event.runId)).size, `${where}: the resumed run continues the same run`).toBe(1);
+
+      // The session finished its work.
+      const last = report.history.at(-1);
+      expect(last?.role === 'assistant' && last.content.some((block) => block.type === 'text' && block.text === 'All done.'), where).toBe(true);
+
+      // A replay 'never' tool never runs twice; an interrupted one gets the restart result instead.
+      expect(journal.filter((line) => line === 'never:w1').length, where).toBeLessThanOrEqual(1);
+      const neverResult = report.history.find((m) => m.role === 'toolResult' && m.toolCallId === 'w1');
+      expect(neverResult && neverResult.role === 'toolResult' && ['wrote a', INTERRUPTED_BY_RESTART].includes(neverResult.content), where).toBe(true);
+      expect(journal.filter((line) => line === 'deploy:d1').length, where).toBe(1);
+
+      // Every tool call has exactly one result.
+      for (const message of report.history) {
+        if (message.role !== 'assistant') continue;
+        for (const call of toolCallsOf(message)) {
+          expect(report.history.filter((m) => m.role === 'toolResult' && m.toolCallId === call.id).length, `${where}: ${call.id}`).toBe(1);
+        }
+      }
+
+      // A steering message accepted before the crash is delivered exactly once.
+      const steeringInHistory = report.history.filter((m) => m.role === 'user' && m.content === 'Also mention the changelog.').length;
+      if (journal.includes('steer-accepted')) expect(steeringInHistory, where).toBe(1);
+      summary.push(`${where}: resumed=${report.resumed} never-runs=${journal.filter((l) => l === 'never:w1').length} safe-runs=${journal.filter((l) => l === 'safe:f1').length} steering=${steeringInHistory}`);
+    }
+    console.log(summary.join('\n'));
+  }, 240_000);
+});

@@ -1,0 +1,152 @@
+// A session run in a child process by the durability tests: started, killed with SIGKILL at a
+// chosen step, then resumed by a fresh process on the same SQLite file.
+import { appendFileSync } from 'node:fs';
+import { z } from 'zod';
+import { AgentError, createAgent, defineTool, type AgentEvent, type Message, type SessionStore } from 'agentchart';
+import { sqliteStore } from 'agentchart/sqlite';
+import { scriptedModel, type ScriptEntry } from 'agentchart/testing';
+
+export interface ChildConfig {
+  db: string;
+  sessionId: string;
+  mode: 'start' | 'resume';
+  /** SIGKILL right after this many committed steps. */
+  killAfterStep?: number;
+  /** SIGKILL in the middle of this model call's stream (0-based, per process). */
+  killInStream?: number;
+  /** Appends a line per tool run and per accepted steering message. */
+  journal: string;
+  approvals: 'auto' | 'durable';
+  /** Resume mode with durable approvals: the decision to give. */
+  approve?: { toolCallId?: string; version?: number; approved: boolean };
+}
+
+const config = JSON.parse(process.env.AGENTCHART_CHILD ?? '{}') as ChildConfig;
+const journal = (line: string) => appendFileSync(config.journal, `${line}\n`);
+
+/** The store, with a SIGKILL right after the chosen committed step (synchronously, at the boundary). */
+function killingStore(store: ReturnType<typeof sqliteStore>): SessionStore {
+  let steps = 0;
+  const commitStepSync: NonNullable<SessionStore['commitStepSync']> = (sessionId, step) => {
+    store.commitStepSync(sessionId, step);
+    steps += 1;
+    if (steps === config.killAfterStep) process.kill(process.pid, 'SIGKILL');
+  };
+  return { ...store, commitStepSync, commitStep: async (sessionId, step) => commitStepSync(sessionId, step) };
+}
+
+const assistants = (messages: Message[]) => messages.filter((m) => m.role === 'assistant').length;
+let rateLimited = false;
+let calls = 0;
+const model = scriptedModel(
+  (request): ScriptEntry => {
+    const call = calls++;
+    const stepsDone = assistants(request.messages);
+    const entry: ScriptEntry =
+      stepsDone === 0
+        ? { text: 'Writing the log and fetching the page.', toolCalls: [{ id: 'w1', name: 'write_log', arguments: { line: 'a' } }, { id: 'f1', name: 'fetch', arguments: { url: 'x' } }] }
+        : stepsDone === 1 && !rateLimited
+          ? ((rateLimited = true), { text: 'partial', error: { kind: 'rateLimit', retryAfterMs: 20 } })
+          : stepsDone === 1
+            ? { text: 'Deploying.', toolCalls: [{ id: 'd1', name: 'deploy', arguments: { target: 'prod' } }] }
+            : { text: 'All done.' };
+    if (call === config.killInStream) {
+      // The stream has started (beforeModelCall is out) and stays open: the process dies inside it.
+      setTimeout(() => process.kill(process.pid, 'SIGKILL'), 5);
+      return { ...entry, stall: true };
+    }
+    return entry;
+  },
+  { recordRequests: false },
+);
+
+const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
+  const timer = setTimeout(resolve, ms);
+  signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+});
+
+const tools = [
+  defineTool({
+    name: 'write_log',
+    description: 'Appends a line to the log (not safe to replay).',
+    parameters: z.object({ line: z.string() }),
+    execute: async ({ line }, ctx) => {
+      journal(`never:${ctx.toolCallId}`);
+      await sleep(40, ctx.signal);
+      return `wrote ${line}`;
+    },
+  }),
+  defineTool({
+    name: 'fetch',
+    description: 'Fetches a page (safe to replay).',
+    parameters: z.object({ url: z.string() }),
+    replay: 'safe',
+    execute: async ({ url }, ctx) => {
+      journal(`safe:${ctx.toolCallId}`);
+      await sleep(20, ctx.signal);
+      return `fetched ${url}`;
+    },
+  }),
+  defineTool({
+    name: 'deploy',
+    description: 'Deploys (needs approval).',
+    parameters: z.object({ target: z.string() }),
+    requiresApproval: true,
+    execute: async ({ target }, ctx) => {
+      journal(`deploy:${ctx.toolCallId}`);
+      return `deployed to ${target}`;
+    },
+  }),
+];
+
+async function main(): Promise<void> {
+  const raw = sqliteStore(config.db);
+  const store = killingStore(raw);
+  const agent = createAgent({
+    model,
+    tools,
+    store,
+    sessionId: config.sessionId,
+    steeringInterrupts: false,
+    retry: { jitter: false },
+    ...(config.approvals === 'auto' ? { approval: async () => ({ approved: true as const }) } : {}),
+  });
+  const { resumedRun } = await agent.ready;
+  if (config.mode === 'start') {
+    const run = agent.prompt('Ship it.');
+    let steered = false;
+    run.events.subscribe((event: AgentEvent) => {
+      if (event.type === 'toolExecutionStart' && !steered) {
+        steered = true;
+        void agent.steer('Also mention the changelog.');
+        journal('steer-accepted');
+      }
+      if (event.type === 'toolApprovalRequested' && config.approvals === 'durable') {
+        void agent.flush().then(() => {
+          console.log(JSON.stringify({ pending: agent.pendingApprovals() }));
+          process.exit(0);
+        });
+      }
+    });
+    await run.result;
+  } else if (config.approve) {
+    const [pending] = agent.pendingApprovals();
+    try {
+      agent.resolveApproval(config.approve.toolCallId ?? pending?.toolCallId ?? '', config.approve.approved ? { approved: true } : { approved: false, reason: 'declined after restart' }, { version: config.approve.version ?? pending?.version ?? -1 });
+    } catch (error) {
+      console.log(JSON.stringify({ error: error instanceof AgentError ? error.code : String(error) }));
+      process.exit(0);
+    }
+    await resumedRun?.result;
+  } else {
+    await resumedRun?.result;
+  }
+  await agent.flush();
+  console.log(JSON.stringify({ events: await raw.loadEvents(config.sessionId), history: agent.messages, resumed: resumedRun !== null }));
+  raw.close();
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
