@@ -1,5 +1,5 @@
 import type { ModelError } from '../src/domain/errors.js';
-import type { TurnEndReason } from '../src/domain/events.js';
+import type { TurnOutcome } from '../src/domain/outcomes.js';
 import type { AssistantMessage, Message, ToolCallBlock, ToolResultMessage } from '../src/domain/messages.js';
 
 /** How this turn attempt relates to the turn: a fresh turn, or the master re-running it after a failure. */
@@ -93,19 +93,5 @@ export interface ResponseOutput {
   assistant: AssistantMessage | null;
 }
 
-export type TurnOutputKind = 'success' | 'failure' | 'finished' | 'aborted';
-export type TurnOutputDetail = 'overflow' | 'retryable' | 'steered' | 'stopped' | 'fatal';
-
-export interface TurnOutput {
-  kind: TurnOutputKind;
-  detail?: TurnOutputDetail;
-  turnEndReason: TurnEndReason | null;
-  /** False when the turn ended before its input batch was committed (the master re-queues it). */
-  inputCommitted: boolean;
-  assistant: AssistantMessage | null;
-  toolResults: ToolResultMessage[];
-  error: ModelError | null;
-  injected: Message[];
-  /** Calls that really started (synthetic results never count as work). */
-  startedCallIds: string[];
-}
+/** The turn machine's output: the domain's TurnOutcome (zod is the single source of the shape). */
+export type TurnOutput = TurnOutcome;

@@ -21,23 +21,25 @@ export const RunResultSchema = z.object({
 export type RunResult = z.infer<typeof RunResultSchema>;
 
 /**
- * What one turn reports to the master. The turn never retries: `detail` tells the master why a
- * failure happened so it can decide (retry, overflow recovery, fallback, end).
+ * What one turn reports to the master (the turn machine's output). The turn never retries:
+ * `detail` tells the master why a failure happened so it can decide (retry, overflow recovery,
+ * fallback, end). `failure` with `retryable`/`overflow` means the master promised a re-run and the
+ * turn is still open.
  */
 export const TurnOutcomeSchema = z.object({
   kind: z.enum(['success', 'failure', 'finished', 'aborted']),
   detail: z.enum(['overflow', 'retryable', 'steered', 'stopped', 'fatal']).optional(),
-  turnEndReason: TurnEndReasonSchema.optional(),
+  /** The reason its turnEnd carried; null when no turnStart was announced (pre-turn Stop) or the turn stays open. */
+  turnEndReason: TurnEndReasonSchema.nullable(),
+  /** False only when the turn ended before its input batch was committed. */
+  inputCommitted: z.boolean(),
   assistant: AssistantMessageSchema.nullable(),
+  /** Results in call order, one per tool call of the assistant message. */
   toolResults: z.array(ToolResultMessageSchema),
-  /** Messages this turn committed to history, in order (inputs, assistant, results, injections). */
-  committed: z.array(MessageSchema),
-  error: ModelErrorSchema.optional(),
-  /** Steering messages the turn took from the queue; the master delivers them next. */
-  steering: z.array(MessageSchema),
-  /** Messages policies injected for the next model call. */
+  error: ModelErrorSchema.nullable(),
+  /** Messages policies injected for the next turn. */
   injected: z.array(MessageSchema),
-  counters: CountersSchema.partial(),
-  stopReason: z.string().optional(),
+  /** Calls that really started (synthetic results never count as work). */
+  startedCallIds: z.array(z.string()),
 });
 export type TurnOutcome = z.infer<typeof TurnOutcomeSchema>;
