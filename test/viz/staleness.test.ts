@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { embedDiagrams } from '../../visualizations/readme-embed.js';
 import { renderVisualizations } from '../../visualizations/render.js';
 
 const directory = fileURLToPath(new URL('../../visualizations/', import.meta.url));
@@ -17,6 +18,11 @@ describe('visualizations/', () => {
       if (onDisk !== file.content) stale.push(onDisk === null ? `${file.name} (missing)` : file.name);
     }
     expect(stale, 'run `npm run viz` and commit the result').toEqual([]);
+  });
+
+  it('README.md embeds the current turn and master diagrams', async () => {
+    const readme = await readFile(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+    expect(embedDiagrams(readme, await rendering) === readme, 'run `npm run viz` and commit README.md').toBe(true);
   });
 
   it('holds no diagram of a machine that no longer exists', async () => {
