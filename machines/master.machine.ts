@@ -92,6 +92,7 @@ export const masterMachine = setup({
     },
     failedTurnRetryLeft: ({ context }) => context.failedTurnRetries + 1 < context.maxAttempts && withinCallBudget(context),
     turnIsOpen: ({ context }) => context.turnOpen,
+    abortWasRequested: ({ context }) => context.abortRequested,
     resumesInsideTurn: ({ context }) => context.resume?.at === 'turn',
     resumesBeforeTurn: ({ context }) => context.resume?.at === 'preTurn',
   },
@@ -111,6 +112,9 @@ export const masterMachine = setup({
     /** Computes `retryDelayMs`: exponential, capped, jittered; a retry-after wins (clamped). */
     planRetry: assign({}),
     forwardAbortToTurn: sendTo('turn', { type: 'ABORT' }),
+    recordAbortRequest: assign({ abortRequested: true }),
+    /** Tells the runtime the master took a steering/follow-up message (it is in the master's queue now). */
+    acknowledgeQueued: notProvided('acknowledgeQueued'),
     forwardSteeringToTurn: sendTo('turn', { type: 'STEERING_ARRIVED' }),
     queueSteering: assign({
       steeringQueue: ({ context, event }) => (event.type === 'STEER' ? [...context.steeringQueue, event.message] : context.steeringQueue),
@@ -169,6 +173,7 @@ export const masterMachine = setup({
     endReason: 'naturalEnd',
     error: null,
     turnOpen: false,
+    abortRequested: false,
   }),
   initial: 'idle',
   states: {
@@ -186,8 +191,8 @@ export const masterMachine = setup({
     running: {
       initial: 'preTurn',
       on: {
-        STEER: { actions: 'queueSteering' },
-        FOLLOW_UP: { actions: 'queueFollowUp' },
+        STEER: { actions: ['queueSteering', 'acknowledgeQueued'] },
+        FOLLOW_UP: { actions: ['queueFollowUp', 'acknowledgeQueued'] },
         ABORT: { target: 'ended', actions: { type: 'endAs', params: { status: 'aborted', endReason: 'aborted' } } },
       },
       states: {
@@ -231,13 +236,25 @@ export const masterMachine = setup({
             },
           },
           on: {
-            STEER: { actions: ['queueSteering', 'forwardSteeringToTurn'] },
+            STEER: { actions: ['queueSteering', 'acknowledgeQueued', 'forwardSteeringToTurn'] },
             // The turn ends itself inline on abort (its own recipe per state); the master then ends.
-            ABORT: { actions: 'forwardAbortToTurn' },
+            // A turn finishing in the same step may never see it: the master remembers the abort too.
+            ABORT: { actions: ['forwardAbortToTurn', 'recordAbortRequest'] },
           },
         },
         deciding: {
           always: [
+            {
+              guard: and(['abortWasRequested', 'turnIsOpen']),
+              target: '#master.ended',
+              actions: ['closeOpenTurnAsAborted', 'advanceTurn', { type: 'endAs', params: { status: 'aborted', endReason: 'aborted' } }],
+            },
+            {
+              guard: and(['abortWasRequested', 'turnWasAnnounced']),
+              target: '#master.ended',
+              actions: ['advanceTurn', { type: 'endAs', params: { status: 'aborted', endReason: 'aborted' } }],
+            },
+            { guard: 'abortWasRequested', target: '#master.ended', actions: { type: 'endAs', params: { status: 'aborted', endReason: 'aborted' } } },
             { guard: 'turnWasAborted', target: '#master.ended', actions: ['advanceTurn', { type: 'endAs', params: { status: 'aborted', endReason: 'aborted' } }] },
             {
               guard: and(['policyStoppedSession', 'turnWasAnnounced']),

@@ -53,6 +53,8 @@ export interface MasterContext extends MasterInput {
   error: ModelError | null;
   /** A turn left open by a deferred failure (its re-run will close it). */
   turnOpen: boolean;
+  /** An abort arrived while a turn was finishing: the turn may have ended before it saw it. */
+  abortRequested: boolean;
 }
 
 export type MasterEvent =

@@ -82,6 +82,7 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
     turnIndex: 0,
     sources: new WeakMap(),
     receipts: new Map(),
+    unacknowledged: new Map(),
     run: null,
     persister: null,
   };
@@ -101,12 +102,13 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
     const message = parseInput(input);
     state.sources.set(message, source);
     const run = state.run;
-    if (!run?.master) {
+    if (!run?.master || run.closing) {
       (source === 'steering' ? state.steeringQueue : state.followUpQueue).push(message);
       state.persister?.step(state, null);
       return Promise.resolve({ status: 'stillQueued' });
     }
     const receipt = new Promise<SteerReceipt>((resolve) => state.receipts.set(message, resolve));
+    state.unacknowledged.set(message, source);
     run.master.send({ type: source === 'steering' ? 'STEER' : 'FOLLOW_UP', message });
     // Accepted means persisted: a steering message survives a crash from here on.
     run.checkpoint();

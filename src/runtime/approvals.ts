@@ -30,14 +30,11 @@ export function createApprovalRunner() {
         prepared.push(entry);
         continue;
       }
+      // After an abort nobody is asked for an approval any more.
+      if (signal.aborted || run.signal.aborted) return { prepared, results, rewritten: false };
       const { call } = entry;
       const base = { turnIndex: input.turnIndex, toolCallId: call.id, toolName: call.name };
       const durableDecision = run.agent.options.approval ? null : awaitDurableDecision(run, call);
-      // A request published before a restart is not published twice.
-      if (!run.turn.requested.has(call.id)) {
-        run.turn.requested.add(call.id);
-        run.emit({ type: 'toolApprovalRequested', ...base, arguments: call.arguments });
-      }
       let settled = false;
       const resolveAs = (approved: boolean) => {
         if (settled) return;
@@ -45,11 +42,22 @@ export function createApprovalRunner() {
         if (approved) run.turn.approved.add(call.id);
         run.emit({ type: 'toolApprovalResolved', ...base, approved });
       };
+      // Installed before the request is published: an abort from a subscriber of it resolves it.
       const onAbort = () => resolveAs(false);
       run.turn.denyPendingApproval = onAbort;
       signal.addEventListener('abort', onAbort, { once: true });
+      // A request published before a restart is not published twice.
+      if (!run.turn.requested.has(call.id)) {
+        run.turn.requested.add(call.id);
+        run.emit({ type: 'toolApprovalRequested', ...base, arguments: call.arguments });
+      }
       let decision: Decision;
       try {
+        if (signal.aborted || run.signal.aborted) {
+          // Aborted by a subscriber of the request itself: resolve it here, inside the turn.
+          resolveAs(false);
+          return { prepared, results, rewritten: false };
+        }
         decision = await (durableDecision ?? askHandler(run, call, input.turnIndex, signal));
       } finally {
         signal.removeEventListener('abort', onAbort);

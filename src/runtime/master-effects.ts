@@ -36,6 +36,9 @@ export function provideMasterMachine() {
     },
     actions: {
       announceAgentStart: ({ system }) => runOf(system).emit({ type: 'agentStart' }),
+      acknowledgeQueued: ({ event, system }) => {
+        if (event.type === 'STEER' || event.type === 'FOLLOW_UP') runOf(system).agent.unacknowledged.delete(event.message);
+      },
       announceAgentEnd: ({ context, system }) => runOf(system).finish(context),
       announceRetry: ({ context, system }) => {
         const error = context.lastOutcome?.error;

@@ -20,6 +20,8 @@ export async function runLoopPolicies(
   const injected: Message[] = [];
   const messages = run.agent.history.slice();
   for (const policy of policies) {
+    // After an abort no policy is asked anything more.
+    if (run.signal.aborted) break;
     const verdict = await runIsolated(slot, () => policy({ messages, newMessages, turnIndex, counters: run.countersSnapshot() }), isVerdict, (s, e) => run.reportPolicyError(s, e));
     if (verdict?.verdict === 'stop') return { stopped: true, injected };
     if (verdict?.verdict === 'inject') injected.push(...verdict.messages.map(toMessage));
@@ -44,12 +46,13 @@ export function createPostLoopRunner() {
  * its tool-call blocks are exactly the original ones (parity with the committed results).
  */
 export function createPostTurnRunner() {
-  return fromPromise<ResponseOutput, { turnIndex: number; toolResults: ToolResultMessage[] }>(async ({ input, system }) => {
+  return fromPromise<ResponseOutput, { turnIndex: number; toolResults: ToolResultMessage[] }>(async ({ input, system, signal }) => {
     const run = runOf(system);
     let assistant = run.turn.committedAssistant;
     const injected: Message[] = [];
     let stopped = false;
     for (const policy of run.agent.options.policies?.postTurn ?? []) {
+      if (signal.aborted || run.signal.aborted) break;
       const messages = run.agent.history.slice();
       const verdict = await runIsolated(
         'postTurn',
@@ -57,6 +60,8 @@ export function createPostTurnRunner() {
         isPostTurnVerdict,
         (s, e) => run.reportPolicyError(s, e),
       );
+      // An abort while the policy ran: its verdict no longer applies (the history is final).
+      if (signal.aborted || run.signal.aborted) break;
       if (!verdict) continue;
       if (verdict.verdict === 'stop') stopped = true;
       if (verdict.verdict === 'inject') injected.push(...verdict.messages.map(toMessage));

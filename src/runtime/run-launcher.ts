@@ -99,15 +99,19 @@ function masterInput(state: AgentState, start: RunStart): MasterInput {
 
 function finishRun(state: AgentState, run: RunSession, context: EndContext, resolveResult: (result: RunResult) => void): void {
   if (run.ended) return;
+  run.closing = true;
   run.closeTurnAsAborted();
-  state.steeringQueue = context.steeringQueue;
-  state.followUpQueue = context.followUpQueue;
+  // Messages the master never took (sent while it was already ending) stay queued, never lost.
+  const untaken = [...state.unacknowledged];
+  state.unacknowledged.clear();
+  state.steeringQueue = [...context.steeringQueue, ...untaken.filter(([, source]) => source === 'steering').map(([message]) => message)];
+  state.followUpQueue = [...context.followUpQueue, ...untaken.filter(([, source]) => source === 'followUp').map(([message]) => message)];
   state.turnIndex = context.turnIndex;
   const counters = cloneCounters(state.counters);
   run.emit({ type: 'agentEnd', status: context.status, endReason: context.endReason, messages: state.history.slice(), counters });
   run.ended = true;
   run.ledger.close();
-  for (const message of [...context.steeringQueue, ...context.followUpQueue]) {
+  for (const message of [...state.steeringQueue, ...state.followUpQueue]) {
     state.receipts.get(message)?.({ status: 'stillQueued' });
     state.receipts.delete(message);
   }

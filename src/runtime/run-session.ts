@@ -88,6 +88,8 @@ export interface AgentState {
   readonly sources: WeakMap<Message, MessageSource>;
   /** Pending steer()/followUp() receipts, by message identity. */
   readonly receipts: Map<Message, (receipt: SteerReceipt) => void>;
+  /** Sent to the master but not yet taken by it: if the master ends first, they go back to the queues. */
+  readonly unacknowledged: Map<Message, MessageSource>;
   run: RunSession | null;
   /** Checkpoints every committed step when the agent has a store. */
   persister: Persister | null;
@@ -124,6 +126,8 @@ export class RunSession {
   private seq: number;
   /** After agentEnd nothing more is published: a late callback cannot break "agentEnd is last". */
   ended = false;
+  /** Set when the run starts ending: steer()/followUp() from then on go to the agent's queues. */
+  closing = false;
   /** Ends the run: publishes agentEnd and resolves the run's result (set by createAgent). */
   finish: (context: MasterContext) => void = () => {};
 
@@ -185,8 +189,8 @@ export class RunSession {
     this.emit({ type: 'turnStart', turnIndex });
   }
 
-  /** Appends messages to the agent's history, resolving steer()/followUp() receipts. */
-  commit(messages: readonly Message[]): void {
+  /** Appends messages to the agent's history, resolving steer()/followUp() receipts (delivered in `turnIndex`). */
+  commit(messages: readonly Message[], turnIndex = this.turn.turnIndex): void {
     const { history, receipts, sources } = this.agent;
     for (const message of messages) {
       history.push(message);
@@ -194,7 +198,7 @@ export class RunSession {
       if (source === undefined) continue;
       sources.delete(message);
       this.ledger.increment(source === 'steering' ? 'steeringDelivered' : 'followUpsDelivered');
-      receipts.get(message)?.({ status: 'delivered', turnIndex: this.turn.turnIndex });
+      receipts.get(message)?.({ status: 'delivered', turnIndex });
       receipts.delete(message);
     }
     this.checkpoint();

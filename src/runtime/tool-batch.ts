@@ -18,6 +18,8 @@ export function provideToolCallMachine() {
         // macrostep: one microtask lets toolExecutionStart be published before the tool runs.
         await Promise.resolve();
         const run = runOf(system);
+        // Cancelled or aborted in that microtask (e.g. from a toolExecutionStart subscriber): the tool never runs.
+        if (signal.aborted || run.signal.aborted) return { content: unfinishedText({ kind: 'aborted' }), isError: true };
         const tool = run.agent.registry.get(input.call.name);
         if (!tool) return { content: `Unknown tool "${input.call.name}".`, isError: true };
         const turnIndex = run.turn.turnIndex;

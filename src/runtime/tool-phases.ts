@@ -47,7 +47,7 @@ const isPreDispatchVerdict = (value: unknown): value is PreDispatchVerdict => is
  * ever saw a copy of the arguments, its changes are rolled back.
  */
 export function createPreDispatchRunner() {
-  return fromPromise<PreDispatchOutput, { turnIndex: number; prepared: PreparedCall[]; results: ResultsByPosition }>(async ({ input, system }) => {
+  return fromPromise<PreDispatchOutput, { turnIndex: number; prepared: PreparedCall[]; results: ResultsByPosition }>(async ({ input, system, signal }) => {
     const run = runOf(system);
     const policies = run.agent.options.policies?.preDispatch ?? [];
     const batch: ToolCallBlock[] = input.prepared.map((p) => p.call);
@@ -63,6 +63,8 @@ export function createPreDispatchRunner() {
       let call = entry.call;
       let skipped: string | null = null;
       for (const policy of policies) {
+        // Aborted (the actor was stopped or the run aborted): no policy is asked anything more.
+        if (signal.aborted || run.signal.aborted) return { prepared, results, stopped: false, injected };
         const toolCall = { id: call.id, name: call.name, arguments: structuredClone(call.arguments) };
         const verdict = await runIsolated('preDispatch', () => policy({ toolCall, batch, messages, turnIndex: input.turnIndex }), isPreDispatchVerdict, (slot, error) => run.reportPolicyError(slot, error));
         if (!verdict) continue;

@@ -22,7 +22,7 @@ export function provideTurnMachine() {
     },
     actions: {
       announceTurnStart: ({ context, system }) => runOf(system).startTurn(context.turnIndex),
-      commitTurnInput: ({ context, system }) => runOf(system).commit([...context.newMessages, ...context.inputInjected]),
+      commitTurnInput: ({ context, system }) => runOf(system).commit([...context.newMessages, ...context.inputInjected], context.turnIndex),
       publishAssistantMessage: ({ context, system }) => {
         if (!context.reply) return;
         const run = runOf(system);

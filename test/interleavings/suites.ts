@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { describeReport, runScenario, type ScenarioReport } from './scenario.js';
-import { FULL_FOCUS, scenarioArbitrary, TRIGGER_EVENTS, type Focus, type Scenario, type TriggerEvent } from './spec.js';
+import { FULL_FOCUS, scenarioArbitrary, TRIGGER_EVENTS, type Focus, type Scenario } from './spec.js';
 
 /**
  * The property suites: each explores one part of the scenario space with the same driver and the
  * same checks. CI runs `ciRuns` of each; `npm run fuzz` runs many more. The `full` suite is the
- * whole space, including the parts where known violations live (test/interleavings/pending.test.ts
- * keeps their minimal reproductions); it is not part of CI until they are fixed.
+ * whole space (test/interleavings/race-regressions.test.ts keeps the minimal reproductions of the
+ * violations it found, all fixed).
  */
 
 export interface Suite {
@@ -17,16 +17,6 @@ export interface Suite {
 }
 
 const NO_REENTRY: Focus['reentrant'] = { abort: [], steer: [], followUp: [], tick: [] };
-const except = (...excluded: TriggerEvent[]) => TRIGGER_EVENTS.filter((type) => !excluded.includes(type));
-
-/**
- * Each suite leaves out only what a known violation (pending.test.ts, V3–V9) would fail: abort()
- * from subscribers other than these event types (V4, V6, V8), steer()/followUp() from an agentEnd
- * subscriber or together with a backoff abort (V3), pre-dispatch policies, post-turn replace and
- * pre-turn Stop racing abort or steering (V5, V7, V9).
- */
-/** Event types whose subscribers may call abort() without hitting a known violation. */
-const ABORT_SAFE: TriggerEvent[] = ['turnStart', 'beforeModelCall', 'toolExecutionUpdate', 'retry', 'modelFallback', 'contextCompacted', 'agentEnd'];
 
 export const SUITES: Suite[] = [
   {
@@ -55,7 +45,7 @@ export const SUITES: Suite[] = [
       errors: false,
       policies: {},
       actions: { abort: 1, steer: 4, followUp: 4, tick: 1 },
-      reentrant: { abort: [], steer: except('agentEnd'), followUp: except('agentEnd'), tick: [] },
+      reentrant: { abort: [], steer: TRIGGER_EVENTS, followUp: TRIGGER_EVENTS, tick: [] },
       maxActions: 6,
     },
     ciRuns: 500,
@@ -75,14 +65,14 @@ export const SUITES: Suite[] = [
     title: 'abort() and clock moves called from inside event subscribers while the runtime is publishing (steer and follow-up: see queues)',
     focus: {
       policies: {},
-      reentrant: { abort: ABORT_SAFE, steer: [], followUp: [], tick: TRIGGER_EVENTS },
+      reentrant: { abort: TRIGGER_EVENTS, steer: [], followUp: [], tick: TRIGGER_EVENTS },
     },
     ciRuns: 500,
   },
 ];
 
-/** The whole space, known violations included (see pending.test.ts). */
-export const FULL_SUITE: Suite = { name: 'full', title: 'the whole scenario space', focus: FULL_FOCUS, ciRuns: 0 };
+/** The whole space: every action from anywhere, every policy verdict, every reply. */
+export const FULL_SUITE: Suite = { name: 'full', title: 'the whole scenario space', focus: FULL_FOCUS, ciRuns: 600 };
 
 export function suiteNamed(name: string): Suite {
   const suite = [...SUITES, FULL_SUITE].find((s) => s.name === name);

@@ -42,7 +42,8 @@ describe('model checking catches a broken guard', () => {
       maxSteers: 0,
       maxFollowUps: 0,
     };
-    const master = provideMaster().provide({ guards: { turnWasAborted: () => false } });
+    // Both guards: the master's own record of the abort (abortWasRequested) would otherwise catch it.
+    const master = provideMaster().provide({ guards: { turnWasAborted: () => false, abortWasRequested: () => false } });
     const graph = explore(master, masterEnvironment(config), { input: config.input, limit: 10_000 });
     const checks = new Checks();
     checkEveryPath(graph, masterMonitor(config.input), checks);

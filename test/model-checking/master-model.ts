@@ -74,6 +74,7 @@ export function provideMaster() {
       announceModelFallback: recorder<MasterContext>('announceModelFallback'),
       closeOpenTurnAsAborted: recorder<MasterContext>('closeOpenTurnAsAborted'),
       countFailedReportTurn: recorder<MasterContext>('countFailedReportTurn'),
+      acknowledgeQueued: recorder<MasterContext>('acknowledgeQueued'),
       discardFailedReportTurn: recorder<MasterContext>('discardFailedReportTurn'),
       forwardAbortToTurn: recorder<MasterContext>('forwardAbortToTurn'),
       forwardSteeringToTurn: recorder<MasterContext>('forwardSteeringToTurn'),

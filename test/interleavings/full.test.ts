@@ -1,0 +1,3 @@
+import { suiteTest } from './suite-test.js';
+
+suiteTest('full');
