@@ -4,7 +4,7 @@
  *
  *   npm run fuzz                                   100,000 interleavings, every CI suite
  *   npm run fuzz -- --runs 5000 --suite tools,model
- *   npm run fuzz -- --full                         the whole space, known violations included
+ *   npm run fuzz -- --full                         the whole space
  *   npm run fuzz -- --seed S --path P              replays a failure (add the same --suite / --full)
  */
 import fc from 'fast-check';
