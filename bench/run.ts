@@ -1,0 +1,100 @@
+import { execFileSync } from 'node:child_process';
+import { cpus } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { relayBenchmark } from './relay.js';
+import { renderMarkdown, type BenchResults } from './report.js';
+import { sessionsBenchmark } from './sessions.js';
+import { loadAverage, MB, peakRssBytes, round2, rssBytes } from './stats.js';
+import { agentCreation, historyGrowth, inspectionCost, parityCheck, turnsBenchmark } from './throughput.js';
+
+/**
+ * `npm run bench`: every benchmark in one process, agentchart against the hand-written loop,
+ * then bench/results.md and bench/results.json. `npm run bench -- --quick` is a smoke run
+ * (fewer rounds, 1,000 sessions, 10,000 updates) that writes results.quick.{md,json} instead.
+ */
+
+const quick = process.argv.includes('--quick');
+const rounds = (full: number) => (quick ? Math.max(1, Math.ceil(full / 4)) : full);
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+
+const startedAt = performance.now();
+const loadBefore = loadAverage();
+const peaks: Record<string, number> = {};
+let peakSeen = 0;
+const samplePeak = () => {
+  peakSeen = Math.max(peakSeen, rssBytes());
+};
+
+async function step<T>(name: string, body: () => Promise<T>): Promise<T> {
+  const begin = performance.now();
+  process.stderr.write(`bench: ${name} … `);
+  peakSeen = rssBytes();
+  const value = await body();
+  samplePeak();
+  peaks[name] = round2(peakSeen / MB);
+  process.stderr.write(`${((performance.now() - begin) / 1000).toFixed(1)} s (load ${loadAverage()['1m']})\n`);
+  return value;
+}
+
+const parity = await step('parity', parityCheck);
+if (!parity.ok) throw new Error(`bench: the hand loop and agentchart publish different events (first difference at #${parity.firstDifference})`);
+
+const perTurn = await step('perTurn', () => turnsBenchmark(200, 1, 'turn', rounds(21), 3));
+const perTool = await step('perTool', () => turnsBenchmark(50, 20, 'toolCall', rounds(15), 3));
+const batch: Record<string, Awaited<ReturnType<typeof turnsBenchmark>>> = {};
+for (const [calls, n] of [
+  [10, 41],
+  [100, 21],
+  [1_000, 11],
+] as const) {
+  batch[String(calls)] = await step(`batch K=${calls}`, () => turnsBenchmark(1, calls, 'toolCall', rounds(n), 2));
+}
+const history = await step('history', () => historyGrowth(2_000, rounds(7), 1));
+const inspection = await step('inspection', () => inspectionCost(200, 1, rounds(15), 2));
+const inspectionTools = await step('inspection K=20', () => inspectionCost(50, 20, rounds(9), 2));
+const creation = await step('agent creation', () => agentCreation(1_000, rounds(5)));
+const relay = await step('relay', () => relayBenchmark(3, quick ? 10_000 : 100_000, rounds(5), 1));
+const sessions = await step('sessions', () => sessionsBenchmark(quick ? 1_000 : 10_000, rounds(5), samplePeak));
+
+const results: BenchResults = {
+  generatedAt: new Date().toISOString(),
+  quick,
+  environment: {
+    node: process.version,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    commit: gitCommit(),
+    loadBefore,
+    loadAfter: loadAverage(),
+    durationSeconds: Math.round((performance.now() - startedAt) / 1000),
+    peakRssMB: round2(peakRssBytes() / MB),
+    peakRssMBByStep: peaks,
+  },
+  parity,
+  perTurn,
+  perTool,
+  batch,
+  history,
+  sessions,
+  relay,
+  inspection: { perTurn: inspection, perTool: inspectionTools },
+  agentCreationUs: creation,
+};
+
+const base = quick ? 'results.quick' : 'results';
+writeFileSync(here(`./${base}.json`), `${JSON.stringify(results, null, 2)}\n`);
+writeFileSync(here(`./${base}.md`), renderMarkdown(results));
+process.stderr.write(`bench: wrote bench/${base}.md and bench/${base}.json in ${results.environment.durationSeconds} s\n`);
+
+/** The commit measured, marked `+uncommitted` when machines/ or src/ differ from it; BENCH_COMMIT names it outside a checkout. */
+function gitCommit(): string {
+  if (process.env.BENCH_COMMIT) return process.env.BENCH_COMMIT;
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    const changed = execFileSync('git', ['status', '--porcelain', '--', 'machines', 'src'], { encoding: 'utf8' }).trim();
+    return changed ? `${commit}+uncommitted` : commit;
+  } catch {
+    return 'unknown';
+  }
+}

@@ -1,0 +1,94 @@
+import { loadavg } from 'node:os';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+/** The median of the samples (the mean of the two middle ones for an even count). */
+export function median(samples: readonly number[]): number {
+  if (samples.length === 0) throw new Error('bench: median of no samples');
+  const sorted = [...samples].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+/** Samples with their median, rounded for the report. */
+export interface Sampled {
+  median: number;
+  min: number;
+  max: number;
+  samples: number[];
+}
+
+export function sampled(samples: readonly number[], digits = 2): Sampled {
+  const round = (value: number) => Number(value.toFixed(digits));
+  return { median: round(median(samples)), min: round(Math.min(...samples)), max: round(Math.max(...samples)), samples: samples.map(round) };
+}
+
+// `npm run bench` starts node without --expose-gc; the flag can still be set at runtime and the
+// `gc` function fetched from a fresh context, so memory figures are taken after a full collection.
+setFlagsFromString('--expose-gc');
+const collect = runInNewContext('gc') as () => void;
+
+/** Full garbage collection, repeated so weak references and finalizers settle. */
+export async function fullGc(): Promise<void> {
+  for (let i = 0; i < 3; i++) {
+    collect();
+    await macrotask();
+  }
+}
+
+/** Yields to the event loop once (lets timers, I/O and other macrotasks run). */
+export function macrotask(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Live JS memory: V8 heap plus external (array buffers, native) bytes. */
+export function liveBytes(): number {
+  const usage = process.memoryUsage();
+  return usage.heapUsed + usage.external;
+}
+
+export function rssBytes(): number {
+  return process.memoryUsage.rss();
+}
+
+/** The process's peak resident set size so far (the kernel's high-water mark). */
+export function peakRssBytes(): number {
+  return process.resourceUsage().maxRSS * 1024;
+}
+
+export const MB = 1024 * 1024;
+
+export function loadAverage(): { '1m': number; '5m': number; '15m': number } {
+  const [one, five, fifteen] = loadavg();
+  return { '1m': round2(one ?? 0), '5m': round2(five ?? 0), '15m': round2(fifteen ?? 0) };
+}
+
+export function round2(value: number): number {
+  return Math.round(value * 100) / 100;
+}
+
+/** Microseconds since an arbitrary origin. */
+export function nowUs(): number {
+  return performance.now() * 1000;
+}
+
+/** Wall-clock and process CPU time of one measured span, in ms. */
+export interface Timing {
+  ms: number;
+  cpuMs: number;
+}
+
+/**
+ * Starts measuring wall-clock and CPU time. On a shared machine the wall clock also counts time
+ * spent waiting for a core; CPU time does not, so both are reported.
+ */
+export function startClock(): { stop(): Timing } {
+  const wall = performance.now();
+  const cpu = process.cpuUsage();
+  return {
+    stop() {
+      const used = process.cpuUsage(cpu);
+      return { ms: performance.now() - wall, cpuMs: (used.user + used.system) / 1000 };
+    },
+  };
+}

@@ -1,0 +1,156 @@
+import { createAgent } from 'agentchart';
+import { alternate, eventTypesOf, expectWork, timeAgentchart, timeRun, type AgentExtras, type Implementation } from './drivers.js';
+import { macrotask, median, sampled, type Sampled, type Timing } from './stats.js';
+import { benchTools, turnsModel } from './workload.js';
+
+/** Per-turn, per-tool, batch-scaling, history-growth and inspection benchmarks. */
+
+export interface Comparison {
+  unit: string;
+  /** Wall-clock time per unit. */
+  agentchart: Sampled;
+  hand: Sampled;
+  /** agentchart median / hand-loop median. */
+  ratio: number;
+  /** agentchart median − hand-loop median. */
+  overhead: number;
+  /** Process CPU time per unit (less sensitive to the machine's load than the wall clock). */
+  cpu: { agentchart: Sampled; hand: Sampled; ratio: number };
+}
+
+function compared(unit: string, samples: Record<Implementation, Timing[]>, units: number): Comparison {
+  const per = (implementation: Implementation, pick: (t: Timing) => number) => sampled(samples[implementation].map((t) => (pick(t) * 1000) / units));
+  const agentchart = per('agentchart', (t) => t.ms);
+  const hand = per('hand', (t) => t.ms);
+  const cpuAgentchart = per('agentchart', (t) => t.cpuMs);
+  const cpuHand = per('hand', (t) => t.cpuMs);
+  return {
+    unit,
+    agentchart,
+    hand,
+    ratio: Number((agentchart.median / hand.median).toFixed(2)),
+    overhead: Number((agentchart.median - hand.median).toFixed(2)),
+    cpu: { agentchart: cpuAgentchart, hand: cpuHand, ratio: Number((cpuAgentchart.median / cpuHand.median).toFixed(2)) },
+  };
+}
+
+/**
+ * T turns of K instant tool calls, then a text answer; both implementations. `per` chooses the
+ * unit: µs per turn (all T+1 turns) or µs per tool call (T×K calls, turn costs included).
+ */
+export async function turnsBenchmark(turns: number, calls: number, per: 'turn' | 'toolCall', rounds: number, warmups: number): Promise<Comparison> {
+  const samples = await alternate(rounds, warmups, async (implementation) => {
+    const run = await timeRun(implementation, turnsModel(turns, calls));
+    expectWork(`${implementation} T=${turns} K=${calls}`, run, turns + 1, turns * calls);
+    return run;
+  });
+  return compared(per === 'turn' ? 'µs/turn' : 'µs/tool call', samples, per === 'turn' ? turns + 1 : turns * calls);
+}
+
+export interface HistoryGrowth {
+  turns: number;
+  /** µs per turn over the first 100 and the last 100 turns of the session (wall clock). */
+  first100: Record<Implementation, Sampled>;
+  last100: Record<Implementation, Sampled>;
+  /** Median over runs of (last-100 time / first-100 time), wall clock. */
+  ratio: Record<Implementation, number>;
+  /** The same ratio on process CPU time, which other processes' load disturbs less. */
+  cpuRatio: Record<Implementation, number>;
+}
+
+/** One session of `turns` turns (K=1); model-call timestamps split the first and last 100 turns. */
+export async function historyGrowth(turns: number, rounds: number, warmups: number): Promise<HistoryGrowth> {
+  const window = 100;
+  const both = <T>(make: () => T): Record<Implementation, T> => ({ agentchart: make(), hand: make() });
+  const first = both((): number[] => []);
+  const last = both((): number[] => []);
+  const ratios = both((): number[] => []);
+  const cpuRatios = both((): number[] => []);
+  await alternate(rounds, warmups, async (implementation) => {
+    const wall: number[] = [];
+    const cpu: number[] = [];
+    const stamp = (callIndex: number) => {
+      wall[callIndex] = performance.now();
+      const used = process.cpuUsage();
+      cpu[callIndex] = (used.user + used.system) / 1000;
+    };
+    const run = await timeRun(implementation, turnsModel(turns, 1, stamp));
+    expectWork(`${implementation} history`, run, turns + 1, turns);
+    // Turn i spans model call i to model call i+1.
+    const span = (stamps: number[], from: number) => (((stamps[from + window] as number) - (stamps[from] as number)) * 1000) / window;
+    first[implementation].push(span(wall, 0));
+    last[implementation].push(span(wall, turns - window));
+    ratios[implementation].push(span(wall, turns - window) / span(wall, 0));
+    cpuRatios[implementation].push(span(cpu, turns - window) / span(cpu, 0));
+    return run;
+  });
+  const ratio = (samples: number[]) => Number(median(samples).toFixed(2));
+  return {
+    turns,
+    first100: { agentchart: sampled(first.agentchart), hand: sampled(first.hand) },
+    last100: { agentchart: sampled(last.agentchart), hand: sampled(last.hand) },
+    ratio: { agentchart: ratio(ratios.agentchart), hand: ratio(ratios.hand) },
+    cpuRatio: { agentchart: ratio(cpuRatios.agentchart), hand: ratio(cpuRatios.hand) },
+  };
+}
+
+export interface InspectionCost {
+  unit: string;
+  workload: string;
+  off: Sampled;
+  on: Sampled;
+  /** on / off. */
+  ratio: number;
+  /** on / off, process CPU time. */
+  cpuRatio: number;
+}
+
+/** agentchart with a no-op XState inspection observer against none, alternating. */
+export async function inspectionCost(turns: number, calls: number, rounds: number, warmups: number): Promise<InspectionCost> {
+  const inspect: AgentExtras = { inspect: () => {} };
+  const samples = { on: [] as number[], off: [] as number[] };
+  const cpu = { on: [] as number[], off: [] as number[] };
+  for (let round = 0; round < warmups + rounds; round++) {
+    const order = round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
+    for (const mode of order) {
+      const run = await timeAgentchart(turnsModel(turns, calls), mode === 'on' ? inspect : {});
+      expectWork(`inspection ${mode}`, run, turns + 1, turns * calls);
+      if (round >= warmups) {
+        samples[mode].push((run.ms * 1000) / (turns + 1));
+        cpu[mode].push(run.cpuMs);
+      }
+      await macrotask();
+    }
+  }
+  const on = sampled(samples.on);
+  const off = sampled(samples.off);
+  const ratio = (a: number, b: number) => Number((a / b).toFixed(2));
+  return { unit: 'µs/turn', workload: `T=${turns} × K=${calls}`, off, on, ratio: ratio(on.median, off.median), cpuRatio: ratio(median(cpu.on), median(cpu.off)) };
+}
+
+/** createAgent itself (options, tool registry, machine provide()), µs per agent. */
+export async function agentCreation(count: number, rounds: number): Promise<Sampled> {
+  const samples: number[] = [];
+  for (let round = 0; round < rounds + 1; round++) {
+    const model = turnsModel(0, 0);
+    const start = performance.now();
+    for (let i = 0; i < count; i++) createAgent({ model, tools: benchTools });
+    if (round > 0) samples.push(((performance.now() - start) * 1000) / count);
+    await macrotask();
+  }
+  return sampled(samples);
+}
+
+/** Both implementations publish the same event types in the same order for the same script. */
+export async function parityCheck(): Promise<{ ok: boolean; agentchart: number; hand: number; firstDifference: number }> {
+  const agentchart = await eventTypesOf('agentchart', turnsModel(3, 2));
+  const hand = await eventTypesOf('hand', turnsModel(3, 2));
+  let firstDifference = -1;
+  for (let i = 0; i < Math.max(agentchart.length, hand.length); i++) {
+    if (agentchart[i] !== hand[i]) {
+      firstDifference = i;
+      break;
+    }
+  }
+  return { ok: firstDifference === -1, agentchart: agentchart.length, hand: hand.length, firstDifference };
+}
