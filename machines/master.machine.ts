@@ -333,7 +333,9 @@ export const masterMachine = setup({
         },
         /** Post-loop policies run once per outer iteration; follow-ups are polled only after them. */
         postLoop: {
-          always: [{ guard: not('hasPostLoopPolicies'), target: 'pollingFollowUps' }],
+          always: [{ guard: not('hasPostLoopPolicies'), target: 'pollingFollowUps' }, { target: 'runningPostLoopPolicies' }],
+        },
+        runningPostLoopPolicies: {
           invoke: {
             src: 'runPostLoopPolicies',
             input: ({ context }) => ({ turnIndex: context.turnIndex }),

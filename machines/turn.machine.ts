@@ -1,4 +1,4 @@
-import { assign, not, or } from 'xstate';
+import { and, assign, not, or } from 'xstate';
 import { resultsInCallOrder } from './tool-results.js';
 import { EMPTY_RESULTS, turnOutputOf, turnSetup } from './turn.setup.js';
 
@@ -170,11 +170,21 @@ export const turnMachine = turnSetup.createMachine({
       states: {
         preprocess: {
           entry: 'prepareToolCalls',
-          always: 'preDispatch',
+          // Nothing to check before dispatch and a strategy that cannot be invalid: straight to the tools.
+          always: [
+            {
+              guard: and([not('hasPreDispatchPolicies'), not('hasCallsAwaitingApproval'), 'strategyCannotBeInvalid', not('nothingToRun')]),
+              target: 'collect',
+              actions: 'planDispatch',
+            },
+            { target: 'preDispatch' },
+          ],
         },
         /** Batch-wide and two-pass: every call clears pre-dispatch before any approval starts. */
         preDispatch: {
-          always: [{ guard: not('hasPreDispatchPolicies'), target: 'approval' }],
+          always: [{ guard: not('hasPreDispatchPolicies'), target: 'approval' }, { target: 'runningPreDispatchPolicies' }],
+        },
+        runningPreDispatchPolicies: {
           invoke: {
             src: 'runPreDispatchPolicies',
             input: ({ context }) => ({ turnIndex: context.turnIndex, prepared: context.prepared, results: context.results }),
@@ -200,7 +210,9 @@ export const turnMachine = turnSetup.createMachine({
           },
         },
         approval: {
-          always: [{ guard: not('hasCallsAwaitingApproval'), target: 'dispatch' }],
+          always: [{ guard: not('hasCallsAwaitingApproval'), target: 'dispatch' }, { target: 'awaitingApproval' }],
+        },
+        awaitingApproval: {
           on: {
             ABORT: {
               target: '#turn.RESPONSE',
@@ -309,24 +321,31 @@ export const turnMachine = turnSetup.createMachine({
     /** Commit the assistant message and the results in call order, then post-turn policies see the committed snapshot. */
     RESPONSE: {
       entry: 'commitTurn',
-      always: [{ guard: or(['turnWasAborted', not('hasPostTurnPolicies')]), target: 'done' }],
-      invoke: {
-        src: 'runPostTurnPolicies',
-        input: ({ context }) => ({
-          turnIndex: context.turnIndex,
-          toolResults: resultsInCallOrder(context.reply?.message ?? null, context.results),
-        }),
-        onDone: {
-          target: 'done',
-          actions: assign({
-            stopped: ({ context, event }) => context.stopped || event.output.stopped,
-            injected: ({ context, event }) => [...context.injected, ...event.output.injected],
-            assistantOverride: ({ event }) => event.output.assistant,
-          }),
+      initial: 'committed',
+      states: {
+        committed: {
+          always: [{ guard: or(['turnWasAborted', not('hasPostTurnPolicies')]), target: '#turn.done' }, { target: 'runningPostTurnPolicies' }],
         },
-      },
-      on: {
-        ABORT: { target: 'done', actions: ['markAbortRequested', { type: 'endTurnAs', params: { reason: 'aborted' } }] },
+        runningPostTurnPolicies: {
+          invoke: {
+            src: 'runPostTurnPolicies',
+            input: ({ context }) => ({
+              turnIndex: context.turnIndex,
+              toolResults: resultsInCallOrder(context.reply?.message ?? null, context.results),
+            }),
+            onDone: {
+              target: '#turn.done',
+              actions: assign({
+                stopped: ({ context, event }) => context.stopped || event.output.stopped,
+                injected: ({ context, event }) => [...context.injected, ...event.output.injected],
+                assistantOverride: ({ event }) => event.output.assistant,
+              }),
+            },
+          },
+          on: {
+            ABORT: { target: '#turn.done', actions: ['markAbortRequested', { type: 'endTurnAs', params: { reason: 'aborted' } }] },
+          },
+        },
       },
     },
 

@@ -102,6 +102,8 @@ export const turnSetup = setup({
     hasPreTurnPolicies: ({ context }) => context.features.preTurnPolicies,
     hasPreDispatchPolicies: ({ context }) => context.features.preDispatchPolicies,
     hasPostTurnPolicies: ({ context }) => context.features.postTurnPolicies,
+    /** parallel / sequential / concurrency: only a custom partition can be invalid. */
+    strategyCannotBeInvalid: ({ context }) => context.features.fixedPartition,
     steeringInterruptsTools: ({ context }) => context.features.steeringInterrupts,
     policyStopped: ({ context }) => context.stopped,
     replyWasAborted: ({ context }) => context.abortRequested || context.reply?.error?.kind === 'aborted',

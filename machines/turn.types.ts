@@ -20,6 +20,8 @@ export interface TurnFeatures {
   /** Steering cancels unfinished tools after the grace period (else it waits for the batch). */
   steeringInterrupts: boolean;
   steeringGraceMs: number;
+  /** The execution strategy is parallel / sequential / concurrency (not a custom partition). */
+  fixedPartition: boolean;
 }
 
 export interface TurnInput {

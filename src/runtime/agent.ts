@@ -73,7 +73,12 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
     options,
     resolved,
     registry: createToolRegistry(options.tools ?? []),
-    guard: createContextGuard({ maxTokens: options.context?.maxTokens ?? Number.MAX_SAFE_INTEGER, transform: options.context?.transform }),
+    get guard() {
+      // Built on first use (proactive compaction or an overflow): most agents never need one.
+      const guard = createContextGuard({ maxTokens: options.context?.maxTokens ?? Number.MAX_SAFE_INTEGER, transform: options.context?.transform });
+      Object.defineProperty(this, 'guard', { value: guard });
+      return guard;
+    },
     history: [],
     counters: zeroCounters(),
     feed: new AgentEventFeed(onSubscriberError),

@@ -91,6 +91,7 @@ function masterInput(state: AgentState, start: RunStart): MasterInput {
       postTurnPolicies: (policies.postTurn?.length ?? 0) > 0,
       steeringInterrupts: resolved.steeringInterrupts,
       steeringGraceMs: resolved.steeringGraceMs,
+      fixedPartition: typeof resolved.toolExecution === 'string' || 'concurrency' in resolved.toolExecution,
     },
     resume: start.kind === 'resumed' ? start.at : null,
     ...(start.kind === 'resumed' ? { turnsThisRun: start.turnsThisRun, modelIndex: start.modelIndex } : {}),

@@ -40,6 +40,8 @@ export const ALL_FEATURES: TurnFeatures = {
   postTurnPolicies: true,
   steeringInterrupts: true,
   steeringGraceMs: 250,
+  // The dispatch states (and an invalid custom partition) stay on every explored path.
+  fixedPartition: false,
 };
 export const NO_FEATURES: TurnFeatures = { ...ALL_FEATURES, preTurnPolicies: false, preDispatchPolicies: false, postTurnPolicies: false };
 

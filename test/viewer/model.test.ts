@@ -53,7 +53,7 @@ describe('viewer model', () => {
 
   it('ends an actor at its microstep into a top-level final state', () => {
     const intoDone = model.steps.find((step) => step.sessionId === sessionOf('turn 0') && step.value === 'done');
-    expect(intoDone).toMatchObject({ kind: 'transition', status: 'done', edges: [{ source: 'turn.RESPONSE', target: 'turn.done' }] });
+    expect(intoDone).toMatchObject({ kind: 'transition', status: 'done', edges: [{ source: 'turn.RESPONSE.committed', target: 'turn.done' }] });
   });
 
   it('lays the agent events out per turn: the model lane, then a lane per tool call in call order', () => {

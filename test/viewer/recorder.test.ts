@@ -67,13 +67,14 @@ describe('createTraceRecorder on a real scripted session', () => {
       'turn.ASSISTANT.classifyingReply → turn.TOOL_EXECUTION',
       'turn.TOOL_EXECUTION.preprocess → turn.TOOL_EXECUTION.preDispatch',
       'turn.TOOL_EXECUTION.preDispatch → turn.TOOL_EXECUTION.approval',
-      'turn.TOOL_EXECUTION.approval → turn.TOOL_EXECUTION.dispatch',
+      'turn.TOOL_EXECUTION.approval → turn.TOOL_EXECUTION.awaitingApproval',
+      'turn.TOOL_EXECUTION.awaitingApproval → turn.TOOL_EXECUTION.dispatch',
       'turn.TOOL_EXECUTION.dispatch → turn.TOOL_EXECUTION.collect',
       'turn.TOOL_EXECUTION.collect → turn.RESPONSE',
-      'turn.RESPONSE → turn.done',
+      'turn.RESPONSE.committed → turn.done',
     ]);
     const values = of(entries, 'transition').filter((entry) => entry.sessionId === turn0).map((entry) => entry.value);
-    expect(values[6]).toEqual({ TOOL_EXECUTION: { collect: 'running' } });
+    expect(values[7]).toEqual({ TOOL_EXECUTION: { collect: 'running' } });
     expect(values.at(-1)).toBe('done');
   });
 
