@@ -37,7 +37,7 @@ export const EndReasonSchema = z.enum([
 ]);
 export type EndReason = z.infer<typeof EndReasonSchema>;
 
-export const PolicySlotSchema = z.enum(['preTurn', 'preDispatch', 'postTurn', 'postLoop', 'approval']);
+export const PolicySlotSchema = z.enum(['preTurn', 'preDispatch', 'postTurn', 'postLoop', 'approval', 'contextTransform']);
 export type PolicySlot = z.infer<typeof PolicySlotSchema>;
 
 const ContextSizeSchema = z.object({ messages: z.number().int().nonnegative(), tokens: z.number().nonnegative() });

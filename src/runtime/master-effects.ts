@@ -1,5 +1,7 @@
 import { assign, fromPromise } from 'xstate';
 import { masterMachine } from '../../machines/master.machine.js';
+import { compactMessages } from '../context/compact.js';
+import { COMPACTION_TARGET_RATIO } from '../context/guard.js';
 import { modelError } from '../domain/errors.js';
 import { createPostLoopRunner } from './policy-slots.js';
 import { backoffDelay } from './retry.js';
@@ -22,13 +24,12 @@ export function provideMasterMachine() {
         const request = { systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() };
         const prepared = await agent.guard.prepare(before, { overflow: true, ...request });
         if (run.ended || run.signal.aborted) return { recovered: false };
-        if (!prepared.ok) {
-          run.reportPolicyError('postTurn', new Error(prepared.error.message));
-          return { recovered: false };
-        }
-        run.turn.overflowView = prepared.messages;
+        // A throwing transform is reported and the default compaction (pairs kept together) recovers instead.
+        if (!prepared.ok) run.reportPolicyError('contextTransform', new Error(prepared.error.message));
+        const messages = prepared.ok ? prepared.messages : compactMessages(before, { maxTokens: defaultBudget(agent.guard.estimate(before, request.systemPrompt, request.tools)) });
+        run.turn.overflowView = messages;
         const sizeOf = (messages: typeof before) => ({ messages: messages.length, tokens: agent.guard.estimate(messages, request.systemPrompt, request.tools) });
-        const compacted = prepared.compacted ?? { before: sizeOf(before), after: sizeOf(prepared.messages) };
+        const compacted = (prepared.ok ? prepared.compacted : null) ?? { before: sizeOf(before), after: sizeOf(messages) };
         run.ledger.increment('overflowRecoveries');
         run.emit({ type: 'contextCompacted', turnIndex: input.turnIndex, ...compacted });
         return { recovered: true };
@@ -69,6 +70,11 @@ export function provideMasterMachine() {
       queueReportGuidance: assign(({ context }) => ({ pending: [...context.pending, { role: 'user' as const, content: REPORT_GUIDANCE }] })),
     },
   });
+}
+
+/** The default compaction target after an overflow: 70% of what the provider just refused. */
+function defaultBudget(estimate: number): number {
+  return Math.max(1, Math.floor(estimate * COMPACTION_TARGET_RATIO));
 }
 
 let provided: ReturnType<typeof provideMasterMachine> | null = null;

@@ -21,9 +21,6 @@ export function createCallModel() {
     const run = runOf(system);
     run.turn.deltas = [];
     const view = await requestMessages(run);
-    if (!view) {
-      return { called: true, message: emptyErrorMessage(run, 'context transform failed'), error: modelError('badRequest', 'context transform failed'), invalidCalls: [] };
-    }
     const model = run.model;
     if (run.signal.aborted) return { called: false, message: emptyErrorMessage(run, 'aborted'), error: modelError('aborted', 'aborted'), invalidCalls: [] };
     run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, messages: view });
@@ -34,15 +31,16 @@ export function createCallModel() {
   });
 }
 
-async function requestMessages(run: RunSession): Promise<Message[] | null> {
+async function requestMessages(run: RunSession): Promise<Message[]> {
   const { agent, turn } = run;
   // After an overflow recovery every re-run of the turn (a rate-limit retry too) uses the compacted view.
   if (turn.overflowView) return turn.overflowView;
   if (!agent.options.context) return agent.history.slice();
   const prepared = await agent.guard.prepare(agent.history, { overflow: false, systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() });
   if (!prepared.ok) {
-    run.reportPolicyError('postTurn', new Error(prepared.error.message));
-    return null;
+    // Isolated like a policy: a throwing transform is reported and counts as no transform.
+    run.reportPolicyError('contextTransform', new Error(prepared.error.message));
+    return agent.history.slice();
   }
   // Proactive compaction is visible in beforeModelCall.messages; contextCompacted marks overflow recovery.
   return prepared.messages === agent.history ? agent.history.slice() : prepared.messages;
