@@ -1,9 +1,10 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { AgentError, modelError, type ModelError } from '../domain/errors.js';
+import { modelError, type ModelError } from '../domain/errors.js';
 import type { Usage } from '../domain/messages.js';
 import { abortReasonText, classifyProviderFailure, classifyTransportFailure, streamEndedEarly } from './classify-http.js';
 import type { Model, ModelPricing, ModelRequest, ModelStreamEvent } from './port.js';
-import { resolvePricing, type PriceTable } from './pricing.js';
+import { createClient, sdkClientOptions, sdkModel } from './sdk-model.js';
+import type { PriceTable } from './pricing.js';
 import { assistantParts, providerMessages } from './provider-messages.js';
 
 type StreamEvent = Anthropic.Messages.RawMessageStreamEvent;
@@ -43,51 +44,12 @@ const DEFAULT_MAX_TOKENS = 8192;
  * client's own retries are off: retries belong to the master loop only.
  */
 export function anthropic(options: AnthropicOptions): Model {
-  let client: Anthropic;
-  try {
-    client = new Anthropic({
-      apiKey: options.apiKey,
-      baseURL: options.baseURL,
-      maxRetries: 0,
-      ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
-      ...(options.headers ? { defaultHeaders: options.headers } : {}),
-      ...(options.fetch ? { fetch: options.fetch } : {}),
-    });
-  } catch (error) {
-    throw new AgentError('InvalidOptions', `anthropic: ${error instanceof Error ? error.message : String(error)}`);
-  }
-  const pricing = resolvePricing(options.model, options);
-  return {
-    name: options.name ?? options.model,
-    ...(pricing ? { pricing } : {}),
-    stream: (request, { signal }) => streamMessages(client, options, request, signal),
-  };
-}
-
-async function* streamMessages(
-  client: Anthropic,
-  options: AnthropicOptions,
-  request: ModelRequest,
-  signal: AbortSignal,
-): AsyncGenerator<ModelStreamEvent> {
-  if (signal.aborted) {
-    yield { type: 'error', error: modelError('aborted', abortReasonText(signal)) };
-    return;
-  }
-  const mapper = new EventMapper();
-  try {
-    const stream = await client.messages.create(messagesRequest(options, request), { signal, maxRetries: 0 });
-    for await (const event of stream) yield* mapper.push(event);
-  } catch (error) {
-    yield { type: 'error', error: classifyAnthropicError(error, signal) };
-    return;
-  }
-  // The client ends the iteration quietly when its request is aborted.
-  if (signal.aborted) {
-    yield { type: 'error', error: modelError('aborted', abortReasonText(signal)) };
-    return;
-  }
-  yield* mapper.finish();
+  const client = createClient('anthropic', () => new Anthropic(sdkClientOptions(options)));
+  return sdkModel(options, {
+    open: (request, signal) => client.messages.create(messagesRequest(options, request), { signal, maxRetries: 0 }),
+    mapper: () => new EventMapper(),
+    classify: classifyAnthropicError,
+  });
 }
 
 function messagesRequest(

@@ -1,9 +1,10 @@
 import OpenAI from 'openai';
-import { AgentError, modelError, type ModelError } from '../domain/errors.js';
+import { modelError, type ModelError } from '../domain/errors.js';
 import type { Usage } from '../domain/messages.js';
 import { abortReasonText, classifyProviderFailure, classifyTransportFailure, streamEndedEarly } from './classify-http.js';
 import type { Model, ModelPricing, ModelRequest, ModelStreamEvent } from './port.js';
-import { resolvePricing, type PriceTable } from './pricing.js';
+import { createClient, sdkClientOptions, sdkModel } from './sdk-model.js';
+import type { PriceTable } from './pricing.js';
 import { assistantParts, providerMessages } from './provider-messages.js';
 
 type ChatChunk = OpenAI.Chat.Completions.ChatCompletionChunk;
@@ -37,51 +38,12 @@ export interface OpenAICompatibleOptions {
  * retries are off: retries belong to the master loop only.
  */
 export function openAICompatible(options: OpenAICompatibleOptions): Model {
-  let client: OpenAI;
-  try {
-    client = new OpenAI({
-      apiKey: options.apiKey,
-      baseURL: options.baseURL,
-      maxRetries: 0,
-      ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
-      ...(options.headers ? { defaultHeaders: options.headers } : {}),
-      ...(options.fetch ? { fetch: options.fetch } : {}),
-    });
-  } catch (error) {
-    throw new AgentError('InvalidOptions', `openAICompatible: ${error instanceof Error ? error.message : String(error)}`);
-  }
-  const pricing = resolvePricing(options.model, options);
-  return {
-    name: options.name ?? options.model,
-    ...(pricing ? { pricing } : {}),
-    stream: (request, { signal }) => streamChat(client, options, request, signal),
-  };
-}
-
-async function* streamChat(
-  client: OpenAI,
-  options: OpenAICompatibleOptions,
-  request: ModelRequest,
-  signal: AbortSignal,
-): AsyncGenerator<ModelStreamEvent> {
-  if (signal.aborted) {
-    yield { type: 'error', error: modelError('aborted', abortReasonText(signal)) };
-    return;
-  }
-  const mapper = new ChunkMapper();
-  try {
-    const stream = await client.chat.completions.create(chatRequest(options, request), { signal, maxRetries: 0 });
-    for await (const chunk of stream) yield* mapper.push(chunk);
-  } catch (error) {
-    yield { type: 'error', error: classifyOpenAIError(error, signal) };
-    return;
-  }
-  // The client ends the iteration quietly when its request is aborted.
-  if (signal.aborted) {
-    yield { type: 'error', error: modelError('aborted', abortReasonText(signal)) };
-    return;
-  }
-  yield* mapper.finish();
+  const client = createClient('openAICompatible', () => new OpenAI(sdkClientOptions(options)));
+  return sdkModel(options, {
+    open: (request, signal) => client.chat.completions.create(chatRequest(options, request), { signal, maxRetries: 0 }),
+    mapper: () => new ChunkMapper(),
+    classify: classifyOpenAIError,
+  });
 }
 
 function chatRequest(options: Pick<OpenAICompatibleOptions, 'model' | 'body'>, request: ModelRequest): ChatStreamParams {

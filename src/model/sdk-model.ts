@@ -1,0 +1,85 @@
+import { AgentError, modelError, type ModelError } from '../domain/errors.js';
+import { abortReasonText } from './classify-http.js';
+import type { Model, ModelPricing, ModelRequest, ModelStreamEvent } from './port.js';
+import { resolvePricing, type PriceTable } from './pricing.js';
+
+/** What the official SDK adapters (openai, @anthropic-ai/sdk) share in their options. */
+export interface SdkModelOptions {
+  model: string;
+  baseURL?: string;
+  apiKey?: string;
+  /** `Model.name` (used in events and fallback); defaults to `model`. */
+  name?: string;
+  pricing?: ModelPricing;
+  priceTable?: PriceTable;
+  /** Per request, until the response starts. */
+  timeoutMs?: number;
+  headers?: Record<string, string>;
+  fetch?: typeof fetch;
+}
+
+/** Client options for an official SDK: its own retries are off, since retries belong to the master loop only. */
+export function sdkClientOptions(options: SdkModelOptions) {
+  return {
+    apiKey: options.apiKey,
+    baseURL: options.baseURL,
+    maxRetries: 0,
+    ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
+    ...(options.headers ? { defaultHeaders: options.headers } : {}),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  };
+}
+
+/** Builds the SDK client; a constructor error becomes a typed InvalidOptions naming the adapter. */
+export function createClient<Client>(adapter: string, create: () => Client): Client {
+  try {
+    return create();
+  } catch (error) {
+    throw new AgentError('InvalidOptions', `${adapter}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+interface StreamMapper<Item> {
+  push(item: Item): Iterable<ModelStreamEvent>;
+  finish(): Iterable<ModelStreamEvent>;
+}
+
+/**
+ * A Model around an SDK's stream: opened per request with the signal, each provider item mapped,
+ * a provider failure classified into an `error` event (never a throw), and an abort — before the
+ * request or as the client's quiet end of iteration — an `aborted` error.
+ */
+export function sdkModel<Item>(
+  options: SdkModelOptions,
+  wire: {
+    open(request: ModelRequest, signal: AbortSignal): Promise<AsyncIterable<Item>>;
+    mapper(): StreamMapper<Item>;
+    classify(error: unknown, signal: AbortSignal): ModelError;
+  },
+): Model {
+  const pricing = resolvePricing(options.model, options);
+  async function* stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelStreamEvent> {
+    if (signal.aborted) {
+      yield { type: 'error', error: modelError('aborted', abortReasonText(signal)) };
+      return;
+    }
+    const mapper = wire.mapper();
+    try {
+      for await (const item of await wire.open(request, signal)) yield* mapper.push(item);
+    } catch (error) {
+      yield { type: 'error', error: wire.classify(error, signal) };
+      return;
+    }
+    // The clients end the iteration quietly when their request is aborted.
+    if (signal.aborted) {
+      yield { type: 'error', error: modelError('aborted', abortReasonText(signal)) };
+      return;
+    }
+    yield* mapper.finish();
+  }
+  return {
+    name: options.name ?? options.model,
+    ...(pricing ? { pricing } : {}),
+    stream: (request, { signal }) => stream(request, signal),
+  };
+}
