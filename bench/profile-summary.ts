@@ -80,7 +80,6 @@ for (const [id, us] of selfUs) {
   const seen = new Set<string>();
   for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
     const frame = (byId.get(at) as ProfileNode).callFrame;
-    const source = sourceOf(frame);
     const key = label(frame);
     if (seen.has(key)) continue;
     seen.add(key);

@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'vitest';
-import { AgentError, createAgent } from 'agentchart';
+import { createAgent } from 'agentchart';
 import type { Agent, AgentEvent, AssistantMessage, Message, SteerReceipt } from 'agentchart';
 import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, finished, lifecycle, ofType, settle } from '../support/harness.js';
-import { calledRead, readResult, readTool, said, streamedText, TEXT_TURN, thrownBy, TOOL_TURN, turnEnds, turnIndices, user } from './session-fixtures.js';
+import { calledRead, readResult, readTool, said, streamedText, TEXT_TURN, TOOL_TURN, turnEnds, turnIndices, user } from './session-fixtures.js';
 
 // SCENARIOS.md L1–L8, driven through createAgent with a scripted model.
 
