@@ -30,6 +30,7 @@ export interface MasterInput {
   turnFeatures: TurnFeatures;
   /** Set when the run resumes after a restart (started with RESUME instead of START). */
   resume: MasterResume | null;
+  /** A resumed run continues its turn count and model (a fresh run starts at 0 and the primary model). */
   turnsThisRun?: number;
   modelIndex?: number;
 }
