@@ -107,10 +107,12 @@ export const turnSetup = setup({
     steeringInterruptsTools: ({ context }) => context.features.steeringInterrupts,
     policyStopped: ({ context }) => context.stopped,
     replyWasAborted: ({ context }) => context.abortRequested || context.reply?.error?.kind === 'aborted',
+    // A re-run continues the same logical message, so an attempt whose text was already shown (live
+    // streaming) can never be redone: its failure is final.
     overflowIsRecoverable: ({ context }) =>
-      context.reply?.error?.kind === 'contextOverflow' && context.overflowRecoveryAvailable,
-    errorIsRetryable: ({ context }) => context.reply?.error?.retryable === true && context.retryAvailable,
-    fallbackCanTakeOver: ({ context }) => context.reply?.error != null && context.fallbackAvailable,
+      context.reply?.error?.kind === 'contextOverflow' && !context.reply.published && context.overflowRecoveryAvailable,
+    errorIsRetryable: ({ context }) => context.reply?.error?.retryable === true && !context.reply.published && context.retryAvailable,
+    fallbackCanTakeOver: ({ context }) => context.reply?.error != null && !context.reply.published && context.fallbackAvailable,
     replyFailed: ({ context }) => context.reply?.error != null,
     hasToolCalls: ({ context }) => context.reply != null && toolCallsOf(context.reply.message).length > 0,
     hasCallsAwaitingApproval: ({ context }) => context.prepared.some((entry) => !entry.approved),

@@ -44,6 +44,8 @@ export interface TurnInput {
 export interface ModelReply {
   /** False when the run was aborted before the model was called: there is no reply to publish. */
   called: boolean;
+  /** Live streaming already published this attempt's messageStart: it can no longer be redone. */
+  published: boolean;
   message: AssistantMessage;
   error: ModelError | null;
   /** Tool calls whose arguments were malformed or cut off (stop reason length). */

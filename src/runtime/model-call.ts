@@ -20,11 +20,12 @@ export function createCallModel() {
     await Promise.resolve();
     const run = runOf(system);
     run.turn.deltas = [];
+    run.turn.messageOpen = false;
     const view = await requestMessages(run);
     const model = run.model;
-    if (run.signal.aborted) return { called: false, message: emptyErrorMessage(run, 'aborted'), error: modelError('aborted', 'aborted'), invalidCalls: [] };
+    if (run.signal.aborted) return { called: false, published: false, message: emptyErrorMessage(run, 'aborted'), error: modelError('aborted', 'aborted'), invalidCalls: [] };
     run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, messages: view });
-    const reply = await streamReply(run, view);
+    const reply = { ...(await streamReply(run, view)), published: run.turn.messageOpen };
     run.ledger.recordUsage(reply.message.usage, model.pricing);
     if (reply.error && reply.error.kind !== 'aborted') run.ledger.recordFailure(reply.error.kind);
     return reply;
@@ -50,11 +51,11 @@ function emptyErrorMessage(run: RunSession, text: string) {
   return { role: 'assistant' as const, content: [], stopReason: 'error' as const, model: run.model.name, errorMessage: text };
 }
 
-async function streamReply(run: RunSession, messages: Message[]): Promise<ModelReply> {
+async function streamReply(run: RunSession, messages: Message[]): Promise<Omit<ModelReply, 'published'>> {
   const { agent, signal } = run;
   const model = run.model;
   const accumulator = new StreamAccumulator(model.name);
-  const aborted = (): ModelReply => ({ called: true, message: accumulator.abort(), error: modelError('aborted', 'aborted'), invalidCalls: [] });
+  const aborted = (): Omit<ModelReply, 'published'> => ({ called: true, message: accumulator.abort(), error: modelError('aborted', 'aborted'), invalidCalls: [] });
   if (signal.aborted) return aborted();
 
   // A provider that ignores the signal must not hold the turn: the abort wins the race.
@@ -73,8 +74,7 @@ async function streamReply(run: RunSession, messages: Message[]): Promise<ModelR
         return aborted();
       }
       if (next.done) break;
-      const deltas = accumulator.push(next.value);
-      for (const delta of deltas) run.turn.deltas.push(delta);
+      for (const delta of accumulator.push(next.value)) run.streamDelta(delta, model.name);
       if (accumulator.terminal) break;
     }
   } catch (error) {

@@ -29,6 +29,12 @@ export interface AgentOptions {
   toolExecution?: ToolExecution;
   steeringMode?: QueueMode;
   followUpMode?: QueueMode;
+  /**
+   * 'buffered' (default): an attempt's deltas are published once the attempt is final, so a retried
+   * attempt's partial text never appears. 'live': deltas are published as they arrive; an attempt
+   * that already showed content is then never retried (its failure ends the turn with an error).
+   */
+  streaming?: 'buffered' | 'live';
   /** true (default): steering cancels unfinished tools after `steeringGraceMs`; false: waits for the batch. */
   steeringInterrupts?: boolean;
   steeringGraceMs?: number;

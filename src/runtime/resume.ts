@@ -64,7 +64,7 @@ function nextStepBetweenTurns(state: AgentState, pending: Message[]): MasterResu
 
 function restoredTurnScope(state: AgentState, turn: TurnCheckpoint): TurnScope {
   const scope = newTurnScope(turn.turnIndex, true, state.history.length);
-  scope.reply = turn.reply ? { called: true, message: turn.reply.message, error: null, invalidCalls: turn.reply.invalidCalls } : null;
+  scope.reply = turn.reply ? { called: true, published: false, message: turn.reply.message, error: null, invalidCalls: turn.reply.invalidCalls } : null;
   for (const result of turn.results) scope.announcedEnds.set(result.toolCallId, result);
   for (const id of turn.started) scope.started.add(id);
   for (const id of turn.requested) scope.requested.add(id);

@@ -32,6 +32,8 @@ export interface TurnScope {
   open: boolean;
   /** messageUpdate deltas of the current attempt, published only once the attempt is final. */
   deltas: MessageDelta[];
+  /** Live streaming published this attempt's messageStart (its deltas go out as they arrive). */
+  messageOpen: boolean;
   /** The reply published for this turn (a resumed turn continues from it). */
   reply: ModelReply | null;
   /** Results whose toolExecutionEnd has been published, by call id: what was published is what is committed. */
@@ -58,6 +60,7 @@ export function newTurnScope(turnIndex: number, open: boolean, historyLength: nu
     turnIndex,
     open,
     deltas: [],
+    messageOpen: false,
     reply: null,
     announcedEnds: new Map(),
     started: new Set(),
@@ -204,12 +207,28 @@ export class RunSession {
     this.checkpoint();
   }
 
+  /** A delta of the current attempt: buffered, or published at once when streaming live. */
+  streamDelta(delta: MessageDelta, modelName: string): void {
+    if (this.agent.options.streaming !== 'live') {
+      this.turn.deltas.push(delta);
+      return;
+    }
+    if (!this.turn.messageOpen) this.openMessage(modelName);
+    this.emit({ type: 'messageUpdate', turnIndex: this.turn.turnIndex, delta });
+  }
+
+  private openMessage(modelName: string | undefined): void {
+    this.turn.messageOpen = true;
+    this.emit({ type: 'messageStart', turnIndex: this.turn.turnIndex, message: { role: 'assistant', content: [], stopReason: 'stop', model: modelName } as AssistantMessage });
+  }
+
   /** Publishes an assistant message once per logical message: start, the buffered deltas, end. */
   publishAssistant(message: AssistantMessage): void {
     const turnIndex = this.turn.turnIndex;
-    this.emit({ type: 'messageStart', turnIndex, message: { role: 'assistant', content: [], stopReason: 'stop', model: message.model } as AssistantMessage });
+    if (!this.turn.messageOpen) this.openMessage(message.model);
     for (const delta of this.turn.deltas) this.emit({ type: 'messageUpdate', turnIndex, delta });
     this.turn.deltas = [];
+    this.turn.messageOpen = false;
     this.emit({ type: 'messageEnd', turnIndex, message });
   }
 

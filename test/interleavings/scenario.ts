@@ -71,6 +71,7 @@ export async function runScenario(scenario: Scenario, scheduler: TaskScheduler):
     steeringMode: config.steeringMode,
     followUpMode: config.followUpMode,
     steeringInterrupts: config.steeringInterrupts,
+    streaming: config.liveStreaming ? 'live' : 'buffered',
     steeringGraceMs: config.steeringGraceMs,
     retry: { maxAttempts: config.maxAttempts, baseDelayMs: config.baseDelayMs, maxDelayMs: 30_000, jitter: false, maxRetryAfterMs: 60_000 },
     ...(config.maxTurns !== undefined ? { maxTurns: config.maxTurns } : {}),

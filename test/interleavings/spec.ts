@@ -93,6 +93,8 @@ export interface AgentConfig {
   baseDelayMs: number;
   fallback: boolean;
   maxTurns?: number;
+  /** `streaming: 'live'`: deltas published as they arrive (an attempt that showed text is never redone). */
+  liveStreaming?: boolean;
 }
 
 export interface Scenario {
@@ -247,6 +249,7 @@ function config(focus: Focus): fc.Arbitrary<AgentConfig> {
       baseDelayMs: fc.constantFrom(0, 100, 1_000),
       fallback: fc.boolean(),
       maxTurns: focus.maxTurns ? fc.integer({ min: 1, max: 4 }) : fc.constant(undefined),
+      liveStreaming: fc.boolean(),
     },
     { requiredKeys: ['toolExecution', 'approvalMode', 'steeringMode', 'followUpMode', 'steeringInterrupts', 'steeringGraceMs', 'maxAttempts', 'baseDelayMs', 'fallback'] },
   );

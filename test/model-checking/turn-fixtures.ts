@@ -26,9 +26,10 @@ const assistant = (content: AssistantMessage['content'], stopReason: AssistantMe
   ...(errorMessage ? { errorMessage } : {}),
 });
 const text = (value: string) => ({ type: 'text' as const, text: value });
-const ok = (message: AssistantMessage): ModelReply => ({ called: true, message, error: null, invalidCalls: [] });
+const ok = (message: AssistantMessage): ModelReply => ({ called: true, published: false, message, error: null, invalidCalls: [] });
 const failed = (error: ReturnType<typeof modelError>, content: AssistantMessage['content'] = []): ModelReply => ({
   called: true,
+  published: false,
   message: assistant(content, error.kind === 'aborted' ? 'aborted' : 'error', error.message),
   error,
   invalidCalls: [],
@@ -57,7 +58,9 @@ export const REPLIES = {
   contextOverflow: failed(modelError('contextOverflow', 'prompt is too long')),
   authFailed: failed(modelError('auth', '401 bad key')),
   aborted: failed(modelError('aborted', 'aborted'), [text('Read'), call('call_1', 'read')]),
-  notCalled: { called: false, message: assistant([], 'error', 'aborted'), error: modelError('aborted', 'aborted'), invalidCalls: [] },
+  /** Live streaming: the text was already shown when the rate limit cut the stream (never redone). */
+  rateLimitedAfterLiveText: { ...failed(modelError('rateLimit', '429 slow down', { retryAfterMs: 2_000 }), [text('Partly shown')]), published: true },
+  notCalled: { called: false, published: false, message: assistant([], 'error', 'aborted'), error: modelError('aborted', 'aborted'), invalidCalls: [] },
   /** A stream cut by a network error after one complete tool call (the accumulator keeps the block). */
   cutAfterCall: failed(modelError('network', 'socket hang up'), [call('call_1', 'read')]),
   /** The same with a non-retryable error. */
@@ -76,6 +79,7 @@ export const STANDARD_REPLIES: readonly ReplyName[] = [
   'truncated',
   'rateLimited',
   'contextOverflow',
+  'rateLimitedAfterLiveText',
   'authFailed',
   'aborted',
 ];
