@@ -2,9 +2,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import { modelError, type ModelError } from '../domain/errors.js';
 import type { Usage } from '../domain/messages.js';
 import { abortReasonText, classifyProviderFailure, classifyTransportFailure, streamEndedEarly } from './classify-http.js';
-import type { Model, ModelPricing, ModelRequest, ModelStreamEvent } from './port.js';
-import { createClient, sdkClientOptions, sdkModel } from './sdk-model.js';
-import type { PriceTable } from './pricing.js';
+import type { Model, ModelRequest, ModelStreamEvent } from './port.js';
+import { createClient, sdkClientOptions, sdkModel, type SdkModelOptions } from './sdk-model.js';
 import { assistantParts, providerMessages } from './provider-messages.js';
 
 type StreamEvent = Anthropic.Messages.RawMessageStreamEvent;
@@ -17,24 +16,16 @@ export type AnthropicRequestExtras = Partial<
   Omit<StreamParams, 'model' | 'messages' | 'system' | 'tools' | 'stream' | 'max_tokens'>
 >;
 
-export interface AnthropicOptions {
+export interface AnthropicOptions extends SdkModelOptions {
   /** `claude-sonnet-4-5`, `claude-haiku-4-5-20251001`, … */
   model: string;
   /** Falls back to `ANTHROPIC_API_KEY`. */
   apiKey?: string;
   /** `https://api.anthropic.com` by default (the client appends `/v1/messages`). */
   baseURL?: string;
-  /** `Model.name` (used in events and fallback); defaults to `model`. */
-  name?: string;
-  pricing?: ModelPricing;
-  priceTable?: PriceTable;
   /** Required by the Messages API; 8192 unless given. */
   maxTokens?: number;
-  /** Per request, until the response starts; the client's default is 10 minutes. */
-  timeoutMs?: number;
-  headers?: Record<string, string>;
   body?: AnthropicRequestExtras;
-  fetch?: typeof fetch;
 }
 
 const DEFAULT_MAX_TOKENS = 8192;

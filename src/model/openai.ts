@@ -2,9 +2,8 @@ import OpenAI from 'openai';
 import { modelError, type ModelError } from '../domain/errors.js';
 import type { Usage } from '../domain/messages.js';
 import { abortReasonText, classifyProviderFailure, classifyTransportFailure, streamEndedEarly } from './classify-http.js';
-import type { Model, ModelPricing, ModelRequest, ModelStreamEvent } from './port.js';
-import { createClient, sdkClientOptions, sdkModel } from './sdk-model.js';
-import type { PriceTable } from './pricing.js';
+import type { Model, ModelRequest, ModelStreamEvent } from './port.js';
+import { createClient, sdkClientOptions, sdkModel, type SdkModelOptions } from './sdk-model.js';
 import { assistantParts, providerMessages } from './provider-messages.js';
 
 type ChatChunk = OpenAI.Chat.Completions.ChatCompletionChunk;
@@ -14,22 +13,14 @@ type ChatStreamParams = OpenAI.Chat.Completions.ChatCompletionCreateParamsStream
 /** Request parameters the adapter passes through untouched (temperature, max_completion_tokens, reasoning_effort, …). */
 export type OpenAIRequestExtras = Partial<Omit<ChatStreamParams, 'model' | 'messages' | 'tools' | 'stream' | 'stream_options'>>;
 
-export interface OpenAICompatibleOptions {
+export interface OpenAICompatibleOptions extends SdkModelOptions {
   /** The model id the server knows (`gpt-4o-mini`, `llama3.1:8b`, …). */
   model: string;
   /** `https://api.openai.com/v1` by default (or `OPENAI_BASE_URL`); any OpenAI-compatible server's `/v1` URL. */
   baseURL?: string;
   /** Falls back to `OPENAI_API_KEY`; servers without auth accept any string. */
   apiKey?: string;
-  /** `Model.name` (used in events and fallback); defaults to `model`. */
-  name?: string;
-  pricing?: ModelPricing;
-  priceTable?: PriceTable;
-  /** Per request, until the response starts; the client's default is 10 minutes. */
-  timeoutMs?: number;
-  headers?: Record<string, string>;
   body?: OpenAIRequestExtras;
-  fetch?: typeof fetch;
 }
 
 /**
