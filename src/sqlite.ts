@@ -1,2 +1,2 @@
-// agentchart/sqlite: the embedded durable store (needs the optional dependency better-sqlite3).
+// agentchart/sqlite: the embedded durable store on Node's built-in node:sqlite (Node ≥ 22.13).
 export { sqliteStore } from './store/sqlite.js';

@@ -54,7 +54,11 @@ export type AgentErrorCode =
   | 'StaleVersion'
   | 'UnknownToolCall'
   | 'StoreCorrupted'
-  | 'SessionNotFound';
+  | 'StoreUnavailable'
+  | 'StoreFailed'
+  | 'SessionBusy'
+  | 'SessionNotFound'
+  | 'MissingDependency';
 
 export class AgentError extends Error {
   override readonly name = 'AgentError';

@@ -1,11 +1,12 @@
 import {
   APICallError,
   type LanguageModelV3,
-  type LanguageModelV3CallOptions,
-  type LanguageModelV3Message,
-  type LanguageModelV3Prompt,
-  type LanguageModelV3StreamPart,
-  type LanguageModelV3Usage,
+  type LanguageModelV4,
+  type LanguageModelV4CallOptions,
+  type LanguageModelV4Message,
+  type LanguageModelV4Prompt,
+  type LanguageModelV4StreamPart,
+  type LanguageModelV4Usage,
 } from '@ai-sdk/provider';
 import { AgentError, modelError, type ModelError } from '../domain/errors.js';
 import type { Usage } from '../domain/messages.js';
@@ -20,7 +21,10 @@ import { resolvePricing, type PriceTable } from './pricing.js';
 import { assistantParts, providerMessages } from './provider-messages.js';
 
 /** Call settings passed to every `doStream` (maxOutputTokens, temperature, providerOptions, headers, …). */
-export type AISDKCallSettings = Partial<Omit<LanguageModelV3CallOptions, 'prompt' | 'tools' | 'toolChoice' | 'abortSignal'>>;
+export type AISDKCallSettings = Partial<Omit<LanguageModelV4CallOptions, 'prompt' | 'tools' | 'toolChoice' | 'abortSignal'>>;
+
+/** A language model of AI SDK 6 (`LanguageModelV3`) or AI SDK 7 (`LanguageModelV4`) providers. */
+export type AISDKLanguageModel = LanguageModelV3 | LanguageModelV4;
 
 export interface FromAISDKOptions {
   /** `Model.name`; defaults to the language model's `modelId`. */
@@ -31,19 +35,22 @@ export interface FromAISDKOptions {
 }
 
 /**
- * Wraps a Vercel AI SDK language model (the `LanguageModelV3` specification of AI SDK 6 providers:
- * `@ai-sdk/openai`, `@ai-sdk/anthropic`, `@ai-sdk/openai-compatible`, …) as a Model. It calls
- * `doStream` directly, below `streamText`, so no AI SDK retry layer runs: retries belong to the
- * master loop only.
+ * Wraps a Vercel AI SDK language model (the `LanguageModelV3` specification of AI SDK 6 providers or
+ * `LanguageModelV4` of AI SDK 7: `@ai-sdk/openai`, `@ai-sdk/anthropic`, `@ai-sdk/openai-compatible`,
+ * …) as a Model. It calls `doStream` directly, below `streamText`, so no AI SDK retry layer runs:
+ * retries belong to the master loop only.
  */
-export function fromAISDK(languageModel: LanguageModelV3, options: FromAISDKOptions = {}): Model {
-  const version: unknown = (languageModel as { specificationVersion?: unknown }).specificationVersion;
-  if (version !== 'v3') {
+export function fromAISDK(model: AISDKLanguageModel, options: FromAISDKOptions = {}): Model {
+  const version: unknown = (model as { specificationVersion?: unknown } | null)?.specificationVersion;
+  if (version !== 'v3' && version !== 'v4') {
     throw new AgentError(
       'InvalidOptions',
-      `fromAISDK needs a LanguageModelV3 (AI SDK 6 providers); got specificationVersion ${JSON.stringify(version)}`,
+      `fromAISDK needs a LanguageModelV3 or LanguageModelV4 (AI SDK 6 or 7 providers); got specificationVersion ${JSON.stringify(version)}`,
     );
   }
+  // V4 is a superset of V3 for everything this adapter sends and reads (V4 adds parts we skip and a
+  // text input encoding we handle), so one code path serves both.
+  const languageModel = model as LanguageModelV4;
   const pricing = resolvePricing(languageModel.modelId, options);
   return {
     name: options.name ?? languageModel.modelId,
@@ -53,7 +60,7 @@ export function fromAISDK(languageModel: LanguageModelV3, options: FromAISDKOpti
 }
 
 async function* streamLanguageModel(
-  languageModel: LanguageModelV3,
+  languageModel: LanguageModelV4,
   options: FromAISDKOptions,
   request: ModelRequest,
   signal: AbortSignal,
@@ -63,7 +70,7 @@ async function* streamLanguageModel(
     yield aborted();
     return;
   }
-  let reader: ReadableStreamDefaultReader<LanguageModelV3StreamPart> | undefined;
+  let reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart> | undefined;
   // A provider that ignores abortSignal must not hold the caller: abort cancels our read too.
   const cancelRead = () => void reader?.cancel().catch(() => undefined);
   signal.addEventListener('abort', cancelRead, { once: true });
@@ -120,7 +127,7 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | 
   });
 }
 
-function callOptions(options: FromAISDKOptions, request: ModelRequest, signal: AbortSignal): LanguageModelV3CallOptions {
+function callOptions(options: FromAISDKOptions, request: ModelRequest, signal: AbortSignal): LanguageModelV4CallOptions {
   const tools = request.tools.map((tool) => ({
     type: 'function' as const,
     name: tool.name,
@@ -135,9 +142,9 @@ function callOptions(options: FromAISDKOptions, request: ModelRequest, signal: A
   };
 }
 
-/** Our history in the LanguageModelV3 prompt format; consecutive tool results share one `tool` message. */
-function languageModelPrompt(request: ModelRequest): LanguageModelV3Prompt {
-  const prompt: LanguageModelV3Message[] = [];
+/** Our history in the language model prompt format; consecutive tool results share one `tool` message. */
+function languageModelPrompt(request: ModelRequest): LanguageModelV4Prompt {
+  const prompt: LanguageModelV4Message[] = [];
   if (request.systemPrompt) prompt.push({ role: 'system', content: request.systemPrompt });
   for (const message of providerMessages(request.messages)) {
     if (message.role === 'user') {
@@ -219,21 +226,23 @@ interface ToolCallState {
   index: number;
   sawFragment: boolean;
   ended: boolean;
+  /** V4 `inputEncoding: 'text'`: the deltas are not JSON; the final `tool-call` part carries the JSON input. */
+  textEncoded: boolean;
 }
 
 /**
- * LanguageModelV3 stream parts → ModelStreamEvents. The AI SDK names tool calls by id, not index,
+ * Language model stream parts → ModelStreamEvents. The AI SDK names tool calls by id, not index,
  * so each call gets the next index in order of appearance. Provider-executed tools are skipped:
  * their results come from the provider, not from our loop.
  */
 class PartMapper {
   private started = false;
-  private finish_: Extract<LanguageModelV3StreamPart, { type: 'finish' }> | undefined;
+  private finish_: Extract<LanguageModelV4StreamPart, { type: 'finish' }> | undefined;
   private readonly toolCalls = new Map<string, ToolCallState>();
 
   constructor(private readonly modelId: string) {}
 
-  *push(part: LanguageModelV3StreamPart): Generator<ModelStreamEvent> {
+  *push(part: LanguageModelV4StreamPart): Generator<ModelStreamEvent> {
     if (part.type === 'stream-start' || part.type === 'raw') return;
     if (!this.started) {
       this.started = true;
@@ -249,18 +258,18 @@ class PartMapper {
         return;
       case 'tool-input-start':
         if (part.providerExecuted) return;
-        yield this.startToolCall(part.id, part.toolName);
+        yield this.startToolCall(part.id, part.toolName, part.inputEncoding === 'text');
         return;
       case 'tool-input-delta': {
         const state = this.toolCalls.get(part.id);
-        if (!state || state.ended || part.delta === '') return;
+        if (!state || state.ended || state.textEncoded || part.delta === '') return;
         state.sawFragment = true;
         yield { type: 'toolCallDelta', index: state.index, argumentsDelta: part.delta };
         return;
       }
       case 'tool-input-end': {
         const state = this.toolCalls.get(part.id);
-        if (!state || state.ended) return;
+        if (!state || state.ended || state.textEncoded) return;
         state.ended = true;
         yield { type: 'toolCallEnd', index: state.index };
         return;
@@ -295,6 +304,11 @@ class PartMapper {
       yield { type: 'error', error: streamEndedEarly(this.toolCalls.size > 0 ? 'cut during a tool call' : 'no finish part') };
       return;
     }
+    // V4: the provider saw its stream end before the model said how it finished.
+    if (finish.finishReason.unified === 'interrupted') {
+      yield { type: 'error', error: streamEndedEarly('interrupted before a finish reason') };
+      return;
+    }
     if (finish.finishReason.unified === 'error') {
       yield { type: 'error', error: modelError('unknown', `provider finished with an error (${finish.finishReason.raw ?? 'no detail'})`) };
       return;
@@ -305,15 +319,15 @@ class PartMapper {
     yield { type: 'done', stopReason: reason === 'length' ? 'length' : reason === 'tool-calls' || this.toolCalls.size > 0 ? 'toolUse' : 'stop' };
   }
 
-  private startToolCall(id: string, name: string): ModelStreamEvent {
-    const state: ToolCallState = { index: this.toolCalls.size, sawFragment: false, ended: false };
+  private startToolCall(id: string, name: string, textEncoded = false): ModelStreamEvent {
+    const state: ToolCallState = { index: this.toolCalls.size, sawFragment: false, ended: false, textEncoded };
     this.toolCalls.set(id, state);
     return { type: 'toolCallStart', index: state.index, id, name };
   }
 }
 
 /** `input` is the uncached part, as costOf expects: `noCache`, else the total minus both cache counts. */
-function usageOf(usage: LanguageModelV3Usage): Usage | undefined {
+function usageOf(usage: LanguageModelV4Usage): Usage | undefined {
   const { total, noCache, cacheRead, cacheWrite } = usage.inputTokens;
   if (total === undefined && noCache === undefined && usage.outputTokens.total === undefined) return undefined;
   const read = cacheRead ?? 0;

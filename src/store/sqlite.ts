@@ -1,5 +1,5 @@
-import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { createRequire } from 'node:module';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { AgentError } from '../domain/errors.js';
 import type { AgentEvent } from '../domain/events.js';
 import type { SessionStore, SessionSummary } from './types.js';
@@ -21,39 +21,47 @@ CREATE TABLE IF NOT EXISTS events (
 );
 `;
 
+type SyncStore = SessionStore & Required<Pick<SessionStore, 'commitStepSync'>> & { close(): void };
+
 /**
- * The embedded default store: one SQLite file (better-sqlite3, WAL mode), one transaction per
- * committed step. Calls complete synchronously inside their promise, so a step is on disk before
- * the runtime moves on (a SIGKILL right after a step loses nothing of it).
+ * The embedded default store: one SQLite file on Node's built-in `node:sqlite` (WAL mode), one
+ * transaction per committed step. Calls complete synchronously inside their promise, so a step is on
+ * disk before the runtime moves on (a SIGKILL right after a step loses nothing of it).
  */
-export function sqliteStore(path: string): SessionStore & Required<Pick<SessionStore, 'commitStepSync'>> & { close(): void } {
+export function sqliteStore(path: string): SyncStore {
+  if (typeof path !== 'string' || path.length === 0) {
+    throw new AgentError('InvalidOptions', `sqliteStore needs a file path (or ":memory:"), got ${JSON.stringify(path)}.`);
+  }
   const db = openDatabase(path);
-  const loadRow = db.prepare<[string], { checkpoint: string }>('SELECT checkpoint FROM sessions WHERE session_id = ?');
-  const versionRow = db.prepare<[string], { version: number }>('SELECT version FROM sessions WHERE session_id = ?');
-  const countEvents = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM events WHERE session_id = ?');
-  const upsert = db.prepare(
-    `INSERT INTO sessions (session_id, version, running, checkpoint, updated_at) VALUES (@sessionId, @version, @running, @checkpoint, @updatedAt)
-     ON CONFLICT(session_id) DO UPDATE SET version = @version, running = @running, checkpoint = @checkpoint, updated_at = @updatedAt`,
+  const statement = (sql: string): StatementSync => guarded(path, () => db.prepare(sql));
+  const loadRow = statement('SELECT checkpoint FROM sessions WHERE session_id = ?');
+  const versionRow = statement('SELECT version FROM sessions WHERE session_id = ?');
+  const countEvents = statement('SELECT COUNT(*) AS n FROM events WHERE session_id = ?');
+  const upsert = statement(
+    `INSERT INTO sessions (session_id, version, running, checkpoint, updated_at) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT(session_id) DO UPDATE SET version = excluded.version, running = excluded.running,
+       checkpoint = excluded.checkpoint, updated_at = excluded.updated_at`,
   );
-  const insertEvent = db.prepare('INSERT INTO events (session_id, position, event) VALUES (?, ?, ?)');
-  const selectEvents = db.prepare<[string], { event: string }>('SELECT event FROM events WHERE session_id = ? ORDER BY position');
-  const selectAll = db.prepare<[], { session_id: string; version: number; running: number; updated_at: number }>(
-    'SELECT session_id, version, running, updated_at FROM sessions ORDER BY session_id',
-  );
-  const deleteSession = db.prepare('DELETE FROM sessions WHERE session_id = ?');
-  const deleteEvents = db.prepare('DELETE FROM events WHERE session_id = ?');
+  const insertEvent = statement('INSERT INTO events (session_id, position, event) VALUES (?, ?, ?)');
+  const selectEvents = statement('SELECT event FROM events WHERE session_id = ? ORDER BY position');
+  const selectAll = statement('SELECT session_id, version, running, updated_at FROM sessions ORDER BY session_id');
+  const deleteSession = statement('DELETE FROM sessions WHERE session_id = ?');
+  const deleteEvents = statement('DELETE FROM events WHERE session_id = ?');
 
-  const commit = db.transaction((sessionId: string, version: number, running: boolean, checkpoint: string, events: string[]) => {
-    const stored = versionRow.get(sessionId)?.version ?? -1;
-    if (version !== stored + 1) throw staleVersion(sessionId, stored, version);
-    let position = countEvents.get(sessionId)?.n ?? 0;
-    for (const event of events) insertEvent.run(sessionId, position++, event);
-    upsert.run({ sessionId, version, running: running ? 1 : 0, checkpoint, updatedAt: Date.now() });
-  });
+  const transaction = (work: () => void): void => {
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      work();
+      db.exec('COMMIT');
+    } catch (error) {
+      if (db.isTransaction) db.exec('ROLLBACK');
+      throw error;
+    }
+  };
 
-  const store: SessionStore & Required<Pick<SessionStore, 'commitStepSync'>> & { close(): void } = {
+  const store: SyncStore = {
     async load(sessionId) {
-      const row = guarded(path, () => loadRow.get(sessionId));
+      const row = guarded(path, () => loadRow.get(sessionId)) as { checkpoint: string } | undefined;
       return row ? parseCheckpoint(sessionId, row.checkpoint) : null;
     },
     async commitStep(sessionId, step) {
@@ -62,38 +70,67 @@ export function sqliteStore(path: string): SessionStore & Required<Pick<SessionS
     commitStepSync(sessionId, { checkpoint, events }) {
       const json = JSON.stringify(checkpoint);
       const rows = events.map((event) => JSON.stringify(event));
-      guarded(path, () => commit(sessionId, checkpoint.version, checkpoint.run !== null, json, rows));
+      guarded(path, () =>
+        transaction(() => {
+          const stored = (versionRow.get(sessionId) as { version: number } | undefined)?.version ?? -1;
+          if (checkpoint.version !== stored + 1) throw staleVersion(sessionId, stored, checkpoint.version);
+          let position = Number((countEvents.get(sessionId) as { n: number | bigint } | undefined)?.n ?? 0);
+          for (const event of rows) insertEvent.run(sessionId, position++, event);
+          upsert.run(sessionId, checkpoint.version, checkpoint.run !== null ? 1 : 0, json, Date.now());
+        }),
+      );
     },
     async loadEvents(sessionId): Promise<AgentEvent[]> {
-      return guarded(path, () => selectEvents.all(sessionId)).map((row) => parseEvent(sessionId, row.event));
+      const rows = guarded(path, () => selectEvents.all(sessionId)) as Array<{ event: string }>;
+      return rows.map((row) => parseEvent(sessionId, row.event));
     },
     async list(): Promise<SessionSummary[]> {
-      return guarded(path, () => selectAll.all()).map((row) => ({ sessionId: row.session_id, version: row.version, running: row.running === 1, updatedAt: row.updated_at }));
+      const rows = guarded(path, () => selectAll.all()) as Array<{ session_id: string; version: number; running: number; updated_at: number }>;
+      return rows.map((row) => ({ sessionId: row.session_id, version: row.version, running: row.running === 1, updatedAt: row.updated_at }));
     },
     async delete(sessionId) {
-      guarded(path, () => db.transaction(() => (deleteEvents.run(sessionId), deleteSession.run(sessionId)))());
+      guarded(path, () => transaction(() => (deleteEvents.run(sessionId), deleteSession.run(sessionId))));
     },
-    close: () => db.close(),
+    close: () => {
+      if (db.isOpen) db.close();
+    },
   };
   return store;
 }
 
-function openDatabase(path: string): SqliteDatabase {
-  const require = createRequire(import.meta.url);
-  let Database: typeof import('better-sqlite3');
+function openDatabase(path: string): DatabaseSync {
+  // Loaded on use so the core stays browser-safe and Node < 22.13 gets a typed error, not a crash at import.
+  let sqlite: typeof import('node:sqlite');
   try {
-    Database = require('better-sqlite3') as typeof import('better-sqlite3');
+    sqlite = createRequire(import.meta.url)('node:sqlite') as typeof import('node:sqlite');
   } catch (error) {
-    throw new AgentError('InvalidOptions', `sqliteStore needs the optional dependency better-sqlite3 (npm install better-sqlite3): ${(error as Error).message}`);
+    throw new AgentError('MissingDependency', `sqliteStore needs node:sqlite (Node ≥ 22.13; this is ${process.version}): ${(error as Error).message}`);
   }
-  return guarded(path, () => {
-    const db = new Database(path);
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
-    db.exec(SCHEMA);
-    return db;
-  });
+  let db: DatabaseSync;
+  try {
+    db = new sqlite.DatabaseSync(path);
+  } catch (error) {
+    throw new AgentError('StoreUnavailable', `session store "${path}" cannot be opened: ${(error as Error).message}`);
+  }
+  try {
+    return guarded(path, () => {
+      db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
+      db.exec(SCHEMA);
+      return db;
+    });
+  } catch (error) {
+    db.close();
+    throw error;
+  }
 }
+
+// SQLite's primary result codes (the low byte of an extended code).
+const SQLITE_IOERR = 10;
+const SQLITE_CORRUPT = 11;
+const SQLITE_CANTOPEN = 14;
+const SQLITE_READONLY = 8;
+const SQLITE_FULL = 13;
+const SQLITE_NOTADB = 26;
 
 /** A damaged or foreign file surfaces as a typed error naming the file, never as a silent reset. */
 function guarded<T>(path: string, run: () => T): T {
@@ -101,9 +138,14 @@ function guarded<T>(path: string, run: () => T): T {
     return run();
   } catch (error) {
     if (error instanceof AgentError) throw error;
-    const code = (error as { code?: string }).code ?? '';
-    if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB') {
-      throw new AgentError('StoreCorrupted', `session store "${path}" is corrupted: ${(error as Error).message}`);
+    const errcode = (error as { errcode?: unknown }).errcode;
+    const primary = typeof errcode === 'number' ? errcode & 0xff : -1;
+    const message = (error as Error).message;
+    if (primary === SQLITE_CORRUPT || primary === SQLITE_NOTADB || primary === SQLITE_IOERR) {
+      throw new AgentError('StoreCorrupted', `session store "${path}" is corrupted or truncated: ${message}`);
+    }
+    if (primary === SQLITE_CANTOPEN || primary === SQLITE_READONLY || primary === SQLITE_FULL) {
+      throw new AgentError('StoreUnavailable', `session store "${path}" is unavailable: ${message}`);
     }
     throw error;
   }

@@ -167,7 +167,7 @@ describe('fromAISDK', () => {
   it('rejects a model of another specification version with a typed error', () => {
     const legacy = { ...fakeModel([]), specificationVersion: 'v2' } as unknown as LanguageModelV3;
     expect(() => fromAISDK(legacy)).toThrow(AgentError);
-    expect(() => fromAISDK(legacy)).toThrow('fromAISDK needs a LanguageModelV3 (AI SDK 6 providers); got specificationVersion "v2"');
+    expect(() => fromAISDK(legacy)).toThrow('fromAISDK needs a LanguageModelV3 or LanguageModelV4 (AI SDK 6 or 7 providers); got specificationVersion "v2"');
   });
 
   it('names the model after its modelId unless told otherwise', () => {

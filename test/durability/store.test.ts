@@ -83,8 +83,8 @@ describe('sqliteStore on damaged files', () => {
     const store = sqliteStore(path);
     await store.commitStep('s1', { checkpoint: checkpoint(0), events: [] });
     store.close();
-    const Database = (await import('better-sqlite3')).default;
-    const db = new Database(path);
+    const { DatabaseSync } = await import('node:sqlite');
+    const db = new DatabaseSync(path);
     db.prepare("UPDATE sessions SET checkpoint = '{\"sessionId\":\"s1\",\"version\":\"x\"' WHERE session_id = 's1'").run();
     db.close();
     const reopened = sqliteStore(path);
