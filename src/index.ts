@@ -3,6 +3,7 @@ export * from './domain/index.js';
 export type { Model, ModelRequest, ModelStreamEvent, ModelPricing, ToolSpec } from './model/port.js';
 export { costOf } from './model/port.js';
 export type { Tool, AnyTool, ToolContext, ToolOutput, ToolExecutionHint } from './tools/types.js';
+export type { ToolParameters, ToolArguments, SchemaIssue } from './tools/schema.js';
 export type { ToolExecution } from './tools/strategy.js';
 export type * from './policies/types.js';
 export { defineTool, TOOL_NAME_PATTERN } from './tools/define.js';

@@ -1,34 +1,63 @@
 import { z } from 'zod';
 import { AgentError } from '../domain/errors.js';
+import { describeValue, jsonSchemaFacilityOf, standardPropsOf, zodTypeOf } from './schema.js';
 
 /**
- * JSON Schemas of parameter schemas, computed once per schema object. Keyed weakly by the zod
- * schema so tools sharing a schema share the result and dropped tools free it.
+ * JSON Schemas of parameter schemas, computed once per schema object. Keyed weakly by the schema so
+ * tools sharing a schema share the result and dropped tools free it.
  */
 const cache = new WeakMap<object, Readonly<Record<string, unknown>>>();
 
+const WHAT_WE_NEED =
+  'a zod object schema (z.object({...})) or a Standard Schema of an object with a JSON Schema ' +
+  '(~standard.jsonSchema: valibot via toStandardJsonSchema from @valibot/to-json-schema, arktype, …)';
+
 /**
- * The JSON Schema a provider sees for a tool's parameters: the *input* side of the zod schema
- * (fields with defaults are optional to the model; zod fills them in), without the `$schema` key.
- * The result is deeply frozen because it is shared by every registry and request.
- * Throws `AgentError('InvalidOptions')` when the schema has no JSON Schema form (dates, bigints, ...).
+ * The JSON Schema a provider sees for a tool's parameters: the *input* side of the schema (fields
+ * with defaults are optional to the model; the schema fills them in), without the `$schema` key.
+ * zod schemas go through `z.toJSONSchema`; other Standard Schemas through their own JSON Schema
+ * facility. The result is deeply frozen because it is shared by every registry and request.
+ * Throws `AgentError('InvalidOptions')` saying what it got and what it needs when the schema
+ * cannot be used: not a schema, not an object, or no JSON Schema form (dates, bigints, …).
  */
-export function parametersJsonSchema(toolName: string, parameters: z.ZodType): Readonly<Record<string, unknown>> {
-  const cached = cache.get(parameters);
+export function parametersJsonSchema(toolName: string, parameters: unknown): Readonly<Record<string, unknown>> {
+  const cached = typeof parameters === 'object' || typeof parameters === 'function' ? cache.get(parameters as object) : undefined;
   if (cached) return cached;
-  let jsonSchema: Record<string, unknown>;
-  try {
-    jsonSchema = z.toJSONSchema(parameters, { io: 'input' }) as Record<string, unknown>;
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new AgentError(
-      'InvalidOptions',
-      `Tool "${toolName}": parameters cannot be expressed as JSON Schema (${reason}). Use JSON-compatible zod types.`,
+  const invalid = (message: string) => new AgentError('InvalidOptions', `Tool "${toolName}": ${message}`);
+  const zodType = zodTypeOf(parameters);
+  const standard = standardPropsOf(parameters);
+  if (zodType === undefined && standard === undefined) {
+    throw invalid(`parameters must be ${WHAT_WE_NEED}, got ${describeValue(parameters)}.`);
+  }
+  if (zodType !== undefined && zodType !== 'object') {
+    throw invalid(`parameters must be ${WHAT_WE_NEED}, got a zod ${zodType} schema.`);
+  }
+  const schemaObject = parameters as object;
+  const convert = zodType !== undefined ? () => z.toJSONSchema(parameters as z.ZodType, { io: 'input' }) : jsonSchemaFacilityOf(schemaObject);
+  if (convert === undefined) {
+    throw invalid(
+      `parameters is ${describeValue(parameters)} without a JSON Schema, which the model needs to see the tool; ` +
+        `give ${WHAT_WE_NEED}.`,
     );
   }
+  let converted: unknown;
+  try {
+    converted = convert();
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw invalid(`parameters cannot be expressed as JSON Schema (${reason}). Use JSON-compatible schema types.`);
+  }
+  if (typeof converted !== 'object' || converted === null || (converted as { type?: unknown }).type !== 'object') {
+    const type = (converted as { type?: unknown } | null)?.type;
+    throw invalid(
+      `parameters must describe an object (JSON Schema type "object"), got ${describeValue(parameters)} ` +
+        `whose JSON Schema type is ${JSON.stringify(type) ?? 'missing'}.`,
+    );
+  }
+  const jsonSchema = { ...(converted as Record<string, unknown>) };
   delete jsonSchema.$schema;
   const frozen = deepFreeze(jsonSchema);
-  cache.set(parameters, frozen);
+  cache.set(schemaObject, frozen);
   return frozen;
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ToolRegistry } from './registry.js';
+import { standardPropsOf, zodTypeOf, type SchemaIssue, type ToolParameters } from './schema.js';
 import type { AnyTool } from './types.js';
 
 /** Why a tool call was rejected before it could start. */
@@ -58,13 +59,47 @@ export function prepareToolCall(
         'Send the arguments as a JSON object.',
     };
   }
-  const parsed = tool.parameters.safeParse(call.arguments, PARSE_CONTEXT);
-  if (parsed.success) return { ok: true, tool, arguments: parsed.data };
-  return {
-    ok: false,
-    kind: 'invalidArguments',
-    message: `Invalid arguments for tool "${call.name}": ${formatIssues(parsed.error.issues)}`,
-  };
+  const validated = validateArguments(tool.parameters, call.arguments);
+  if (validated.ok) return { ok: true, tool, arguments: validated.value };
+  return { ok: false, kind: 'invalidArguments', message: `Invalid arguments for tool "${call.name}": ${validated.problem}` };
+}
+
+type Validated = { ok: true; value: Record<string, unknown> } | { ok: false; problem: string };
+
+/**
+ * Validates synchronously: zod through `safeParse` (with our wording of its issues), any other
+ * Standard Schema through `~standard.validate`. A schema that throws, validates asynchronously or
+ * outputs a non-object is a problem reported to the model, never a crash of the turn.
+ */
+function validateArguments(parameters: ToolParameters, args: Record<string, unknown>): Validated {
+  let result: unknown;
+  try {
+    const zodParse = zodTypeOf(parameters) !== undefined ? (parameters as { safeParse?: unknown }).safeParse : undefined;
+    if (typeof zodParse === 'function') {
+      const parsed = zodParse.call(parameters, args, PARSE_CONTEXT) as ZodParseResult;
+      result = parsed.success ? { value: parsed.data } : { issues: parsed.error.issues };
+    } else {
+      result = standardPropsOf(parameters)?.validate(args);
+    }
+  } catch (error) {
+    return { ok: false, problem: `the parameter schema threw: ${error instanceof Error ? error.message : String(error)}` };
+  }
+  if (isThenable(result)) {
+    result.then(undefined, () => undefined); // its outcome is not awaited: keep a rejection from going unhandled
+    return { ok: false, problem: 'the parameter schema validates asynchronously; tool arguments are validated synchronously' };
+  }
+  const { issues, value } = (result ?? {}) as { issues?: readonly SchemaIssue[]; value?: unknown };
+  if (issues) return { ok: false, problem: formatIssues(issues) };
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { ok: false, problem: 'the parameter schema did not output an object' };
+  }
+  return { ok: true, value: value as Record<string, unknown> };
+}
+
+type ZodParseResult = { success: true; data: unknown } | { success: false; error: { issues: readonly SchemaIssue[] } };
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 function unknownToolMessage(name: string, available: readonly string[]): string {
@@ -105,18 +140,19 @@ function receivedType(input: unknown): string {
   return typeof input;
 }
 
-/** `path: message; path: message`, in zod's (schema) order. */
-export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
+/** `path: message; path: message`, in the schema's order. */
+export function formatIssues(issues: readonly SchemaIssue[]): string {
   const listed = issues.slice(0, MAX_LISTED_ISSUES).map((issue) => `${formatPath(issue.path)}: ${issue.message}`);
   const hidden = issues.length - listed.length;
   return hidden > 0 ? `${listed.join('; ')}; and ${hidden} more` : listed.join('; ');
 }
 
-/** `options.limit`, `items[2].name`; the root is `(root)`. */
-function formatPath(path: readonly PropertyKey[]): string {
-  if (path.length === 0) return '(root)';
+/** `options.limit`, `items[2].name`; the root is `(root)`. Standard Schema segments may be `{ key }`. */
+function formatPath(path: SchemaIssue['path']): string {
+  if (path === undefined || path.length === 0) return '(root)';
   let text = '';
-  for (const key of path) {
+  for (const segment of path) {
+    const key = typeof segment === 'object' && segment !== null ? segment.key : segment;
     if (typeof key === 'number') text += `[${key}]`;
     else text += text === '' ? String(key) : `.${String(key)}`;
   }

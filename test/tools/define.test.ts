@@ -87,11 +87,14 @@ describe('defineTool', () => {
     [z.string(), 'a zod string schema'],
     [z.object({ a: z.string() }).transform((v) => v), 'a zod pipe schema'],
     [{ type: 'object', properties: {} }, 'an object'],
+    [{ '~standard': { version: 2, vendor: 'future', validate: () => ({ value: {} }) } }, 'an object'],
     [undefined, 'undefined'],
-  ])('rejects parameters that are not a zod object (%#)', (parameters, shown) => {
+  ])('rejects parameters that are not a schema agentchart can use (%#)', (parameters, shown) => {
     const definition = { name: 't', description: 'd', parameters, execute } as unknown as Parameters<typeof defineTool>[0];
     expect(invalidOptionsMessage(() => defineTool(definition))).toBe(
-      `Tool "t": parameters must be a zod object schema (z.object({...})), got ${shown}.`,
+      'Tool "t": parameters must be a zod object schema (z.object({...})) or a Standard Schema of an object with a ' +
+        'JSON Schema (~standard.jsonSchema: valibot via toStandardJsonSchema from @valibot/to-json-schema, arktype, …), ' +
+        `got ${shown}.`,
     );
   });
 
@@ -101,7 +104,7 @@ describe('defineTool', () => {
         defineTool({ name: 't', description: 'd', parameters: z.object({ when: z.date() }), execute }),
       ),
     ).toBe(
-      'Tool "t": parameters cannot be expressed as JSON Schema (Date cannot be represented in JSON Schema). Use JSON-compatible zod types.',
+      'Tool "t": parameters cannot be expressed as JSON Schema (Date cannot be represented in JSON Schema). Use JSON-compatible schema types.',
     );
   });
 
