@@ -1,12 +1,12 @@
-import {
+import type {
   APICallError,
-  type LanguageModelV3,
-  type LanguageModelV4,
-  type LanguageModelV4CallOptions,
-  type LanguageModelV4Message,
-  type LanguageModelV4Prompt,
-  type LanguageModelV4StreamPart,
-  type LanguageModelV4Usage,
+  LanguageModelV3,
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4Message,
+  LanguageModelV4Prompt,
+  LanguageModelV4StreamPart,
+  LanguageModelV4Usage,
 } from '@ai-sdk/provider';
 import { AgentError, modelError, type ModelError } from '../domain/errors.js';
 import type { Usage } from '../domain/messages.js';
@@ -181,9 +181,18 @@ function languageModelPrompt(request: ModelRequest): LanguageModelV4Prompt {
   return prompt;
 }
 
+/**
+ * `APICallError.isInstance` without loading `@ai-sdk/provider`: the AI SDK marks its errors with a
+ * global symbol so they are recognised across package copies and majors; we read the same mark.
+ */
+function isAPICallError(error: unknown): error is APICallError {
+  const mark = Symbol.for('vercel.ai.error.AI_APICallError');
+  return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[mark] === true;
+}
+
 function classifyAISDKError(error: unknown, signal: AbortSignal): ModelError {
   if (signal.aborted) return modelError('aborted', abortReasonText(signal));
-  if (APICallError.isInstance(error)) {
+  if (isAPICallError(error)) {
     // No status: the request never got a response (refused, reset). A success status: reading the
     // body failed ("Failed to process successful response"). Either way the cause says why.
     if (error.statusCode === undefined || error.statusCode < 400) return classifyTransportFailure(error, signal);
