@@ -1,5 +1,5 @@
 /**
- * checkInvariants: the checker every scenario test runs on an event log (DESIGN.md §4).
+ * checkInvariants: the checker every scenario test runs on an event log.
  *
  * Input: the events in emission order, optionally the committed history (`messages`). A log may
  * hold several runs of one agent one after another; events are grouped by runId and each run is
@@ -35,7 +35,7 @@
  *              retryExhausted, fatalError or finalReport.
  * - `counters:` see below.
  *
- * Counters (DESIGN.md §7) are cumulative per agent, so each agentEnd.counters minus the previous
+ * Counters (src/domain/counters.ts) are cumulative per agent, so each agentEnd.counters minus the previous
  * agentEnd's counters (zero for the log's first agentEnd) — "this run's counters" below — is
  * compared with the events of the runs since that previous agentEnd. A log that starts with a
  * later run of an agent (or a resumed session) is therefore not checkable for counters. Checked:

@@ -8,7 +8,7 @@ export type ScriptedToolCall =
   | { id?: string; name: string; arguments?: Record<string, unknown>; rawArguments?: undefined }
   | { id?: string; name: string; rawArguments: string; arguments?: undefined };
 
-/** What one model call streams (DESIGN.md §3). */
+/** What one model call streams. */
 export interface ScriptEntry {
   text?: string;
   thinking?: string;

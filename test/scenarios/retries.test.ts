@@ -5,7 +5,7 @@ import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, finished, lifecycle, settle } from '../support/harness.js';
 import { advance, bodies, called, expectCallBound, modelsCalled, ofType, result, said, searchTool, TEXT_TURN, TOOL_TURN, user } from './issue5-fixtures.js';
 
-// SCENARIOS.md R1–R4: retries with backoff on the simulated clock, model fallback, abort during a
+// Scenarios R1–R4: retries with backoff on the simulated clock, model fallback, abort during a
 // backoff, and the call budget (model calls ≤ maxTurns × retry.maxAttempts, per model).
 
 const FAILED_TEXT = 'PARTIAL-TEXT-OF-A-FAILED-ATTEMPT';
