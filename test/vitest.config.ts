@@ -19,5 +19,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     pool: 'forks',
+    // Said explicitly: a fresh worker per test file (no module state leaks between files). Vitest
+    // then also leaves out its "faster with isolate: false" hints, which are noise here.
+    isolate: true,
   },
 });
