@@ -32,20 +32,10 @@ function filesReachedFrom(entry: string): string[] {
 /** Every package a source file reaches through its relative imports, with the file that imports it. */
 function packagesReachedFrom(entry: string): Map<string, string> {
   const packages = new Map<string, string>();
-  const seen = new Set<string>();
-  const queue = [join(ROOT, entry)];
-  while (queue.length > 0) {
-    const file = queue.pop() as string;
-    if (seen.has(file)) continue;
-    seen.add(file);
+  for (const file of filesReachedFrom(entry)) {
     for (const match of readFileSync(file, 'utf8').matchAll(SPECIFIER)) {
       const specifier = match[1] ?? match[2] ?? match[3] ?? '';
-      if (specifier.startsWith('.')) {
-        const target = join(dirname(file), specifier.replace(/\.js$/, '.ts'));
-        if (existsSync(target)) queue.push(target);
-      } else if (!specifier.startsWith('node:')) {
-        packages.set(specifier, relative(ROOT, file));
-      }
+      if (!specifier.startsWith('.') && !specifier.startsWith('node:')) packages.set(specifier, relative(ROOT, file));
     }
   }
   return packages;

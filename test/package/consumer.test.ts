@@ -118,11 +118,7 @@ describe('an ESM app', () => {
 
   it('type-checks with moduleResolution nodenext and runs each README example, printing what it says', () => {
     typecheck(join(esm, 'tsconfig.nodenext.json'));
-    for (const example of [...examples, { name: 'zod-entry-points', expectedLines: ZOD_ENTRY_POINTS_PRINTS }]) {
-      const ran = node([join('out', `${example.name}.js`)], esm);
-      expect([example.name, ran.status, ran.stderr]).toEqual([example.name, 0, '']);
-      expect(ran.stdout.split('\n')).toEqual(expect.arrayContaining(example.expectedLines));
-    }
+    expectPrinted(esm, [...examples, { name: 'zod-entry-points', expectedLines: ZOD_ENTRY_POINTS_PRINTS }]);
   });
 
   it('gets MissingDependency naming the package and the install command for each missing optional SDK', () => {
@@ -170,12 +166,8 @@ describe('a CommonJS app', () => {
 
   it('type-checks and runs each README example through require()', () => {
     typecheck(join(cjs, 'tsconfig.json'));
-    for (const example of examples) {
-      expect(readFileSync(join(cjs, 'out', `${example.name}.js`), 'utf8')).toContain('require("agentchart');
-      const ran = node([join('out', `${example.name}.js`)], cjs);
-      expect([example.name, ran.status, ran.stderr]).toEqual([example.name, 0, '']);
-      expect(ran.stdout.split('\n')).toEqual(expect.arrayContaining(example.expectedLines));
-    }
+    for (const example of examples) expect(readFileSync(join(cjs, 'out', `${example.name}.js`), 'utf8')).toContain('require("agentchart');
+    expectPrinted(cjs, examples);
   });
 
   it('require()s every entry point; a missing SDK is MissingDependency there too', () => {
@@ -194,6 +186,15 @@ describe('a CommonJS app', () => {
     });
   });
 });
+
+/** Runs each compiled example (`out/<name>.js`): exit 0, nothing on stderr, every line it says it prints. */
+function expectPrinted(appDir: string, programs: ReadonlyArray<{ name: string; expectedLines: string[] }>): void {
+  for (const { name, expectedLines } of programs) {
+    const ran = node([join('out', `${name}.js`)], appDir);
+    expect([name, ran.status, ran.stderr]).toEqual([name, 0, '']);
+    expect(ran.stdout.split('\n')).toEqual(expect.arrayContaining(expectedLines));
+  }
+}
 
 function listFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>

@@ -1,20 +1,12 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
-import { AgentError, defineTool, type AnyTool } from 'agentchart';
+import { defineTool, type AnyTool } from 'agentchart';
+import { agentErrorMessage } from '../support/errors.js';
 
 const params = z.object({ path: z.string() });
 const execute = () => 'ok';
 
-function invalidOptionsMessage(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(AgentError);
-    expect((error as AgentError).code).toBe('InvalidOptions');
-    return (error as AgentError).message;
-  }
-  throw new Error('expected an AgentError');
-}
+const invalidOptionsMessage = (run: () => unknown) => agentErrorMessage('InvalidOptions', run);
 
 describe('defineTool', () => {
   it('fills in defaults and keeps the definition', () => {

@@ -6,22 +6,14 @@ import { z } from 'zod';
 import * as zm from 'zod/mini';
 import { z as z4 } from 'zod/v4';
 import * as z4m from 'zod/v4-mini';
-import { AgentError, createToolRegistry, defineTool, prepareToolCall, type AnyTool, type ToolParameters } from 'agentchart';
+import { createToolRegistry, defineTool, prepareToolCall, type AnyTool, type ToolParameters } from 'agentchart';
+import { agentErrorMessage } from '../support/errors.js';
 
 const execute = () => 'ok';
 const call = (name: string, args: Record<string, unknown>) => ({ id: 'call_1', name, arguments: args });
 const specOf = (tool: AnyTool) => createToolRegistry([tool]).specs()[0]?.parameters;
 
-function invalidOptionsMessage(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(AgentError);
-    expect((error as AgentError).code).toBe('InvalidOptions');
-    return (error as AgentError).message;
-  }
-  throw new Error('expected an AgentError');
-}
+const invalidOptionsMessage = (run: () => unknown) => agentErrorMessage('InvalidOptions', run);
 
 /** A hand-written Standard Schema, to reach the cases no library ships (async, throwing, odd output). */
 function handSchema(
