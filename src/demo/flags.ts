@@ -29,10 +29,13 @@ export function checkDemoArgs(argv: readonly string[], flags: readonly DemoFlag[
   let help = false;
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index] ?? '';
-    const [name, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), true] : [arg, false];
+    const [name, inline] =
+      arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), true] : [arg, false];
     const flag = flags.find((candidate) => candidate.name === name);
     if (!flag) {
-      throw new DemoUsageError(arg.startsWith('-') ? `unknown flag ${name}` : `unexpected argument ${JSON.stringify(arg)}`);
+      throw new DemoUsageError(
+        arg.startsWith('-') ? `unknown flag ${name}` : `unexpected argument ${JSON.stringify(arg)}`,
+      );
     }
     if (flag.value === undefined && inline) throw new DemoUsageError(`${flag.name} takes no value, got "${arg}"`);
     if (flag.value !== undefined && !inline) index++; // its value is the next argument (checked by its parser)

@@ -39,7 +39,7 @@ export function chooseProvider(env: Env, argv: readonly string[] = []): Provider
   return { kind: 'scripted', reason: 'no OPENAI_BASE_URL, OPENAI_API_KEY or ANTHROPIC_API_KEY set' };
 }
 
-/** Loads the adapter lazily, so the offline demo never needs the provider SDKs (a missing one says how to install it). */
+/** Loads the adapter lazily, so the offline demo never needs the provider SDKs (a missing one says what to install). */
 export async function loadProviderModel(choice: Exclude<ProviderChoice, { kind: 'scripted' }>): Promise<Model> {
   const { kind, ...options } = choice;
   if (kind === 'openai') {

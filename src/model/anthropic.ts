@@ -41,7 +41,7 @@ const loadAnthropic = lazyPackage(ANTHROPIC_SDK, async () => (await import('@ant
  */
 export function anthropic(options: AnthropicOptions): Model {
   assertInstalled(ANTHROPIC_SDK);
-  const sdk = lazyClient('anthropic', loadAnthropic, (AnthropicClient) => new AnthropicClient(sdkClientOptions(options)));
+  const sdk = lazyClient('anthropic', loadAnthropic, (Client) => new Client(sdkClientOptions(options)));
   return sdkModel(options, {
     open: async (request, signal) =>
       (await sdk.client()).messages.create(messagesRequest(options, request), { signal, maxRetries: 0 }),

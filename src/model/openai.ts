@@ -59,7 +59,8 @@ function openAIClientOptions(options: OpenAICompatibleOptions) {
     );
   }
   // The client insists on a credential; the null header drops it from every request (a given header still wins).
-  return { ...clientOptions, apiKey: 'no-key', defaultHeaders: { Authorization: null, ...clientOptions.defaultHeaders } };
+  const defaultHeaders = { Authorization: null, ...clientOptions.defaultHeaders };
+  return { ...clientOptions, apiKey: 'no-key', defaultHeaders };
 }
 
 function readEnv(name: string): string | undefined {
@@ -111,7 +112,11 @@ function chatMessages(request: ModelRequest): ChatMessageParam[] {
   return out;
 }
 
-function classifyOpenAIError(OpenAI: typeof import('openai').default | undefined, error: unknown, signal: AbortSignal): ModelError {
+function classifyOpenAIError(
+  OpenAI: typeof import('openai').default | undefined,
+  error: unknown,
+  signal: AbortSignal,
+): ModelError {
   if (signal.aborted) return modelError('aborted', abortReasonText(signal));
   if (OpenAI === undefined) return classifyTransportFailure(error, signal); // the SDK did not load
   if (error instanceof OpenAI.APIConnectionTimeoutError) return modelError('timeout', error.message);

@@ -35,8 +35,8 @@
  *              retryExhausted, fatalError or finalReport.
  * - `counters:` see below.
  *
- * Counters (src/domain/counters.ts) are cumulative per agent, so each agentEnd.counters minus the previous
- * agentEnd's counters (zero for the log's first agentEnd) — "this run's counters" below — is
+ * Counters (src/domain/counters.ts) are cumulative per agent, so each agentEnd.counters minus the
+ * previous agentEnd's counters (zero for the log's first agentEnd) — "this run's counters" below — is
  * compared with the events of the runs since that previous agentEnd. A log that starts with a
  * later run of an agent (or a resumed session) is therefore not checkable for counters. Checked:
  * - turns              = number of turnEnd events (every turnEnd counts, whatever its reason)

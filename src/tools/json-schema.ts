@@ -21,19 +21,20 @@ const WHAT_WE_NEED =
  * cannot be used: not a schema, not an object, or no JSON Schema form (dates, bigints, …).
  */
 export function parametersJsonSchema(toolName: string, parameters: unknown): Readonly<Record<string, unknown>> {
-  const cached = typeof parameters === 'object' || typeof parameters === 'function' ? cache.get(parameters as object) : undefined;
+  const keyable = (typeof parameters === 'object' && parameters !== null) || typeof parameters === 'function';
+  const cached = keyable ? cache.get(parameters) : undefined;
   if (cached) return cached;
   const invalid = (message: string) => new AgentError('InvalidOptions', `Tool "${toolName}": ${message}`);
   const zodType = zodTypeOf(parameters);
   const standard = standardPropsOf(parameters);
-  if (zodType === undefined && standard === undefined) {
+  if (zodType === undefined ? standard === undefined : zodType !== 'object') {
     throw invalid(`parameters must be ${WHAT_WE_NEED}, got ${describeValue(parameters)}.`);
   }
-  if (zodType !== undefined && zodType !== 'object') {
-    throw invalid(`parameters must be ${WHAT_WE_NEED}, got a zod ${zodType} schema.`);
-  }
   const schemaObject = parameters as object;
-  const convert = zodType !== undefined ? () => z.toJSONSchema(parameters as z.ZodType, { io: 'input' }) : jsonSchemaFacilityOf(schemaObject);
+  const convert =
+    zodType !== undefined
+      ? () => z.toJSONSchema(parameters as z.ZodType, { io: 'input' })
+      : jsonSchemaFacilityOf(schemaObject);
   if (convert === undefined) {
     throw invalid(
       `parameters is ${describeValue(parameters)} without a JSON Schema, which the model needs to see the tool; ` +

@@ -37,9 +37,13 @@ export function zodTypeOf(value: unknown): string | undefined {
 export function standardPropsOf(value: unknown): { vendor: string; validate: (value: unknown) => unknown } | undefined {
   if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return undefined;
   const props = (value as { '~standard'?: { version?: unknown; vendor?: unknown; validate?: unknown } })['~standard'];
-  if (typeof props !== 'object' || props === null || props.version !== 1 || typeof props.validate !== 'function') return undefined;
+  if (typeof props !== 'object' || props === null || props.version !== 1 || typeof props.validate !== 'function')
+    return undefined;
   const validate = props.validate as (value: unknown) => unknown;
-  return { vendor: typeof props.vendor === 'string' ? props.vendor : 'unknown', validate: (input) => validate.call(props, input) };
+  return {
+    vendor: typeof props.vendor === 'string' ? props.vendor : 'unknown',
+    validate: (input) => validate.call(props, input),
+  };
 }
 
 /**

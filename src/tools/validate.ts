@@ -61,7 +61,8 @@ export function prepareToolCall(
   }
   const validated = validateArguments(tool.parameters, call.arguments);
   if (validated.ok) return { ok: true, tool, arguments: validated.value };
-  return { ok: false, kind: 'invalidArguments', message: `Invalid arguments for tool "${call.name}": ${validated.problem}` };
+  const message = `Invalid arguments for tool "${call.name}": ${validated.problem}`;
+  return { ok: false, kind: 'invalidArguments', message };
 }
 
 type Validated = { ok: true; value: Record<string, unknown> } | { ok: false; problem: string };
@@ -74,7 +75,8 @@ type Validated = { ok: true; value: Record<string, unknown> } | { ok: false; pro
 function validateArguments(parameters: ToolParameters, args: Record<string, unknown>): Validated {
   let result: unknown;
   try {
-    const zodParse = zodTypeOf(parameters) !== undefined ? (parameters as { safeParse?: unknown }).safeParse : undefined;
+    const isZod = zodTypeOf(parameters) !== undefined;
+    const zodParse = isZod ? (parameters as { safeParse?: unknown }).safeParse : undefined;
     if (typeof zodParse === 'function') {
       const parsed = zodParse.call(parameters, args, PARSE_CONTEXT) as ZodParseResult;
       result = parsed.success ? { value: parsed.data } : { issues: parsed.error.issues };
@@ -82,11 +84,13 @@ function validateArguments(parameters: ToolParameters, args: Record<string, unkn
       result = standardPropsOf(parameters)?.validate(args);
     }
   } catch (error) {
-    return { ok: false, problem: `the parameter schema threw: ${error instanceof Error ? error.message : String(error)}` };
+    const reason = error instanceof Error ? error.message : String(error);
+    return { ok: false, problem: `the parameter schema threw: ${reason}` };
   }
   if (isThenable(result)) {
     result.then(undefined, () => undefined); // its outcome is not awaited: keep a rejection from going unhandled
-    return { ok: false, problem: 'the parameter schema validates asynchronously; tool arguments are validated synchronously' };
+    const problem = 'the parameter schema validates asynchronously; tool arguments are validated synchronously';
+    return { ok: false, problem };
   }
   const { issues, value } = (result ?? {}) as { issues?: readonly SchemaIssue[]; value?: unknown };
   if (issues) return { ok: false, problem: formatIssues(issues) };

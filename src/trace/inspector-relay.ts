@@ -157,7 +157,11 @@ export async function startInspector(options: InspectorOptions = {}): Promise<In
   };
 }
 
-const STATELY_INSPECT: OptionalPackage = { name: '@statelyai/inspect', range: '>=0.7', neededBy: 'startInspector (agentchart/inspect)' };
+const STATELY_INSPECT: OptionalPackage = {
+  name: '@statelyai/inspect',
+  range: '>=0.7',
+  neededBy: 'startInspector (agentchart/inspect)',
+};
 
 async function loadDependencies(): Promise<{ createWebSocketInspector: typeof import('@statelyai/inspect').createWebSocketInspector; WebSocketServer: WsModule['WebSocketServer'] }> {
   try {

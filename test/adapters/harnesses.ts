@@ -55,7 +55,10 @@ export const aiSdk6AnthropicHarness: AdapterHarness = {
   ...aiSdkAnthropicHarness,
   name: 'fromAISDK(@ai-sdk/anthropic 3, LanguageModelV3)',
   createModel: (server, options = {}) =>
-    fromAISDK(createAnthropicV3({ baseURL: `${server.url}/v1`, apiKey: 'sk-ant-test' })(anthropicWire.requestModel), options),
+    fromAISDK(
+      createAnthropicV3({ baseURL: `${server.url}/v1`, apiKey: 'sk-ant-test' })(anthropicWire.requestModel),
+      options,
+    ),
 };
 
 export const aiSdk6OpenAIHarness: AdapterHarness = {
@@ -63,7 +66,9 @@ export const aiSdk6OpenAIHarness: AdapterHarness = {
   name: 'fromAISDK(@ai-sdk/openai-compatible 2, LanguageModelV3)',
   createModel: (server, options = {}) =>
     fromAISDK(
-      createOpenAICompatibleV3({ name: 'local', baseURL: `${server.url}/v1`, apiKey: 'sk-test', includeUsage: true })(openAIWire.requestModel),
+      createOpenAICompatibleV3({ name: 'local', baseURL: `${server.url}/v1`, apiKey: 'sk-test', includeUsage: true })(
+        openAIWire.requestModel,
+      ),
       options,
     ),
 };

@@ -10,7 +10,9 @@ const SPECIFIER = /(?:import|export)\s[^'";]*?from\s*['"]([^'"]+)['"]|import\(\s
 const PROVIDER_SDK = /^(openai|@anthropic-ai\/sdk|ai|@ai-sdk\/[^/]+)(\/|$)/;
 const OPTIONAL_PEER = /^(openai|@anthropic-ai\/sdk|@ai-sdk\/provider|@statelyai\/inspect)(\/|$)/;
 /** A static import or re-export that loads its module (`import type` / `export type` load nothing). */
-const LOADING_IMPORT = /^\s*(?:import|export)\s+(?!type\b)[^'";]*?from\s*['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]/gm;
+const LOADING_IMPORT =
+  /^\s*(?:import|export)\s+(?!type\b)[^'";]*?from\s*['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]/gm;
+const ENTRIES = ['index', 'testing', 'openai', 'anthropic', 'ai-sdk', 'sqlite', 'inspect'].map((name) => `src/${name}.ts`);
 
 /** Every source file an entry reaches through its relative imports. */
 function filesReachedFrom(entry: string): string[] {
@@ -58,7 +60,7 @@ describe('provider SDKs stay optional', () => {
 });
 
 describe('a missing optional peer is a typed error, not ERR_MODULE_NOT_FOUND at import', () => {
-  it.each(['src/index.ts', 'src/testing.ts', 'src/openai.ts', 'src/anthropic.ts', 'src/ai-sdk.ts', 'src/sqlite.ts', 'src/inspect.ts'])(
+  it.each(ENTRIES)(
     '%s loads no optional peer statically (they are loaded at first use)',
     (entry) => {
       const loading = filesReachedFrom(entry).flatMap((file) =>
@@ -73,7 +75,8 @@ describe('a missing optional peer is a typed error, not ERR_MODULE_NOT_FOUND at 
 
   const NOT_INSTALLED = { name: 'agentchart-not-installed-anywhere', range: '^1', neededBy: 'agentchart/example' };
   const MESSAGE =
-    'agentchart/example needs the optional peer dependency "agentchart-not-installed-anywhere" (^1), which is not installed. ' +
+    'agentchart/example needs the optional peer dependency "agentchart-not-installed-anywhere" (^1), ' +
+    'which is not installed. ' +
     'Install it with: npm install agentchart-not-installed-anywhere';
 
   it('an adapter whose package cannot be resolved throws MissingDependency naming it and the install command', () => {

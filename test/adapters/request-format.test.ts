@@ -89,7 +89,10 @@ describe('openAICompatible request', () => {
     vi.stubEnv('OPENAI_API_KEY', '');
     vi.stubEnv('OPENAI_BASE_URL', '');
     expect(() => openAICompatible({ model: 'gpt-4o' })).toThrow(
-      new AgentError('InvalidOptions', 'openAICompatible: no API key: pass apiKey or set OPENAI_API_KEY (a local server given by baseURL needs none).'),
+      new AgentError(
+        'InvalidOptions',
+        'openAICompatible: no API key: pass apiKey or set OPENAI_API_KEY (a local server given by baseURL needs none).',
+      ),
     );
   });
 
@@ -105,7 +108,8 @@ describe('openAICompatible request', () => {
   it('still sends an Authorization header given in headers when there is no key', async () => {
     vi.stubEnv('OPENAI_API_KEY', '');
     server.respondWith(sse(sseText(openAIWire.events(OK))));
-    await collect(openAICompatible({ baseURL: `${server.url}/v1`, model: 'llama3.1:8b', headers: { Authorization: 'Bearer proxy' } }));
+    const headers = { Authorization: 'Bearer proxy' };
+    await collect(openAICompatible({ baseURL: `${server.url}/v1`, model: 'llama3.1:8b', headers }));
     expect(server.requests[0]?.headers.authorization).toBe('Bearer proxy');
   });
 

@@ -17,7 +17,9 @@ function demoProcess(args: string[]) {
 describe('demo flags', () => {
   it('accepts every flag of the table, with values as the next argument or after =', () => {
     expect(checkDemoArgs([])).toEqual({ help: false });
-    expect(checkDemoArgs(['--offline', '--inspect', '--inspect-port=9000', '--trace', 'out.jsonl'])).toEqual({ help: false });
+    expect(checkDemoArgs(['--offline', '--inspect', '--inspect-port=9000', '--trace', 'out.jsonl'])).toEqual({
+      help: false,
+    });
     expect(checkDemoArgs(['--trace=out.jsonl', '--help'])).toEqual({ help: true });
   });
 
@@ -34,7 +36,8 @@ describe('demo flags', () => {
 
   it('prints one line per flag, values shown, descriptions aligned', () => {
     const help = demoHelp();
-    for (const flag of DEMO_FLAGS) expect(help).toContain(`  ${flag.value ? `${flag.name} ${flag.value}` : flag.name} `);
+    for (const flag of DEMO_FLAGS)
+      expect(help).toContain(`  ${flag.value ? `${flag.name} ${flag.value}` : flag.name} `);
     const columns = help
       .split('\n')
       .filter((line) => line.startsWith('  --'))

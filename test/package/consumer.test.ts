@@ -29,7 +29,9 @@ interface Ran {
 /** npm as a user runs it: none of the npm_* variables of the `npm test` around us (prefixes, lifecycle). */
 function userEnv(): NodeJS.ProcessEnv {
   const keep = new Set(['npm_config_cache', 'npm_config_registry', 'npm_config_userconfig']);
-  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key) || keep.has(key.toLowerCase())));
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key) || keep.has(key.toLowerCase())),
+  );
 }
 
 function run(command: string, args: string[], cwd: string): Ran {
@@ -39,7 +41,8 @@ function run(command: string, args: string[], cwd: string): Ran {
 
 function ok(command: string, args: string[], cwd: string): string {
   const ran = run(command, args, cwd);
-  if (ran.status !== 0) throw new Error(`${command} ${args.join(' ')} (in ${cwd}) exited ${ran.status}:\n${ran.stdout}\n${ran.stderr}`);
+  if (ran.status !== 0)
+    throw new Error(`${command} ${args.join(' ')} (in ${cwd}) exited ${ran.status}:\n${ran.stdout}\n${ran.stderr}`);
   return ran.stdout;
 }
 
@@ -51,7 +54,14 @@ function write(path: string, content: string | object): void {
   writeFileSync(path, typeof content === 'string' ? content : `${JSON.stringify(content, null, 2)}\n`);
 }
 
-const STRICT = { target: 'ES2022', strict: true, lib: ['ES2022', 'DOM'], types: [], skipLibCheck: false, noEmitOnError: true };
+const STRICT = {
+  target: 'ES2022',
+  strict: true,
+  lib: ['ES2022', 'DOM'],
+  types: [],
+  skipLibCheck: false,
+  noEmitOnError: true,
+};
 
 beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), 'agentchart-consumer-'));
@@ -61,7 +71,11 @@ beforeAll(() => {
   app = join(work, 'app');
   write(join(app, 'package.json'), { name: 'consumer-app', version: '1.0.0', private: true });
   // --prefer-offline: the npm cache the repository's own install filled serves all but the user's zod.
-  ok('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', join(work, tarball), USER_ZOD], app);
+  ok(
+    'npm',
+    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', join(work, tarball), USER_ZOD],
+    app,
+  );
 }, 240_000);
 
 afterAll(() => {
@@ -91,7 +105,8 @@ describe('the packed tarball', () => {
   });
 
   it("was installed with the user's own zod 4.1 and none of the optional SDKs", () => {
-    const version = (pkg: string) => (JSON.parse(readFileSync(join(app, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
+    const version = (pkg: string) =>
+      (JSON.parse(readFileSync(join(app, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
     expect(version('zod')).toMatch(/^4\.1\./);
     expect(existsSync(join(app, 'node_modules/agentchart/node_modules/zod'))).toBe(false);
     for (const sdk of ['openai', '@anthropic-ai/sdk', '@ai-sdk/provider', '@statelyai/inspect']) {
@@ -108,8 +123,14 @@ describe('an ESM app', () => {
     for (const example of examples) write(join(esm, 'src', `${example.name}.ts`), example.code);
     write(join(esm, 'src/zod-entry-points.ts'), ZOD_ENTRY_POINTS);
     const compilerOptions = { ...STRICT, rootDir: 'src', outDir: 'out' };
-    write(join(esm, 'tsconfig.nodenext.json'), { compilerOptions: { ...compilerOptions, module: 'nodenext', moduleResolution: 'nodenext' }, include: ['src'] });
-    write(join(esm, 'tsconfig.bundler.json'), { compilerOptions: { ...compilerOptions, module: 'esnext', moduleResolution: 'bundler', noEmit: true }, include: ['src'] });
+    write(join(esm, 'tsconfig.nodenext.json'), {
+      compilerOptions: { ...compilerOptions, module: 'nodenext', moduleResolution: 'nodenext' },
+      include: ['src'],
+    });
+    write(join(esm, 'tsconfig.bundler.json'), {
+      compilerOptions: { ...compilerOptions, module: 'esnext', moduleResolution: 'bundler', noEmit: true },
+      include: ['src'],
+    });
   });
 
   it('type-checks with moduleResolution bundler', () => {
@@ -146,7 +167,9 @@ describe('an ESM app', () => {
     const present = node(['sqlite.mjs'], esm);
     expect([present.status, present.stdout.trim()]).toEqual([0, 'opened']);
     if (typeof (nodeModule as { registerHooks?: unknown }).registerHooks !== 'function') {
-      console.warn(`[consumer test] SKIPPED the missing node:sqlite case: Node ${process.version} has no module.registerHooks (22.15+)`);
+      console.warn(
+        `[consumer test] SKIPPED the missing node:sqlite case: Node ${process.version} has no module.registerHooks (22.15+)`,
+      );
       context.skip();
     }
     const hidden = node(['--import', './hide-sqlite.mjs', 'sqlite.mjs'], esm);
@@ -161,12 +184,16 @@ describe('a CommonJS app', () => {
     cjs = join(app, 'cjs');
     write(join(cjs, 'package.json'), { type: 'commonjs' });
     for (const example of examples) write(join(cjs, 'src', `${example.name}.ts`), asCommonJs(example.code));
-    write(join(cjs, 'tsconfig.json'), { compilerOptions: { ...STRICT, module: 'nodenext', moduleResolution: 'nodenext', rootDir: 'src', outDir: 'out' }, include: ['src'] });
+    write(join(cjs, 'tsconfig.json'), {
+      compilerOptions: { ...STRICT, module: 'nodenext', moduleResolution: 'nodenext', rootDir: 'src', outDir: 'out' },
+      include: ['src'],
+    });
   });
 
   it('type-checks and runs each README example through require()', () => {
     typecheck(join(cjs, 'tsconfig.json'));
-    for (const example of examples) expect(readFileSync(join(cjs, 'out', `${example.name}.js`), 'utf8')).toContain('require("agentchart');
+    for (const example of examples)
+      expect(readFileSync(join(cjs, 'out', `${example.name}.js`), 'utf8')).toContain('require("agentchart');
     expectPrinted(cjs, examples);
   });
 
@@ -225,7 +252,7 @@ const tools = [viaZod, viaV4, viaMini];
 console.log(JSON.stringify(createToolRegistry(tools).specs().map((spec) => spec.parameters.properties)));
 
 const model = scriptedModel([
-  { toolCalls: [{ name: 'a', arguments: {} }, { name: 'b', arguments: { s: 'x' } }, { name: 'c', arguments: { flag: 1 } }] },
+  { toolCalls: [{ name: 'a' }, { name: 'b', arguments: { s: 'x' } }, { name: 'c', arguments: { flag: 1 } }] },
   { text: 'done' },
 ]);
 const result = await createAgent({ model, tools }).prompt('go').result;
@@ -243,11 +270,14 @@ async function attempt(name, use) {
     await use();
     results[name] = 'no error';
   } catch (error) {
-    results[name] = error instanceof AgentError ? \`\${error.code}: \${error.message}\` : \`\${error?.name}: \${error?.message}\`;
+    const kind = error instanceof AgentError ? error.code : error?.name;
+    results[name] = \`\${kind}: \${error?.message}\`;
   }
 }
-await attempt('openai', async () => (await import('agentchart/openai')).openAICompatible({ model: 'gpt-4o-mini', apiKey: 'k' }));
-await attempt('anthropic', async () => (await import('agentchart/anthropic')).anthropic({ model: 'claude-haiku-4-5', apiKey: 'k' }));
+const { openAICompatible } = await import('agentchart/openai');
+const { anthropic } = await import('agentchart/anthropic');
+await attempt('openai', () => openAICompatible({ model: 'gpt-4o-mini', apiKey: 'k' }));
+await attempt('anthropic', () => anthropic({ model: 'claude-haiku-4-5', apiKey: 'k' }));
 await attempt('inspect', async () => (await import('agentchart/inspect')).startInspector());
 await attempt('ai-sdk', async () => (await import('agentchart/ai-sdk')).fromAISDK({}));
 console.log(JSON.stringify(results));
@@ -274,8 +304,10 @@ try {
 }
 `;
 
-const REQUIRE_ALL = `const entries = ['agentchart', 'agentchart/testing', 'agentchart/openai', 'agentchart/anthropic', 'agentchart/ai-sdk', 'agentchart/sqlite', 'agentchart/inspect'];
-const wanted = ['createAgent', 'defineTool', 'memoryStore', 'checkInvariants', 'scriptedModel', 'openAICompatible', 'anthropic', 'fromAISDK', 'sqliteStore', 'recordTrace', 'startInspector'];
+const REQUIRE_ALL = `const subpaths = ['', '/testing', '/openai', '/anthropic', '/ai-sdk', '/sqlite', '/inspect'];
+const entries = subpaths.map((subpath) => 'agentchart' + subpath);
+const wanted = ['createAgent', 'defineTool', 'memoryStore', 'checkInvariants', 'scriptedModel', 'openAICompatible',
+  'anthropic', 'fromAISDK', 'sqliteStore', 'recordTrace', 'startInspector'];
 const out = {};
 for (const entry of entries) {
   const exported = require(entry);

@@ -14,18 +14,27 @@ const vitestConfig = read('test/vitest.config.ts');
 const entries = readdirSync(join(ROOT, 'src'))
   .filter((file) => file.endsWith('.ts'))
   .map((file) => file.slice(0, -'.ts'.length))
-  .map((name) => ({ name, specifier: name === 'index' ? 'agentchart' : `agentchart/${name}`, subpath: name === 'index' ? '.' : `./${name}` }));
+  .map((name) => ({
+    name,
+    specifier: name === 'index' ? 'agentchart' : `agentchart/${name}`,
+    subpath: name === 'index' ? '.' : `./${name}`,
+  }));
 
 describe('entry points', () => {
-  it.each(entries)('$specifier has an exports entry loadable by import and require, a tsconfig path and a vitest alias', ({ name, specifier, subpath }) => {
-    expect(pkg.exports[subpath]).toEqual({
-      types: `./dist/src/${name}.d.ts`,
-      import: `./dist/src/${name}.js`,
-      default: `./dist/src/${name}.js`,
-    });
-    expect(tsconfig.compilerOptions.paths[specifier]).toEqual([`./src/${name}.ts`]);
-    expect(vitestConfig).toContain(`find: /^${specifier.replace('/', '\\/')}$/, replacement: fileURLToPath(new URL('../src/${name}.ts'`);
-  });
+  it.each(entries)(
+    '$specifier has an exports entry loadable by import and require, a tsconfig path and a vitest alias',
+    ({ name, specifier, subpath }) => {
+      expect(pkg.exports[subpath]).toEqual({
+        types: `./dist/src/${name}.d.ts`,
+        import: `./dist/src/${name}.js`,
+        default: `./dist/src/${name}.js`,
+      });
+      expect(tsconfig.compilerOptions.paths[specifier]).toEqual([`./src/${name}.ts`]);
+      expect(vitestConfig).toContain(
+        `find: /^${specifier.replace('/', '\\/')}$/, replacement: fileURLToPath(new URL('../src/${name}.ts'`,
+      );
+    },
+  );
 
   it('the exports map has no entry without its source file', () => {
     expect(Object.keys(pkg.exports).sort()).toEqual(entries.map((entry) => entry.subpath).sort());
@@ -35,7 +44,9 @@ describe('entry points', () => {
 describe('references', () => {
   /** Sources, tests and docs of the repository (git's list: what a clean clone has). */
   const tracked = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
-  const texts = tracked.filter((file) => /^(src|test|machines|bench|visualizations)\/.*\.(ts|md)$/.test(file) || file === 'README.md');
+  const texts = tracked.filter(
+    (file) => /^(src|test|machines|bench|visualizations)\/.*\.(ts|md)$/.test(file) || file === 'README.md',
+  );
 
   it('name only Markdown files that are in the repository', () => {
     const cited = texts.flatMap((file) =>

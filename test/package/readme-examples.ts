@@ -30,5 +30,14 @@ export function asCommonJs(code: string): string {
   const unfinished = imports.find((line) => !line.trimEnd().endsWith(';'));
   if (unfinished) throw new Error(`README examples keep each import on one line: ${unfinished}`);
   const body = lines.filter((line) => !line.startsWith('import '));
-  return [...imports, '', 'async function main(): Promise<void> {', ...body.map((line) => `  ${line}`), '}', '', 'void main();', ''].join('\n');
+  return [
+    ...imports,
+    '',
+    'async function main(): Promise<void> {',
+    ...body.map((line) => `  ${line}`),
+    '}',
+    '',
+    'void main();',
+    '',
+  ].join('\n');
 }

@@ -96,7 +96,8 @@ describe('defineTool', () => {
         defineTool({ name: 't', description: 'd', parameters: z.object({ when: z.date() }), execute }),
       ),
     ).toBe(
-      'Tool "t": parameters cannot be expressed as JSON Schema (Date cannot be represented in JSON Schema). Use JSON-compatible schema types.',
+      'Tool "t": parameters cannot be expressed as JSON Schema (Date cannot be represented in JSON Schema). ' +
+        'Use JSON-compatible schema types.',
     );
   });
 

@@ -20,7 +20,9 @@ function handSchema(
   validate: (value: unknown) => unknown,
   jsonSchema: () => Record<string, unknown> = () => ({ type: 'object', properties: {} }),
 ): ToolParameters {
-  return { '~standard': { version: 1, vendor: 'hand', validate, jsonSchema: { input: jsonSchema, output: jsonSchema } } } as ToolParameters;
+  return {
+    '~standard': { version: 1, vendor: 'hand', validate, jsonSchema: { input: jsonSchema, output: jsonSchema } },
+  } as ToolParameters;
 }
 
 const PATH_SCHEMA = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] };
@@ -35,7 +37,10 @@ describe('zod entry points', () => {
     const tool = defineTool({ name: 'read', description: 'd', parameters, execute });
     expect(specOf(tool)).toEqual(PATH_SCHEMA);
     const registry = createToolRegistry([tool]);
-    expect(prepareToolCall(registry, call('read', { path: 'a' }))).toMatchObject({ ok: true, arguments: { path: 'a' } });
+    expect(prepareToolCall(registry, call('read', { path: 'a' }))).toMatchObject({
+      ok: true,
+      arguments: { path: 'a' },
+    });
     expect(prepareToolCall(registry, call('read', {}))).toEqual({
       ok: false,
       kind: 'invalidArguments',
@@ -76,7 +81,11 @@ describe('valibot (Standard Schema + @valibot/to-json-schema)', () => {
   });
 
   it('validates through ~standard.validate: defaults applied, issues listed with their paths', () => {
-    expect(prepareToolCall(registry, call('read', { path: 'a.txt' }))).toEqual({ ok: true, tool, arguments: { path: 'a.txt', limit: 10 } });
+    expect(prepareToolCall(registry, call('read', { path: 'a.txt' }))).toEqual({
+      ok: true,
+      tool,
+      arguments: { path: 'a.txt', limit: 10 },
+    });
     expect(prepareToolCall(registry, call('read', { path: 1, limit: 500, opts: { depth: 1.5 } }))).toEqual({
       ok: false,
       kind: 'invalidArguments',
@@ -119,15 +128,23 @@ describe('arktype (a schema that is a function, with ~standard.jsonSchema)', () 
   it('sends its JSON Schema and validates with its own messages', () => {
     expect(specOf(tool)).toEqual({
       type: 'object',
-      properties: { path: { type: 'string' }, opts: { type: 'object', properties: { limit: { type: 'number', maximum: 100 } }, required: ['limit'] } },
+      properties: {
+        path: { type: 'string' },
+        opts: { type: 'object', properties: { limit: { type: 'number', maximum: 100 } }, required: ['limit'] },
+      },
       required: ['path'],
     });
     const registry = createToolRegistry([tool]);
-    expect(prepareToolCall(registry, call('read', { path: 'x' }))).toEqual({ ok: true, tool, arguments: { path: 'x' } });
+    expect(prepareToolCall(registry, call('read', { path: 'x' }))).toEqual({
+      ok: true,
+      tool,
+      arguments: { path: 'x' },
+    });
     expect(prepareToolCall(registry, call('read', { path: 2, opts: { limit: 500 } }))).toEqual({
       ok: false,
       kind: 'invalidArguments',
-      message: 'Invalid arguments for tool "read": path: path must be a string (was a number); opts.limit: opts.limit must be at most 100 (was 500)',
+      message:
+        'Invalid arguments for tool "read": path: path must be a string (was a number); opts.limit: opts.limit must be at most 100 (was 500)',
     });
   });
 
@@ -140,11 +157,17 @@ describe('arktype (a schema that is a function, with ~standard.jsonSchema)', () 
 });
 
 describe('any Standard Schema', () => {
-  const registryOf = (parameters: ToolParameters) => createToolRegistry([defineTool({ name: 't', description: 'd', parameters, execute })]);
+  const registryOf = (parameters: ToolParameters) =>
+    createToolRegistry([defineTool({ name: 't', description: 'd', parameters, execute })]);
 
   it('uses a toJsonSchema() method when there is no ~standard.jsonSchema', () => {
-    const parameters = { '~standard': { version: 1, vendor: 'old', validate: (value: unknown) => ({ value }) }, toJsonSchema: () => PATH_SCHEMA };
-    expect(specOf(defineTool({ name: 't', description: 'd', parameters: parameters as ToolParameters, execute }))).toEqual(PATH_SCHEMA);
+    const parameters = {
+      '~standard': { version: 1, vendor: 'old', validate: (value: unknown) => ({ value }) },
+      toJsonSchema: () => PATH_SCHEMA,
+    };
+    expect(
+      specOf(defineTool({ name: 't', description: 'd', parameters: parameters as ToolParameters, execute })),
+    ).toEqual(PATH_SCHEMA);
   });
 
   it('turns an asynchronous validation into an error result, and its rejection is never left unhandled', () => {
@@ -152,7 +175,8 @@ describe('any Standard Schema', () => {
     expect(prepareToolCall(registry, call('t', {}))).toEqual({
       ok: false,
       kind: 'invalidArguments',
-      message: 'Invalid arguments for tool "t": the parameter schema validates asynchronously; tool arguments are validated synchronously',
+      message:
+        'Invalid arguments for tool "t": the parameter schema validates asynchronously; tool arguments are validated synchronously',
     });
   });
 
@@ -162,7 +186,10 @@ describe('any Standard Schema', () => {
         throw new Error('boom');
       }),
     );
-    expect(prepareToolCall(throwing, call('t', {}))).toMatchObject({ ok: false, message: 'Invalid arguments for tool "t": the parameter schema threw: boom' });
+    expect(prepareToolCall(throwing, call('t', {}))).toMatchObject({
+      ok: false,
+      message: 'Invalid arguments for tool "t": the parameter schema threw: boom',
+    });
     const scalar = registryOf(handSchema(() => ({ value: 42 })));
     expect(prepareToolCall(scalar, call('t', {}))).toMatchObject({
       ok: false,
@@ -171,8 +198,13 @@ describe('any Standard Schema', () => {
   });
 
   it('lists issues whose path segments are { key } objects, and a root issue as (root)', () => {
-    const registry = registryOf(handSchema(() => ({ issues: [{ message: 'bad', path: [{ key: 'a' }, { key: 0 }] }, { message: 'whole' }] })));
-    expect(prepareToolCall(registry, call('t', {}))).toMatchObject({ ok: false, message: 'Invalid arguments for tool "t": a[0]: bad; (root): whole' });
+    const registry = registryOf(
+      handSchema(() => ({ issues: [{ message: 'bad', path: [{ key: 'a' }, { key: 0 }] }, { message: 'whole' }] })),
+    );
+    expect(prepareToolCall(registry, call('t', {}))).toMatchObject({
+      ok: false,
+      message: 'Invalid arguments for tool "t": a[0]: bad; (root): whole',
+    });
   });
 
   it('reports a JSON Schema converter that throws as InvalidOptions', () => {
