@@ -68,7 +68,9 @@ async function importSdk(): Promise<McpSdk> {
   }
 }
 
-function isModuleNotFound(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND';
+/** Node's not-found codes, also on a wrapped error's cause (loaders and test runners wrap import errors). */
+function isModuleNotFound(error: unknown, depth = 0): boolean {
+  if (typeof error !== 'object' || error === null || depth > 3) return false;
+  const { code, cause } = error as { code?: unknown; cause?: unknown };
+  return code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' || isModuleNotFound(cause, depth + 1);
 }

@@ -155,7 +155,10 @@ class LiveToolset implements McpToolset {
   private async call(plan: CallPlan, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
     this.running.set(ctx.toolCallId, agentToolName(this.name, plan.remoteName));
     try {
-      return await callMcpTool(this.sdk, this.connection, plan, args, ctx);
+      const output = await callMcpTool(this.sdk, this.connection, plan, args, ctx);
+      // A list change the call caused (notified before its response) is in place for the next turn.
+      if (this.refreshing && !ctx.signal.aborted) await this.refreshing;
+      return output;
     } finally {
       this.running.delete(ctx.toolCallId);
     }
