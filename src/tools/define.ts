@@ -64,7 +64,7 @@ export function assertValidTool(tool: AnyTool): void {
     new AgentError('InvalidOptions', `Tool "${name}": ${field} must be ${expected}, got ${describeValue(value)}.`);
   if (typeof tool.description !== 'string') throw invalid('description', 'a string', tool.description);
   if (!isZodObject(tool.parameters) && !isJsonSchemaBacked(tool.parameters)) {
-    throw invalid('parameters', 'a zod object schema (z.object({...})) or JSON-Schema-backed parameters', tool.parameters);
+    throw invalid('parameters', 'a zod object schema (z.object({...}))', tool.parameters);
   }
   if (typeof tool.execute !== 'function') throw invalid('execute', 'a function', tool.execute);
   if (typeof tool.requiresApproval !== 'boolean') throw invalid('requiresApproval', 'a boolean', tool.requiresApproval);
@@ -84,7 +84,7 @@ function isZodObject(value: unknown): value is z.ZodObject {
 }
 
 /** Parameters that are not zod but state their JSON Schema (jsonSchemaParameters, MCP tools). */
-export function isJsonSchemaBacked(value: unknown): boolean {
+function isJsonSchemaBacked(value: unknown): boolean {
   return isStandardJsonSchema(value) && (value as { _zod?: unknown })._zod === undefined;
 }
 

@@ -3,7 +3,7 @@ import { createAgent, type AgentEvent } from 'agentchart';
 import { mcpTools, type McpElicitationRequest, type McpToolset } from 'agentchart/mcp';
 import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, finished, ofType } from '../support/harness.js';
-import { EVERYTHING, kill, missingServers, observedStdio, ServerLog, tempDir } from './support/servers.js';
+import { closeQuickly, EVERYTHING, kill, missingServers, observedStdio, ServerLog, tempDir } from './support/servers.js';
 
 const USAGE = { input: 10, output: 5 };
 const skip = missingServers();
@@ -28,7 +28,7 @@ describe.skipIf(skip !== null)('MCP options: overrides, replay safe, elicitation
     });
   });
   afterAll(async () => {
-    await everything?.close();
+    await closeQuickly(everything, log);
   });
 
   it('server-wide options win over annotations and per-tool options win over both', () => {

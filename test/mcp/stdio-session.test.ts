@@ -5,7 +5,7 @@ import { createAgent, type AgentEvent } from 'agentchart';
 import { mcpTools, CANCEL_REASON, type McpToolset } from 'agentchart/mcp';
 import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, finished, ofType } from '../support/harness.js';
-import { EVERYTHING, FILESYSTEM, kill, missingServers, observedStdio, ServerLog, tempDir } from './support/servers.js';
+import { closeQuickly, EVERYTHING, FILESYSTEM, kill, missingServers, observedStdio, ServerLog, tempDir } from './support/servers.js';
 
 const USAGE = { input: 10, output: 5 };
 const skip = missingServers();
@@ -39,7 +39,7 @@ describe.skipIf(skip !== null)('MCP over stdio: server-everything and server-fil
     ]);
   });
   afterAll(async () => {
-    await Promise.all([everything?.close(), files?.close()]);
+    await Promise.all([closeQuickly(everything, everythingLog), files?.close()]);
   });
 
   it('names tools <prefix>__<tool> and passes descriptions and input schemas through unchanged', () => {

@@ -115,3 +115,15 @@ export async function startEverythingHttp(port = 0): Promise<HttpServer> {
     },
   };
 }
+
+/**
+ * Closes a toolset whose server may still be running a cancelled call: the SDK waits up to 2 s for
+ * a stdio server to exit after closing its stdin, so the test kills the process as well.
+ */
+export async function closeQuickly(toolset: { close(): Promise<void> } | undefined, log: ServerLog | undefined): Promise<void> {
+  if (!toolset) return;
+  const closing = toolset.close();
+  const pid = log?.pids().at(-1);
+  if (pid !== undefined) await kill(pid).catch(() => {});
+  await closing;
+}
