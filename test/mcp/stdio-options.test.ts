@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent, type AgentEvent } from 'agentchart';
+import { createAgent } from 'agentchart';
 import { mcpTools, type McpElicitationRequest, type McpToolset } from 'agentchart/mcp';
 import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, finished, ofType } from '../support/harness.js';
-import { closeQuickly, EVERYTHING, kill, missingServers, observedStdio, ServerLog, tempDir } from './support/servers.js';
+import { atFirstUpdate, closeQuickly, EVERYTHING, kill, missingServers, observedStdio, ServerLog, tempDir } from './support/servers.js';
 
 const USAGE = { input: 10, output: 5 };
 const skip = missingServers();
@@ -70,13 +70,7 @@ describe.skipIf(skip !== null)('MCP options: overrides, replay safe, elicitation
     const agent = createAgent({ model, tools: [...everything.tools], approvalMode: 'bypass' });
     const pids = log.pids();
     const run = agent.prompt('work');
-    let killed = false;
-    run.events.subscribe((event: AgentEvent) => {
-      if (event.type === 'toolExecutionUpdate' && !killed) {
-        killed = true;
-        void kill(pids.at(-1) as number);
-      }
-    });
+    atFirstUpdate(run, () => void kill(pids.at(-1) as number));
     const { result, events } = await finished(run);
 
     expect(ofType(events, 'toolExecutionEnd')[0]).toMatchObject({

@@ -1,26 +1,15 @@
 import { realpathSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent, type AgentEvent } from 'agentchart';
+import { createAgent } from 'agentchart';
 import { mcpTools, CANCEL_REASON, type McpToolset } from 'agentchart/mcp';
 import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, finished, ofType } from '../support/harness.js';
-import { closeQuickly, EVERYTHING, FILESYSTEM, kill, missingServers, observedStdio, ServerLog, tempDir } from './support/servers.js';
+import { atFirstUpdate, closeQuickly, eventually, EVERYTHING, FILESYSTEM, kill, missingServers, observedStdio, ServerLog, tempDir } from './support/servers.js';
 
 const USAGE = { input: 10, output: 5 };
 const skip = missingServers();
 if (skip) console.warn(`skipping the MCP stdio suite: ${skip}`);
-
-/** Polls until `check` returns a value (the server side is another process). */
-async function eventually<T>(check: () => T | undefined, what: string, timeoutMs = 5_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe.skipIf(skip !== null)('MCP over stdio: server-everything and server-filesystem in agent sessions', () => {
   let dir: string;
@@ -143,9 +132,7 @@ describe.skipIf(skip !== null)('MCP over stdio: server-everything and server-fil
     ]);
     const agent = createAgent({ model, tools: [...everything.tools] });
     const run = agent.prompt('work');
-    run.events.subscribe((event: AgentEvent) => {
-      if (event.type === 'toolExecutionUpdate') agent.abort('user pressed stop');
-    });
+    atFirstUpdate(run, () => agent.abort('user pressed stop'));
     const { result, events } = await finished(run);
 
     expect(result.status).toBe('aborted');
@@ -183,13 +170,7 @@ describe.skipIf(skip !== null)('MCP over stdio: server-everything and server-fil
     const agent = createAgent({ model, tools: [...everything.tools] });
     const before = everythingLog.pids();
     const run = agent.prompt('work');
-    let killed = false;
-    run.events.subscribe((event: AgentEvent) => {
-      if (event.type === 'toolExecutionUpdate' && !killed) {
-        killed = true;
-        void kill(before.at(-1) as number);
-      }
-    });
+    atFirstUpdate(run, () => void kill(before.at(-1) as number));
     const { result, events } = await finished(run);
 
     const [cut, after] = ofType(events, 'toolExecutionEnd');

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent, type AgentEvent } from 'agentchart';
+import { createAgent } from 'agentchart';
 import { CANCEL_REASON, mcpTools, type McpToolset } from 'agentchart/mcp';
 import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, finished, ofType } from '../support/harness.js';
-import { closeQuickly, EVERYTHING, missingServers, observedStdio, ServerLog, tempDir } from './support/servers.js';
+import { atFirstUpdate, closeQuickly, eventually, EVERYTHING, missingServers, observedStdio, ServerLog, tempDir } from './support/servers.js';
 
 const USAGE = { input: 10, output: 5 };
 const LONG = 'ev__trigger-long-running-operation';
@@ -60,13 +60,7 @@ describe.skipIf(skip !== null)('MCP call timeouts reset by progress, and cancell
     ]);
     const agent = createAgent({ model, tools: [...everything.tools], steeringGraceMs: 0 });
     const run = agent.prompt('work');
-    let steered = false;
-    run.events.subscribe((event: AgentEvent) => {
-      if (event.type === 'toolExecutionUpdate' && !steered) {
-        steered = true;
-        void agent.steer('stop that, do something else');
-      }
-    });
+    atFirstUpdate(run, () => void agent.steer('stop that, do something else'));
     const { result, events } = await finished(run);
 
     expect(ofType(events, 'toolExecutionEnd')[0]).toMatchObject({
@@ -76,12 +70,11 @@ describe.skipIf(skip !== null)('MCP call timeouts reset by progress, and cancell
     });
     expect(ofType(events, 'turnEnd')[0]?.reason).toBe('steeringInterrupt');
     const call = log.received('tools/call').find((message) => (message.params?.arguments as { steps?: number } | undefined)?.steps === 50);
-    let cancelled: { params?: Record<string, unknown> } | undefined;
-    for (let i = 0; i < 250 && !cancelled; i++) {
-      cancelled = log.received('notifications/cancelled').find((message) => message.params?.requestId === call?.id);
-      if (!cancelled) await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(cancelled?.params).toEqual({ requestId: call?.id, reason: CANCEL_REASON });
+    const cancelled = await eventually(
+      () => log.received('notifications/cancelled').find((message) => message.params?.requestId === call?.id),
+      'notifications/cancelled on the server side',
+    );
+    expect(cancelled.params).toEqual({ requestId: call?.id, reason: CANCEL_REASON });
     expectInvariants(events, agent.messages);
     expectCounters(result.counters, {
       turns: 2,

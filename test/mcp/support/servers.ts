@@ -127,3 +127,24 @@ export async function closeQuickly(toolset: { close(): Promise<void> } | undefin
   if (pid !== undefined) await kill(pid).catch(() => {});
   await closing;
 }
+
+/** Polls until `check` returns a value (the server side is another process). */
+export async function eventually<T>(check: () => T | undefined, what: string, timeoutMs = 5_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Runs `act` once, at the run's first toolExecutionUpdate (a call is then surely in flight). */
+export function atFirstUpdate(run: { events: { subscribe(next: (event: { type: string }) => void): unknown } }, act: () => void): void {
+  let done = false;
+  run.events.subscribe((event) => {
+    if (event.type !== 'toolExecutionUpdate' || done) return;
+    done = true;
+    act();
+  });
+}
