@@ -50,7 +50,9 @@ export function lazyPackage<Module>(pkg: OptionalPackage, load: () => Promise<Mo
   };
 }
 
-export function isModuleNotFound(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND';
+/** Node's not-found codes, also on a wrapped error's cause (loaders and test runners wrap import errors). */
+export function isModuleNotFound(error: unknown, depth = 0): boolean {
+  if (typeof error !== 'object' || error === null || depth > 3) return false;
+  const { code, cause } = error as { code?: unknown; cause?: unknown };
+  return code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' || isModuleNotFound(cause, depth + 1);
 }

@@ -10,15 +10,17 @@ const cache = new WeakMap<object, Readonly<Record<string, unknown>>>();
 
 const WHAT_WE_NEED =
   'a zod object schema (z.object({...})) or a Standard Schema of an object with a JSON Schema ' +
-  '(~standard.jsonSchema: valibot via toStandardJsonSchema from @valibot/to-json-schema, arktype, …)';
+  '(~standard.jsonSchema: valibot via toStandardJsonSchema from @valibot/to-json-schema, arktype, ' +
+  'jsonSchemaParameters(schema), …)';
 
 /**
- * The JSON Schema a provider sees for a tool's parameters: the *input* side of the schema (fields
- * with defaults are optional to the model; the schema fills them in), without the `$schema` key.
- * zod schemas go through `z.toJSONSchema`; other Standard Schemas through their own JSON Schema
- * facility. The result is deeply frozen because it is shared by every registry and request.
- * Throws `AgentError('InvalidOptions')` saying what it got and what it needs when the schema
- * cannot be used: not a schema, not an object, or no JSON Schema form (dates, bigints, …).
+ * The JSON Schema a provider sees for a tool's parameters, for the *input* side (fields with
+ * defaults are optional to the model; the schema fills them in). zod schemas go through
+ * `z.toJSONSchema`, without its `$schema` key; any other Standard Schema gives its own JSON Schema
+ * (`~standard.jsonSchema`), passed on unchanged. The result is deeply frozen because it is shared
+ * by every registry and request. Throws `AgentError('InvalidOptions')` saying what it got and what
+ * it needs when the schema cannot be used: not a schema, not of an object, or no JSON Schema form
+ * (dates, bigints, …).
  */
 export function parametersJsonSchema(toolName: string, parameters: unknown): Readonly<Record<string, unknown>> {
   const keyable = (typeof parameters === 'object' && parameters !== null) || typeof parameters === 'function';
@@ -26,15 +28,11 @@ export function parametersJsonSchema(toolName: string, parameters: unknown): Rea
   if (cached) return cached;
   const invalid = (message: string) => new AgentError('InvalidOptions', `Tool "${toolName}": ${message}`);
   const zodType = zodTypeOf(parameters);
-  const standard = standardPropsOf(parameters);
-  if (zodType === undefined ? standard === undefined : zodType !== 'object') {
+  if (zodType === undefined ? standardPropsOf(parameters) === undefined : zodType !== 'object') {
     throw invalid(`parameters must be ${WHAT_WE_NEED}, got ${describeValue(parameters)}.`);
   }
   const schemaObject = parameters as object;
-  const convert =
-    zodType !== undefined
-      ? () => z.toJSONSchema(parameters as z.ZodType, { io: 'input' })
-      : jsonSchemaFacilityOf(schemaObject);
+  const convert = zodType !== undefined ? () => zodJsonSchema(parameters as z.ZodType) : jsonSchemaFacilityOf(schemaObject);
   if (convert === undefined) {
     throw invalid(
       `parameters is ${describeValue(parameters)} without a JSON Schema, which the model needs to see the tool; ` +
@@ -48,18 +46,24 @@ export function parametersJsonSchema(toolName: string, parameters: unknown): Rea
     const reason = error instanceof Error ? error.message : String(error);
     throw invalid(`parameters cannot be expressed as JSON Schema (${reason}). Use JSON-compatible schema types.`);
   }
-  if (typeof converted !== 'object' || converted === null || (converted as { type?: unknown }).type !== 'object') {
-    const type = (converted as { type?: unknown } | null)?.type;
+  // Arguments are a JSON object: a schema of anything else (a string, an array) cannot describe them.
+  const type = (converted as { type?: unknown } | null)?.type;
+  if (typeof converted !== 'object' || converted === null || Array.isArray(converted) || (type !== undefined && type !== 'object')) {
     throw invalid(
       `parameters must describe an object (JSON Schema type "object"), got ${describeValue(parameters)} ` +
         `whose JSON Schema type is ${JSON.stringify(type) ?? 'missing'}.`,
     );
   }
-  const jsonSchema = { ...(converted as Record<string, unknown>) };
-  delete jsonSchema.$schema;
-  const frozen = deepFreeze(jsonSchema);
+  // A copy: the library may keep the object it returned, and it is frozen below.
+  const frozen = deepFreeze(structuredClone(converted as Record<string, unknown>));
   cache.set(schemaObject, frozen);
   return frozen;
+}
+
+function zodJsonSchema(parameters: z.ZodType): Record<string, unknown> {
+  const jsonSchema = z.toJSONSchema(parameters, { io: 'input' }) as Record<string, unknown>;
+  delete jsonSchema.$schema;
+  return jsonSchema;
 }
 
 function deepFreeze<T>(value: T): T {

@@ -12,14 +12,9 @@ export interface ToolParameters<Output extends Record<string, unknown> = Record<
   };
 }
 
-/** The arguments `execute` receives: the schema's output type. */
-export type ToolArguments<Params extends ToolParameters> = NonNullable<Params['~standard']['types']>['output'];
-
-/** One issue of a failed validation, as the Standard Schema interface reports it. */
-export interface SchemaIssue {
-  readonly message: string;
-  readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined;
-}
+/** The arguments `execute` receives: the schema's output type (any JSON object if it declares none). */
+export type ToolArguments<Params extends ToolParameters> =
+  NonNullable<Params['~standard']['types']> extends { readonly output: infer Output } ? Output : Record<string, unknown>;
 
 /** The Standard JSON Schema converter (`~standard.jsonSchema`), when the schema has one. */
 interface JsonSchemaConverter {

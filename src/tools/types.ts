@@ -1,3 +1,4 @@
+import type { StandardJsonSchemaParameters } from './json-schema-parameters.js';
 import type { ToolArguments, ToolParameters } from './schema.js';
 
 export interface ToolContext {
@@ -28,5 +29,11 @@ export interface Tool<Params extends ToolParameters = ToolParameters> {
   execute(args: ToolArguments<Params>, ctx: ToolContext): ToolOutput | Promise<ToolOutput>;
 }
 
-/** A tool with its argument type erased, as registries and machines hold it. */
+/** A tool whose parameters are a JSON Schema rather than zod (e.g. an MCP server's tool). */
+export interface JsonSchemaTool extends Omit<Tool, 'parameters' | 'execute'> {
+  readonly parameters: StandardJsonSchemaParameters;
+  execute(args: Record<string, unknown>, ctx: ToolContext): ToolOutput | Promise<ToolOutput>;
+}
+
+/** A tool with its argument type erased, as registries and machines hold it (JsonSchemaTool is one). */
 export type AnyTool = Tool<ToolParameters>;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ToolRegistry } from './registry.js';
-import { standardPropsOf, zodTypeOf, type SchemaIssue, type ToolParameters } from './schema.js';
+import type { StandardIssue } from './json-schema-parameters.js';
+import { standardPropsOf, zodTypeOf, type ToolParameters } from './schema.js';
 import type { AnyTool } from './types.js';
 
 /** Why a tool call was rejected before it could start. */
@@ -85,22 +86,21 @@ function validateArguments(parameters: ToolParameters, args: Record<string, unkn
     }
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    return { ok: false, problem: `the parameter schema threw: ${reason}` };
+    return { ok: false, problem: `the validator threw: ${reason}` };
   }
   if (isThenable(result)) {
     result.then(undefined, () => undefined); // its outcome is not awaited: keep a rejection from going unhandled
-    const problem = 'the parameter schema validates asynchronously; tool arguments are validated synchronously';
-    return { ok: false, problem };
+    return { ok: false, problem: 'the schema validates asynchronously, which tools do not support' };
   }
-  const { issues, value } = (result ?? {}) as { issues?: readonly SchemaIssue[]; value?: unknown };
+  const { issues, value } = (result ?? {}) as { issues?: readonly StandardIssue[]; value?: unknown };
   if (issues) return { ok: false, problem: formatIssues(issues) };
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { ok: false, problem: 'the parameter schema did not output an object' };
+    return { ok: false, problem: 'the schema did not output an object' };
   }
   return { ok: true, value: value as Record<string, unknown> };
 }
 
-type ZodParseResult = { success: true; data: unknown } | { success: false; error: { issues: readonly SchemaIssue[] } };
+type ZodParseResult = { success: true; data: unknown } | { success: false; error: { issues: readonly StandardIssue[] } };
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
@@ -145,14 +145,14 @@ function receivedType(input: unknown): string {
 }
 
 /** `path: message; path: message`, in the schema's order. */
-export function formatIssues(issues: readonly SchemaIssue[]): string {
+export function formatIssues(issues: readonly StandardIssue[]): string {
   const listed = issues.slice(0, MAX_LISTED_ISSUES).map((issue) => `${formatPath(issue.path)}: ${issue.message}`);
   const hidden = issues.length - listed.length;
   return hidden > 0 ? `${listed.join('; ')}; and ${hidden} more` : listed.join('; ');
 }
 
 /** `options.limit`, `items[2].name`; the root is `(root)`. Standard Schema segments may be `{ key }`. */
-function formatPath(path: SchemaIssue['path']): string {
+function formatPath(path: StandardIssue['path']): string {
   if (path === undefined || path.length === 0) return '(root)';
   let text = '';
   for (const segment of path) {

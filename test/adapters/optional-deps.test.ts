@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -8,11 +8,16 @@ import { assertInstalled, lazyPackage } from '../../src/model/optional-sdk.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SPECIFIER = /(?:import|export)\s[^'";]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|import\s+['"]([^'"]+)['"]/g;
 const PROVIDER_SDK = /^(openai|@anthropic-ai\/sdk|ai|@ai-sdk\/[^/]+)(\/|$)/;
-const OPTIONAL_PEER = /^(openai|@anthropic-ai\/sdk|@ai-sdk\/provider|@statelyai\/inspect)(\/|$)/;
+const { peerDependenciesMeta } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  peerDependenciesMeta: Record<string, { optional?: boolean }>;
+};
+const OPTIONAL_PEERS = Object.keys(peerDependenciesMeta).filter((name) => peerDependenciesMeta[name]?.optional);
+const isOptionalPeer = (specifier: string) => OPTIONAL_PEERS.some((name) => specifier === name || specifier.startsWith(`${name}/`));
 /** A static import or re-export that loads its module (`import type` / `export type` load nothing). */
 const LOADING_IMPORT =
   /^\s*(?:import|export)\s+(?!type\b)[^'";]*?from\s*['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]/gm;
-const ENTRIES = ['index', 'testing', 'openai', 'anthropic', 'ai-sdk', 'sqlite', 'inspect'].map((name) => `src/${name}.ts`);
+/** Every entry point: `src/<name>.ts`. */
+const ENTRIES = readdirSync(join(ROOT, 'src')).filter((file) => file.endsWith('.ts')).map((file) => `src/${file}`);
 
 /** Every source file an entry reaches through its relative imports. */
 function filesReachedFrom(entry: string): string[] {
@@ -66,7 +71,7 @@ describe('a missing optional peer is a typed error, not ERR_MODULE_NOT_FOUND at 
       const loading = filesReachedFrom(entry).flatMap((file) =>
         [...readFileSync(file, 'utf8').matchAll(LOADING_IMPORT)]
           .map((match) => match[1] ?? match[2] ?? '')
-          .filter((specifier) => OPTIONAL_PEER.test(specifier))
+          .filter(isOptionalPeer)
           .map((specifier) => `${specifier} (from ${relative(ROOT, file)})`),
       );
       expect(loading).toEqual([]);

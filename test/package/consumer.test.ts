@@ -109,7 +109,7 @@ describe('the packed tarball', () => {
       (JSON.parse(readFileSync(join(app, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
     expect(version('zod')).toMatch(/^4\.1\./);
     expect(existsSync(join(app, 'node_modules/agentchart/node_modules/zod'))).toBe(false);
-    for (const sdk of ['openai', '@anthropic-ai/sdk', '@ai-sdk/provider', '@statelyai/inspect']) {
+    for (const sdk of ['openai', '@anthropic-ai/sdk', '@ai-sdk/provider', '@statelyai/inspect', '@modelcontextprotocol/sdk']) {
       expect(existsSync(join(app, 'node_modules', sdk)), sdk).toBe(false);
     }
   });
@@ -156,6 +156,9 @@ describe('an ESM app', () => {
       inspect:
         'MissingDependency: startInspector (agentchart/inspect) needs the optional peer dependency "@statelyai/inspect" (>=0.7), ' +
         'which is not installed. Install it with: npm install @statelyai/inspect',
+      mcp:
+        'MissingDependency: agentchart/mcp needs the optional peer dependency @modelcontextprotocol/sdk (1.x): ' +
+        'npm install @modelcontextprotocol/sdk',
       // The AI SDK adapter loads nothing of the AI SDK: the language model it wraps is the user's.
       'ai-sdk': expect.stringMatching(/^InvalidOptions: fromAISDK needs a LanguageModelV3 or LanguageModelV4/),
     });
@@ -209,6 +212,7 @@ describe('a CommonJS app', () => {
       'agentchart/ai-sdk': ['fromAISDK'],
       'agentchart/sqlite': ['sqliteStore'],
       'agentchart/inspect': ['recordTrace', 'startInspector'],
+      'agentchart/mcp': ['mcpTools'],
       openAICompatible: 'MissingDependency',
     });
   });
@@ -280,6 +284,7 @@ await attempt('openai', () => openAICompatible({ model: 'gpt-4o-mini', apiKey: '
 await attempt('anthropic', () => anthropic({ model: 'claude-haiku-4-5', apiKey: 'k' }));
 await attempt('inspect', async () => (await import('agentchart/inspect')).startInspector());
 await attempt('ai-sdk', async () => (await import('agentchart/ai-sdk')).fromAISDK({}));
+await attempt('mcp', async () => (await import('agentchart/mcp')).mcpTools({ command: 'never-started' }));
 console.log(JSON.stringify(results));
 `;
 
@@ -304,10 +309,10 @@ try {
 }
 `;
 
-const REQUIRE_ALL = `const subpaths = ['', '/testing', '/openai', '/anthropic', '/ai-sdk', '/sqlite', '/inspect'];
+const REQUIRE_ALL = `const subpaths = ['', '/testing', '/openai', '/anthropic', '/ai-sdk', '/sqlite', '/inspect', '/mcp'];
 const entries = subpaths.map((subpath) => 'agentchart' + subpath);
 const wanted = ['createAgent', 'defineTool', 'memoryStore', 'checkInvariants', 'scriptedModel', 'openAICompatible',
-  'anthropic', 'fromAISDK', 'sqliteStore', 'recordTrace', 'startInspector'];
+  'anthropic', 'fromAISDK', 'sqliteStore', 'recordTrace', 'startInspector', 'mcpTools'];
 const out = {};
 for (const entry of entries) {
   const exported = require(entry);

@@ -85,7 +85,7 @@ describe('defineTool', () => {
     const definition = { name: 't', description: 'd', parameters, execute } as unknown as Parameters<typeof defineTool>[0];
     expect(invalidOptionsMessage(() => defineTool(definition))).toBe(
       'Tool "t": parameters must be a zod object schema (z.object({...})) or a Standard Schema of an object with a ' +
-        'JSON Schema (~standard.jsonSchema: valibot via toStandardJsonSchema from @valibot/to-json-schema, arktype, …), ' +
+        'JSON Schema (~standard.jsonSchema: valibot via toStandardJsonSchema from @valibot/to-json-schema, arktype, jsonSchemaParameters(schema), …), ' +
         `got ${shown}.`,
     );
   });

@@ -68,8 +68,9 @@ describe('valibot (Standard Schema + @valibot/to-json-schema)', () => {
   });
   const registry = createToolRegistry([tool]);
 
-  it('sends the schema’s own JSON Schema of the input side, without $schema', () => {
+  it('sends the schema’s own JSON Schema of the input side, as the library gives it', () => {
     expect(specOf(tool)).toEqual({
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
       type: 'object',
       properties: {
         path: { type: 'string' },
@@ -100,7 +101,7 @@ describe('valibot (Standard Schema + @valibot/to-json-schema)', () => {
     expect(invalidOptionsMessage(() => defineTool(definition as never))).toBe(
       'Tool "read": parameters is a valibot schema without a JSON Schema, which the model needs to see the tool; give a zod ' +
         'object schema (z.object({...})) or a Standard Schema of an object with a JSON Schema (~standard.jsonSchema: valibot ' +
-        'via toStandardJsonSchema from @valibot/to-json-schema, arktype, …).',
+        'via toStandardJsonSchema from @valibot/to-json-schema, arktype, jsonSchemaParameters(schema), …).',
     );
   });
 
@@ -127,6 +128,7 @@ describe('arktype (a schema that is a function, with ~standard.jsonSchema)', () 
 
   it('sends its JSON Schema and validates with its own messages', () => {
     expect(specOf(tool)).toEqual({
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
       type: 'object',
       properties: {
         path: { type: 'string' },
@@ -176,7 +178,7 @@ describe('any Standard Schema', () => {
       ok: false,
       kind: 'invalidArguments',
       message:
-        'Invalid arguments for tool "t": the parameter schema validates asynchronously; tool arguments are validated synchronously',
+        'Invalid arguments for tool "t": the schema validates asynchronously, which tools do not support',
     });
   });
 
@@ -188,12 +190,12 @@ describe('any Standard Schema', () => {
     );
     expect(prepareToolCall(throwing, call('t', {}))).toMatchObject({
       ok: false,
-      message: 'Invalid arguments for tool "t": the parameter schema threw: boom',
+      message: 'Invalid arguments for tool "t": the validator threw: boom',
     });
     const scalar = registryOf(handSchema(() => ({ value: 42 })));
     expect(prepareToolCall(scalar, call('t', {}))).toMatchObject({
       ok: false,
-      message: 'Invalid arguments for tool "t": the parameter schema did not output an object',
+      message: 'Invalid arguments for tool "t": the schema did not output an object',
     });
   });
 
@@ -204,6 +206,16 @@ describe('any Standard Schema', () => {
     expect(prepareToolCall(registry, call('t', {}))).toMatchObject({
       ok: false,
       message: 'Invalid arguments for tool "t": a[0]: bad; (root): whole',
+    });
+  });
+
+  it('accepts a JSON Schema that states no type (arguments are always a JSON object)', () => {
+    const parameters = handSchema(
+      (value) => ({ value }),
+      () => ({ properties: { q: { type: 'string' } } }),
+    );
+    expect(specOf(defineTool({ name: 't', description: 'd', parameters, execute }))).toEqual({
+      properties: { q: { type: 'string' } },
     });
   });
 
