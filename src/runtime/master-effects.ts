@@ -49,7 +49,8 @@ export function provideMasterMachine() {
         const run = runOf(system);
         const from = run.model.name;
         run.modelIndex = context.modelIndex;
-        run.emit({ type: 'modelFallback', turnIndex: context.turnIndex, from, to: run.model.name });
+        const error = context.lastOutcome?.error;
+        run.emit({ type: 'modelFallback', turnIndex: context.turnIndex, from, to: run.model.name, ...(error ? { error } : {}) });
       },
       closeOpenTurnAsAborted: ({ system }) => runOf(system).closeTurnAsAborted(),
       planRetry: assign(({ context, system }) => ({

@@ -8,6 +8,7 @@ import type { PendingApproval } from '../store/types.js';
 import type { Persister } from './persistence.js';
 import type { ContextGuard } from '../context/guard.js';
 import type { Counters } from '../domain/counters.js';
+import type { ModelError } from '../domain/errors.js';
 import { cloneCounters } from '../domain/counters.js';
 import type { AgentEvent, AgentEventBody, MessageDelta, PolicySlot } from '../domain/events.js';
 import type { AssistantMessage, Message, ToolResultMessage } from '../domain/messages.js';
@@ -187,9 +188,10 @@ export class RunSession {
     this.lastClosedTurn = this.turn.turnIndex;
   }
 
-  startTurn(turnIndex: number): void {
+  startTurn(turnIndex: number, input: readonly Message[] = []): void {
     this.turn = newTurnScope(turnIndex, true, this.agent.history.length);
-    this.emit({ type: 'turnStart', turnIndex });
+    const steeringDelivered = input.filter((message) => this.agent.sources.get(message) === 'steering').length;
+    this.emit({ type: 'turnStart', turnIndex, ...(steeringDelivered > 0 ? { steeringDelivered } : {}) });
   }
 
   /** Appends messages to the agent's history, resolving steer()/followUp() receipts (delivered in `turnIndex`). */
@@ -223,13 +225,13 @@ export class RunSession {
   }
 
   /** Publishes an assistant message once per logical message: start, the buffered deltas, end. */
-  publishAssistant(message: AssistantMessage): void {
+  publishAssistant(message: AssistantMessage, error?: ModelError | null): void {
     const turnIndex = this.turn.turnIndex;
     if (!this.turn.messageOpen) this.openMessage(message.model);
     for (const delta of this.turn.deltas) this.emit({ type: 'messageUpdate', turnIndex, delta });
     this.turn.deltas = [];
     this.turn.messageOpen = false;
-    this.emit({ type: 'messageEnd', turnIndex, message });
+    this.emit({ type: 'messageEnd', turnIndex, message, ...(error ? { error } : {}) });
   }
 
   announceToolEnd(result: ToolResultMessage): void {
