@@ -2,4 +2,8 @@
 // an optional peer dependency, loaded only by this entry point.
 export { otelObserver, TRACER_NAME } from './otel/observer.js';
 export type { OtelObserverOptions } from './otel/observer.js';
-export { AGENTCHART as AGENTCHART_ATTRIBUTES, GEN_AI as GEN_AI_ATTRIBUTES, SPAN_EVENT as SPAN_EVENTS } from './otel/attributes.js';
+export {
+  AGENTCHART as AGENTCHART_ATTRIBUTES,
+  GEN_AI as GEN_AI_ATTRIBUTES,
+  SPAN_EVENT as SPAN_EVENTS,
+} from './otel/attributes.js';

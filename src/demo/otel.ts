@@ -14,10 +14,11 @@ export const OTEL_FLAG = '--otel';
 export async function tracingForDemo(argv: readonly string[], say: (line: string) => void): Promise<DemoTracing> {
   if (!argv.includes(OTEL_FLAG)) return { finish: async () => {} };
   // Loaded only with the flag: the demo needs no OpenTelemetry package otherwise.
-  const { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter } = await import('@opentelemetry/sdk-trace-base');
+  const sdk = await import('@opentelemetry/sdk-trace-base');
   // One export at the end: a delay longer than any demo session.
-  const processor = new BatchSpanProcessor(new ConsoleSpanExporter(), { scheduledDelayMillis: 600_000, maxExportBatchSize: 1_000 });
-  const provider = new BasicTracerProvider({ spanProcessors: [processor] });
+  const exporter = new sdk.ConsoleSpanExporter();
+  const processor = new sdk.BatchSpanProcessor(exporter, { scheduledDelayMillis: 600_000, maxExportBatchSize: 1_000 });
+  const provider = new sdk.BasicTracerProvider({ spanProcessors: [processor] });
   return {
     otel: otelObserver({ tracer: provider.getTracer('agentchart'), name: 'demo-coder' }),
     async finish() {

@@ -3,7 +3,10 @@ import { AgentError } from '../domain/errors.js';
 export type OtelApi = typeof import('@opentelemetry/api');
 
 const PEER = '@opentelemetry/api';
-const INSTALL = `npm install ${PEER}`;
+/** Worded like the provider adapters' MissingDependency errors. */
+const MISSING =
+  `agentchart/otel needs the optional peer dependency "${PEER}" (^1.9.0), which is not installed. ` +
+  `Install it with: npm install ${PEER}`;
 
 let loaded: OtelApi | null = null;
 
@@ -18,13 +21,19 @@ export function loadOtelApi(): OtelApi {
   const nodeProcess = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
   const nodeModule = nodeProcess?.getBuiltinModule?.('node:module') as typeof import('node:module') | undefined;
   if (!nodeModule) {
-    throw new AgentError('MissingDependency', `agentchart/otel loads ${PEER} with Node's module loader, which this runtime lacks.`);
+    const why = "agentchart/otel loads it with Node's module loader, which this runtime lacks";
+    throw new AgentError('MissingDependency', `${MISSING} (${why})`);
   }
   try {
     loaded = nodeModule.createRequire(import.meta.url)(PEER) as OtelApi;
   } catch (error) {
-    const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    throw new AgentError('MissingDependency', `agentchart/otel needs the optional peer dependency ${PEER}: ${INSTALL} (${reason})`);
+    if (!isModuleNotFound(error)) throw error;
+    throw new AgentError('MissingDependency', MISSING);
   }
   return loaded;
+}
+
+function isModuleNotFound(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND';
 }

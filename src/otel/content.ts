@@ -40,7 +40,10 @@ function genAIMessage(message: Message): GenAIMessage | null {
     case 'assistant':
       return { role: 'assistant', parts: message.content.map(partOf) };
     case 'toolResult':
-      return { role: 'tool', parts: [{ type: 'tool_call_response', id: message.toolCallId, response: message.content }] };
+      return {
+        role: 'tool',
+        parts: [{ type: 'tool_call_response', id: message.toolCallId, response: message.content }],
+      };
     case 'custom':
       // Application notes reach the model only when they opt in, and then as user text.
       return message.includeInContext ? { role: 'user', parts: [{ type: 'text', content: message.content }] } : null;
@@ -52,7 +55,8 @@ export function inputMessagesJson(messages: readonly Message[]): string {
 }
 
 export function outputMessagesJson(message: AssistantMessage): string {
-  return JSON.stringify([{ role: 'assistant', parts: message.content.map(partOf), finish_reason: finishReasonOf(message.stopReason) }]);
+  const finishReason = finishReasonOf(message.stopReason);
+  return JSON.stringify([{ role: 'assistant', parts: message.content.map(partOf), finish_reason: finishReason }]);
 }
 
 export function systemInstructionsJson(systemPrompt: string): string {

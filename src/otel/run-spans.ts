@@ -69,7 +69,10 @@ export class RunSpans {
     switch (event.type) {
       case 'turnStart':
         this.openTurn(event.turnIndex, false);
-        if (event.steeringDelivered) this.spanFor(event.turnIndex).addEvent(SPAN_EVENT.steering, { [AGENTCHART.steeringDelivered]: event.steeringDelivered });
+        if (event.steeringDelivered) {
+          const delivered = { [AGENTCHART.steeringDelivered]: event.steeringDelivered };
+          this.spanFor(event.turnIndex).addEvent(SPAN_EVENT.steering, delivered);
+        }
         return false;
       case 'beforeModelCall':
         this.startChat(event);
@@ -160,7 +163,9 @@ export class RunSpans {
       [GEN_AI.requestModel]: event.model,
       [GEN_AI.conversationId]: conversationId,
       ...(captureContent ? { [GEN_AI.inputMessages]: inputMessagesJson(event.messages) } : {}),
-      ...(captureContent && systemPrompt !== undefined ? { [GEN_AI.systemInstructions]: systemInstructionsJson(systemPrompt) } : {}),
+      ...(captureContent && systemPrompt !== undefined
+        ? { [GEN_AI.systemInstructions]: systemInstructionsJson(systemPrompt) }
+        : {}),
     });
   }
 
@@ -184,7 +189,8 @@ export class RunSpans {
         : {}),
       ...(this.settings.captureContent ? { [GEN_AI.outputMessages]: outputMessagesJson(message) } : {}),
     });
-    const kind = event.error?.kind ?? (message.stopReason === 'aborted' ? ABORTED : message.stopReason === 'error' ? OTHER : null);
+    const unclassified = message.stopReason === 'aborted' ? ABORTED : message.stopReason === 'error' ? OTHER : null;
+    const kind = event.error?.kind ?? unclassified;
     if (kind !== null) this.failChat(kind, event.error?.message ?? message.errorMessage ?? kind);
     else chat.end();
     this.chat = null;
@@ -212,7 +218,10 @@ export class RunSpans {
   }
 
   /** `args` null: the call never started (its span holds only its result). */
-  private startTool(call: AgentEventOf<'toolExecutionStart' | 'toolExecutionEnd'>, args: Record<string, unknown> | null): Span {
+  private startTool(
+    call: AgentEventOf<'toolExecutionStart' | 'toolExecutionEnd'>,
+    args: Record<string, unknown> | null,
+  ): Span {
     const turn = this.openTurn(call.turnIndex, true);
     const span = this.child(`execute_tool ${call.toolName}`, this.settings.api.SpanKind.INTERNAL, turn.context, {
       [GEN_AI.operationName]: 'execute_tool',

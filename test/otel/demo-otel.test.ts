@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 describe('npm run demo -- --otel', () => {
-  it('prints the session\'s spans after the transcript (ConsoleSpanExporter) and exits 0', () => {
+  it("prints the session's spans after the transcript (ConsoleSpanExporter) and exits 0", () => {
     const demo = spawnSync(process.execPath, ['--import', 'tsx', 'src/demo/main.ts', '--offline', '--otel'], {
       cwd: ROOT,
       encoding: 'utf8',
@@ -21,7 +21,11 @@ describe('npm run demo -- --otel', () => {
     expect(names.at(-1)).toBe('invoke_agent demo-coder');
     expect(names.sort()).toEqual([
       ...Array(4).fill('chat scripted-coder'),
-      'execute_tool grep', 'execute_tool read_file', 'execute_tool run_tests', 'execute_tool run_tests', 'execute_tool write_file',
+      'execute_tool grep',
+      'execute_tool read_file',
+      'execute_tool run_tests',
+      'execute_tool run_tests',
+      'execute_tool write_file',
       'invoke_agent demo-coder',
       ...Array(4).fill('turn'),
     ]);

@@ -35,10 +35,11 @@ function agentOn(store: SessionStore, tracerProvider: BasicTracerProvider, journ
 }
 
 const nodes = (tree: SpanNode[]): SpanNode[] => tree.flatMap((node) => [node, ...nodes(node.children)]);
-const conversationIds = (spans: SpanNode[]) => spans.filter((s) => /^(invoke_agent|chat )/.test(s.name)).map((s) => s.attributes['gen_ai.conversation.id']);
+const conversationIds = (spans: SpanNode[]) =>
+  spans.filter((s) => /^(invoke_agent|chat )/.test(s.name)).map((s) => s.attributes['gen_ai.conversation.id']);
 
 describe('§14 a durable session resumed after a restart', () => {
-  it('continues under the same gen_ai.conversation.id: the resumed run keeps its run id, later runs keep the conversation', async () => {
+  it('keeps gen_ai.conversation.id: the resumed run keeps its run id, later runs the conversation', async () => {
     const store = memoryStore();
     const memory = new InMemorySpanExporter();
     const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(memory)] });
@@ -80,12 +81,21 @@ describe('§14 a durable session resumed after a restart', () => {
       status: { code: 'UNSET' },
     });
     // The turn the restart cut is reopened by its first event after the restart; the next turn is fresh.
-    expect(agentSpan.children.map((turn) => [turn.attributes['agentchart.turn.index'], turn.attributes['agentchart.run.resumed'], turn.children.map((c) => c.name)])).toEqual([
+    expect(
+      agentSpan.children.map((turn) => [
+        turn.attributes['agentchart.turn.index'],
+        turn.attributes['agentchart.run.resumed'],
+        turn.children.map((c) => c.name),
+      ]),
+    ).toEqual([
       [0, true, ['execute_tool deploy']],
       [1, undefined, ['chat gamma']],
     ]);
     expect(agentSpan.children[0]?.events).toEqual([
-      { name: 'tool_approval_resolved', attributes: { 'gen_ai.tool.name': 'deploy', 'gen_ai.tool.call.id': 'd1', 'agentchart.approval.approved': true } },
+      {
+        name: 'tool_approval_resolved',
+        attributes: { 'gen_ai.tool.name': 'deploy', 'gen_ai.tool.call.id': 'd1', 'agentchart.approval.approved': true },
+      },
     ]);
     expect(conversationIds([...nodes(beforeRestart), ...nodes(resumedTree)])).toEqual([SESSION, SESSION, SESSION]);
 
@@ -94,9 +104,13 @@ describe('§14 a durable session resumed after a restart', () => {
     const later = second.prompt('And the changelog?');
     const laterResult = await later.result;
     const laterTree = spanTree(memory.getFinishedSpans().map(fromReadable));
-    expect(laterTree.map((node) => [node.name, node.attributes['agentchart.run.id'], node.attributes['agentchart.run.resumed']])).toEqual([
-      ['invoke_agent', later.runId, undefined],
-    ]);
+    expect(
+      laterTree.map((node) => [
+        node.name,
+        node.attributes['agentchart.run.id'],
+        node.attributes['agentchart.run.resumed'],
+      ]),
+    ).toEqual([['invoke_agent', later.runId, undefined]]);
     expect(later.runId).not.toBe(run.runId);
     expect(conversationIds(nodes(laterTree))).toEqual([SESSION, SESSION]);
 

@@ -2,7 +2,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SimulatedClock } from 'xstate';
 import { z } from 'zod';
 import { trace, type Tracer } from '@opentelemetry/api';
-import { AlwaysOffSampler, BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  AlwaysOffSampler,
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import { AgentError, createAgent, defineTool, type AgentOptions } from 'agentchart';
 import { otelObserver, type OtelObserverOptions } from 'agentchart/otel';
 import { scriptedModel, type ScriptEntry } from 'agentchart/testing';
@@ -15,36 +20,74 @@ function tracing(options: ConstructorParameters<typeof BasicTracerProvider>[0] =
   return { memory, provider, tree: () => spanTree(memory.getFinishedSpans().map(fromReadable)) };
 }
 
-const echo = defineTool({ name: 'echo', description: 'Echoes.', parameters: z.object({ text: z.string() }), execute: ({ text }) => `echo: ${text}` });
+const echo = defineTool({
+  name: 'echo',
+  description: 'Echoes.',
+  parameters: z.object({ text: z.string() }),
+  execute: ({ text }) => `echo: ${text}`,
+});
 
-function agentWith(script: ScriptEntry[], otel: OtelObserverOptions, extra: Partial<AgentOptions> & { clock?: SimulatedClock } = {}) {
+function agentWith(
+  script: ScriptEntry[],
+  otel: OtelObserverOptions,
+  extra: Partial<AgentOptions> & { clock?: SimulatedClock } = {},
+) {
   const clock = extra.clock ?? new SimulatedClock();
   const model = scriptedModel(script, { name: 'm1', provider: 'openai', clock });
   return createAgent({ model, tools: [echo], retry: { jitter: false }, ...extra, clock, otel: otelObserver(otel) });
 }
 
 const flatten = (tree: SpanNode[]): SpanNode[] => tree.flatMap((node) => [node, ...flatten(node.children)]);
-const CONTENT_KEYS = ['gen_ai.input.messages', 'gen_ai.output.messages', 'gen_ai.system_instructions', 'gen_ai.tool.call.arguments', 'gen_ai.tool.call.result'];
+const CONTENT_KEYS = [
+  'gen_ai.input.messages',
+  'gen_ai.output.messages',
+  'gen_ai.system_instructions',
+  'gen_ai.tool.call.arguments',
+  'gen_ai.tool.call.result',
+];
 
 afterEach(() => trace.disable());
 
 describe('§14 message content', () => {
   const script: ScriptEntry[] = [
-    { thinking: 'use the tool', text: 'Let me echo.', toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'hi' } }, { id: 'c2', name: 'nope', arguments: {} }] },
+    {
+      thinking: 'use the tool',
+      text: 'Let me echo.',
+      toolCalls: [
+        { id: 'c1', name: 'echo', arguments: { text: 'hi' } },
+        { id: 'c2', name: 'nope', arguments: {} },
+      ],
+    },
     { text: 'Done.', usage: { input: 4, output: 1 } },
   ];
 
-  it('is recorded only with captureContent: true, in the conventions\' JSON shape', async () => {
+  it("is recorded only with captureContent: true, in the conventions' JSON shape", async () => {
     const { provider, tree } = tracing();
-    const agent = agentWith(script, { tracer: provider.getTracer('t'), captureContent: true }, { systemPrompt: 'Be brief.' });
+    const agent = agentWith(
+      script,
+      { tracer: provider.getTracer('t'), captureContent: true },
+      { systemPrompt: 'Be brief.' },
+    );
     const { result, events } = await finished(agent.prompt('say hi'));
     expectInvariants(events, result.messages);
-    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 2, toolCallsExecuted: 1, toolCallsInvalid: 1, tokensIn: 4, tokensOut: 1 });
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 2,
+      toolCallsExecuted: 1,
+      toolCallsInvalid: 1,
+      tokensIn: 4,
+      tokensOut: 1,
+    });
 
     const [turn0, turn1] = tree()[0]!.children;
     const [chat0, ...tools] = turn0!.children;
-    expect(JSON.parse(String(chat0!.attributes['gen_ai.input.messages']))).toEqual([{ role: 'user', parts: [{ type: 'text', content: 'say hi' }] }]);
-    expect(JSON.parse(String(chat0!.attributes['gen_ai.system_instructions']))).toEqual([{ type: 'text', content: 'Be brief.' }]);
+    expect(JSON.parse(String(chat0!.attributes['gen_ai.input.messages']))).toEqual([
+      { role: 'user', parts: [{ type: 'text', content: 'say hi' }] },
+    ]);
+    expect(JSON.parse(String(chat0!.attributes['gen_ai.system_instructions']))).toEqual([
+      { type: 'text', content: 'Be brief.' },
+    ]);
     expect(JSON.parse(String(chat0!.attributes['gen_ai.output.messages']))).toEqual([
       {
         role: 'assistant',
@@ -61,17 +104,26 @@ describe('§14 message content', () => {
     expect(tools).toEqual([
       expect.objectContaining({
         name: 'execute_tool echo',
-        attributes: expect.objectContaining({ 'gen_ai.tool.call.arguments': '{"text":"hi"}', 'gen_ai.tool.call.result': 'echo: hi' }),
+        attributes: expect.objectContaining({
+          'gen_ai.tool.call.arguments': '{"text":"hi"}',
+          'gen_ai.tool.call.result': 'echo: hi',
+        }),
         status: { code: 'UNSET' },
       }),
       expect.objectContaining({
         name: 'execute_tool nope',
-        attributes: expect.objectContaining({ 'agentchart.tool.started': false, 'error.type': 'toolError', 'gen_ai.tool.call.result': expect.stringContaining('nope') }),
+        attributes: expect.objectContaining({
+          'agentchart.tool.started': false,
+          'error.type': 'toolError',
+          'gen_ai.tool.call.result': expect.stringContaining('nope'),
+        }),
         status: { code: 'ERROR', message: expect.stringContaining('nope') },
       }),
     ]);
     expect(tools[1]!.attributes).not.toHaveProperty('gen_ai.tool.call.arguments');
-    const inputOfSecondCall = JSON.parse(String(turn1!.children[0]!.attributes['gen_ai.input.messages'])) as Array<{ role: string }>;
+    const inputOfSecondCall = JSON.parse(String(turn1!.children[0]!.attributes['gen_ai.input.messages'])) as Array<{
+      role: string;
+    }>;
     expect(inputOfSecondCall.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool']);
     await provider.shutdown();
   });
@@ -82,7 +134,15 @@ describe('§14 message content', () => {
     const { result, events } = await finished(agent.prompt('say hi'));
     expectInvariants(events, result.messages);
     const spans = flatten(tree());
-    expect(spans.map((s) => s.name)).toEqual(['invoke_agent', 'turn', 'chat m1', 'execute_tool echo', 'execute_tool nope', 'turn', 'chat m1']);
+    expect(spans.map((s) => s.name)).toEqual([
+      'invoke_agent',
+      'turn',
+      'chat m1',
+      'execute_tool echo',
+      'execute_tool nope',
+      'turn',
+      'chat m1',
+    ]);
     for (const span of spans) for (const key of CONTENT_KEYS) expect(span.attributes).not.toHaveProperty(key);
     expect(spans.find((s) => s.name === 'execute_tool nope')?.status).toEqual({ code: 'ERROR' });
     await provider.shutdown();
@@ -90,28 +150,49 @@ describe('§14 message content', () => {
 });
 
 describe('§14 failed runs', () => {
-  it('retries exhausted: every attempt is an ERROR chat span with its kind; the turn and the agent span are ERROR too', async () => {
+  it('retries exhausted: each attempt is an ERROR chat span with its kind, so are the turn and run', async () => {
     const { provider, tree } = tracing();
     const clock = new SimulatedClock();
-    const script: ScriptEntry[] = [{ error: { kind: 'overloaded' } }, { error: { kind: 'network', message: 'socket hang up' } }];
-    const agent = agentWith(script, { tracer: provider.getTracer('t') }, { clock, retry: { maxAttempts: 2, jitter: false } });
+    const script: ScriptEntry[] = [
+      { error: { kind: 'overloaded' } },
+      { error: { kind: 'network', message: 'socket hang up' } },
+    ];
+    const agent = agentWith(
+      script,
+      { tracer: provider.getTracer('t') },
+      { clock, retry: { maxAttempts: 2, jitter: false } },
+    );
     const run = agent.prompt('hi');
     await settle();
     clock.increment(1000);
     const { result, events } = await finished(run);
     expect(result).toMatchObject({ status: 'failed', endReason: 'retryExhausted' });
     expectInvariants(events, result.messages);
-    expectCounters(result.counters, { turns: 1, turnsFailed: 1, modelCalls: 2, retries: 1, backoffMs: 1000, failureCodes: { overloaded: 1, network: 1 } });
+    expectCounters(result.counters, {
+      turns: 1,
+      turnsFailed: 1,
+      modelCalls: 2,
+      retries: 1,
+      backoffMs: 1000,
+      failureCodes: { overloaded: 1, network: 1 },
+    });
     // The final attempt's error reaches the observer on its messageEnd.
     expect(ofType(events, 'messageEnd').map((e) => e.error?.kind)).toEqual(['network']);
 
     const [agentSpan] = tree();
     expect(agentSpan).toMatchObject({
-      attributes: { 'agentchart.run.status': 'failed', 'agentchart.run.end_reason': 'retryExhausted', 'error.type': 'retryExhausted' },
+      attributes: {
+        'agentchart.run.status': 'failed',
+        'agentchart.run.end_reason': 'retryExhausted',
+        'error.type': 'retryExhausted',
+      },
       status: { code: 'ERROR' },
     });
     const [turn] = agentSpan!.children;
-    expect(turn).toMatchObject({ attributes: { 'agentchart.turn.end_reason': 'error', 'error.type': 'network' }, status: { code: 'ERROR' } });
+    expect(turn).toMatchObject({
+      attributes: { 'agentchart.turn.end_reason': 'error', 'error.type': 'network' },
+      status: { code: 'ERROR' },
+    });
     expect(turn!.children.map((chat) => [chat.name, chat.attributes['error.type'], chat.status])).toEqual([
       ['chat m1', 'overloaded', { code: 'ERROR', message: 'overloaded' }],
       ['chat m1', 'network', { code: 'ERROR', message: 'socket hang up' }],
@@ -121,7 +202,7 @@ describe('§14 failed runs', () => {
 });
 
 describe('§14 no SDK, sampling, and options', () => {
-  it('with no SDK registered nothing is recorded; a provider registered later is used by the same observer', async () => {
+  it('with no SDK registered nothing is recorded; a provider registered later is then used', async () => {
     const clock = new SimulatedClock();
     const model = scriptedModel([{ text: 'one' }, { text: 'two' }], { name: 'm1', clock });
     const agent = createAgent({ model, clock, otel: otelObserver() });
@@ -142,8 +223,13 @@ describe('§14 no SDK, sampling, and options', () => {
     const { memory, provider } = tracing({ sampler: new AlwaysOffSampler() });
     const real = provider.getTracer('t');
     const started: string[] = [];
-    const counting: Tracer = { ...real, startSpan: (name, options, context) => (started.push(name), real.startSpan(name, options, context)) } as Tracer;
-    const agent = agentWith([{ toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'x' } }] }, { text: 'ok' }], { tracer: counting });
+    const counting: Tracer = {
+      ...real,
+      startSpan: (name, options, context) => (started.push(name), real.startSpan(name, options, context)),
+    } as Tracer;
+    const agent = agentWith([{ toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'x' } }] }, { text: 'ok' }], {
+      tracer: counting,
+    });
     const { result, events } = await finished(agent.prompt('go'));
     expectInvariants(events, result.messages);
     expect(started).toEqual(['invoke_agent']);

@@ -8,7 +8,11 @@ export const SESSION_ID = 'session-otel';
 export const SYSTEM_PROMPT = 'You are a terse release assistant.';
 
 /** Resolves once the run's log has an event matching `predicate` (the run moves on real macrotasks). */
-async function until(events: readonly AgentEvent[], predicate: (event: AgentEvent) => boolean, what: string): Promise<void> {
+async function until(
+  events: readonly AgentEvent[],
+  predicate: (event: AgentEvent) => boolean,
+  what: string,
+): Promise<void> {
   for (let i = 0; i < 200 && !events.some(predicate); i++) await settle(1);
   if (!events.some(predicate)) throw new Error(`the session never reached: ${what}`);
 }
@@ -21,7 +25,9 @@ async function until(events: readonly AgentEvent[], predicate: (event: AgentEven
  * turn 1 — delivers the steering message; beta overflows its context (compaction, same turn), then
  * asks for `deploy`, which needs approval (approved) and runs until the run is aborted.
  */
-export async function runTracedSession(otel: AgentObserver): Promise<{ result: RunResult; events: AgentEvent[]; runId: string }> {
+export async function runTracedSession(
+  otel: AgentObserver,
+): Promise<{ result: RunResult; events: AgentEvent[]; runId: string }> {
   const clock = new SimulatedClock();
   const alpha = scriptedModel(
     [
@@ -40,14 +46,29 @@ export async function runTracedSession(otel: AgentObserver): Promise<{ result: R
         usage: { input: 20, output: 5 },
       },
       { error: { kind: 'contextOverflow', message: 'prompt is too long' } },
-      { text: 'Deploying.', toolCalls: [{ id: 't3', name: 'deploy', arguments: { target: 'prod' } }], usage: { input: 30, output: 6, cacheRead: 12 } },
+      {
+        text: 'Deploying.',
+        toolCalls: [{ id: 't3', name: 'deploy', arguments: { target: 'prod' } }],
+        usage: { input: 30, output: 6, cacheRead: 12 },
+      },
     ],
     { name: 'beta', clock },
   );
-  const stallUntilAborted = (signal: AbortSignal) => new Promise<string>((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted'))));
+  const stallUntilAborted = (signal: AbortSignal) =>
+    new Promise<string>((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted'))));
   const tools = [
-    defineTool({ name: 'search', description: 'Searches the notes.', parameters: z.object({ q: z.string() }), execute: ({ q }) => `found: ${q}` }),
-    defineTool({ name: 'fetch', description: 'Fetches a URL.', parameters: z.object({ url: z.string() }), execute: (_args, { signal }) => stallUntilAborted(signal) }),
+    defineTool({
+      name: 'search',
+      description: 'Searches the notes.',
+      parameters: z.object({ q: z.string() }),
+      execute: ({ q }) => `found: ${q}`,
+    }),
+    defineTool({
+      name: 'fetch',
+      description: 'Fetches a URL.',
+      parameters: z.object({ url: z.string() }),
+      execute: (_args, { signal }) => stallUntilAborted(signal),
+    }),
     defineTool({
       name: 'deploy',
       description: 'Deploys a release.',

@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import type { AgentEvent, RunResult } from 'agentchart';
 import { otelObserver, TRACER_NAME } from 'agentchart/otel';
 import { expectCounters, expectInvariants, ofType } from '../support/harness.js';
@@ -16,7 +21,12 @@ import { fromOtlp, fromReadable, spanTree, timingProblems, type FlatSpan, type S
 const UNSET = { code: 'UNSET' } as const;
 const error = (message?: string) => ({ code: 'ERROR' as const, ...(message ? { message } : {}) });
 
-function chat(model: string, provider: string, attributes: Record<string, unknown>, status: SpanNode['status']): SpanNode {
+function chat(
+  model: string,
+  provider: string,
+  attributes: Record<string, unknown>,
+  status: SpanNode['status'],
+): SpanNode {
   return {
     name: `chat ${model}`,
     kind: 'CLIENT',
@@ -33,11 +43,22 @@ function chat(model: string, provider: string, attributes: Record<string, unknow
   };
 }
 
-function tool(name: string, id: string, status: SpanNode['status'], attributes: Record<string, unknown> = {}): SpanNode {
+function tool(
+  name: string,
+  id: string,
+  status: SpanNode['status'],
+  attributes: Record<string, unknown> = {},
+): SpanNode {
   return {
     name: `execute_tool ${name}`,
     kind: 'INTERNAL',
-    attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name, 'gen_ai.tool.call.id': id, 'gen_ai.tool.type': 'function', ...attributes },
+    attributes: {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': name,
+      'gen_ai.tool.call.id': id,
+      'gen_ai.tool.type': 'function',
+      ...attributes,
+    },
     events: [],
     status,
     children: [],
@@ -74,8 +95,22 @@ function expectedTree(runId: string): SpanNode[] {
           kind: 'INTERNAL',
           attributes: { 'agentchart.turn.index': 0, 'agentchart.turn.end_reason': 'steeringInterrupt' },
           events: [
-            { name: 'retry', attributes: { 'agentchart.retry.attempt': 1, 'agentchart.retry.delay_ms': 500, 'error.type': 'rateLimit' } },
-            { name: 'model_fallback', attributes: { 'agentchart.fallback.from': 'alpha', 'agentchart.fallback.to': 'beta', 'error.type': 'overloaded' } },
+            {
+              name: 'retry',
+              attributes: {
+                'agentchart.retry.attempt': 1,
+                'agentchart.retry.delay_ms': 500,
+                'error.type': 'rateLimit',
+              },
+            },
+            {
+              name: 'model_fallback',
+              attributes: {
+                'agentchart.fallback.from': 'alpha',
+                'agentchart.fallback.to': 'beta',
+                'error.type': 'overloaded',
+              },
+            },
           ],
           status: UNSET,
           children: [
@@ -83,7 +118,7 @@ function expectedTree(runId: string): SpanNode[] {
             chat('alpha', 'anthropic', { 'error.type': 'overloaded' }, error('overloaded')),
             chat('beta', '_OTHER', replied(20, 5), UNSET),
             tool('search', 't1', UNSET),
-            // Interrupted by the steering message after the grace period; the result text stays out (no content capture).
+            // Cut by steering after the grace period; its result text stays out (no content capture).
             tool('fetch', 't2', error(), { 'error.type': 'toolError' }),
           ],
         },
@@ -102,8 +137,18 @@ function expectedTree(runId: string): SpanNode[] {
                 'agentchart.context.tokens_after': expect.any(Number),
               },
             },
-            { name: 'tool_approval_requested', attributes: { 'gen_ai.tool.name': 'deploy', 'gen_ai.tool.call.id': 't3' } },
-            { name: 'tool_approval_resolved', attributes: { 'gen_ai.tool.name': 'deploy', 'gen_ai.tool.call.id': 't3', 'agentchart.approval.approved': true } },
+            {
+              name: 'tool_approval_requested',
+              attributes: { 'gen_ai.tool.name': 'deploy', 'gen_ai.tool.call.id': 't3' },
+            },
+            {
+              name: 'tool_approval_resolved',
+              attributes: {
+                'gen_ai.tool.name': 'deploy',
+                'gen_ai.tool.call.id': 't3',
+                'agentchart.approval.approved': true,
+              },
+            },
           ],
           status: error(),
           children: [
@@ -128,7 +173,10 @@ describe('§14 span tree of one session, in memory and over OTLP/HTTP', () => {
     receiver = await startOtlpReceiver();
     memory = new InMemorySpanExporter();
     provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(memory), new BatchSpanProcessor(new OTLPTraceExporter({ url: receiver.url }))],
+      spanProcessors: [
+        new SimpleSpanProcessor(memory),
+        new BatchSpanProcessor(new OTLPTraceExporter({ url: receiver.url })),
+      ],
     });
     // The real SDK, registered globally: otelObserver() without a tracer uses the global provider.
     trace.setGlobalTracerProvider(provider);
@@ -166,10 +214,16 @@ describe('§14 span tree of one session, in memory and over OTLP/HTTP', () => {
     // The fields the observer reads, added to the events for it.
     expect(ofType(events, 'modelFallback').map((e) => e.error?.kind)).toEqual(['overloaded']);
     expect(ofType(events, 'turnStart').map((e) => e.steeringDelivered)).toEqual([undefined, 1]);
-    expect(ofType(events, 'beforeModelCall').map((e) => e.provider)).toEqual(['anthropic', 'anthropic', undefined, undefined, undefined]);
+    expect(ofType(events, 'beforeModelCall').map((e) => e.provider)).toEqual([
+      'anthropic',
+      'anthropic',
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 
-  it('the in-memory exporter holds exactly the expected tree: names, parents, kinds, attributes, events, status', () => {
+  it('the in-memory exporter holds exactly the expected tree (names, parents, kinds, attributes, events)', () => {
     const spans = memory.getFinishedSpans();
     expect(spans.every((span) => span.instrumentationScope.name === TRACER_NAME)).toBe(true);
     const flat = spans.map(fromReadable);

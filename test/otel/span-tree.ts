@@ -38,7 +38,10 @@ const API_KINDS: Kind[] = ['INTERNAL', 'SERVER', 'CLIENT', 'PRODUCER', 'CONSUMER
 const STATUS_CODES: StatusCode[] = ['UNSET', 'OK', 'ERROR'];
 
 const nanos = ([seconds, ns]: HrTime): bigint => BigInt(seconds) * 1_000_000_000n + BigInt(ns);
-const status = (code: number, message: string | undefined) => ({ code: STATUS_CODES[code] ?? 'UNSET', ...(message ? { message } : {}) });
+const status = (code: number, message: string | undefined) => ({
+  code: STATUS_CODES[code] ?? 'UNSET',
+  ...(message ? { message } : {}),
+});
 
 export function fromReadable(span: ReadableSpan): FlatSpan {
   return {
@@ -64,7 +67,8 @@ function valueOf(value: OtlpAnyValue): unknown {
   throw new Error(`unexpected OTLP value ${JSON.stringify(value)}`);
 }
 
-const attributesOf = (list: OtlpKeyValue[] | undefined) => Object.fromEntries((list ?? []).map(({ key, value }) => [key, valueOf(value)]));
+const attributesOf = (list: OtlpKeyValue[] | undefined) =>
+  Object.fromEntries((list ?? []).map(({ key, value }) => [key, valueOf(value)]));
 
 /** OTLP span kinds count from SPAN_KIND_UNSPECIFIED = 0 (INTERNAL = 1). */
 export function fromOtlp(span: OtlpSpan): FlatSpan {
@@ -83,8 +87,8 @@ export function fromOtlp(span: OtlpSpan): FlatSpan {
 }
 
 /**
- * Children in start order. Parallel tool calls may start within one clock tick: ties go by tool call
- * id, then name (tests number call ids in call order, so both keys agree).
+ * Children in start order. The SDK stamps starts in whole milliseconds, so ties are common: they go by
+ * tool call id (tests number call ids in call order), else keep the export order (end order; the sort is stable).
  */
 function order(a: FlatSpan, b: FlatSpan): number {
   if (a.startNs !== b.startNs) return a.startNs < b.startNs ? -1 : 1;
@@ -111,7 +115,13 @@ export function spanTree(spans: readonly FlatSpan[]): SpanNode[] {
   return (byParent.get(undefined) ?? []).sort(order).map(build);
 }
 
-/** Every span lies within its parent's time and has a parent that was exported (or is a root). */
+/**
+ * The SDK stamps a span's start with `Date.now()` (whole milliseconds) and its end as start plus a
+ * high-resolution duration: a child that really ends first may appear to end up to 1 ms after its parent.
+ */
+const CLOCK_SLACK_NS = 1_000_000n;
+
+/** Every span lies within its parent's time (to the SDK's clock slack) and its parent was exported. */
 export function timingProblems(spans: readonly FlatSpan[]): string[] {
   const byId = new Map(spans.map((span) => [span.spanId, span]));
   const problems: string[] = [];
@@ -120,7 +130,9 @@ export function timingProblems(spans: readonly FlatSpan[]): string[] {
     if (span.parentId === undefined) continue;
     const parent = byId.get(span.parentId);
     if (!parent) problems.push(`${span.name}: parent ${span.parentId} was never exported`);
-    else if (span.startNs < parent.startNs || span.endNs > parent.endNs) problems.push(`${span.name} lies outside ${parent.name}`);
+    else if (span.startNs < parent.startNs || span.endNs > parent.endNs + CLOCK_SLACK_NS) {
+      problems.push(`${span.name} lies outside ${parent.name}`);
+    }
   }
   return problems;
 }
