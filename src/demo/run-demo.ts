@@ -1,4 +1,5 @@
-import { createAgent, type AgentEvent, type AgentObserver, type AgentOptions, type Model, type RunResult, type SteerReceipt } from '../index.js';
+import { createAgent, type AgentEvent, type AgentOptions, type Model, type RunResult, type SteerReceipt } from '../index.js';
+import type { AgentObserver } from '../index.js';
 import { checkInvariants, scriptedModel, type Clock } from '../testing.js';
 import { TerminalRenderer } from './renderer.js';
 import { DEMO_SCRIPT, STEER_AT_PERCENT, STEERING_MESSAGE, SYSTEM_PROMPT, USER_PROMPT } from './script.js';

@@ -57,7 +57,12 @@ export const AgentEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('messageStart'), ...inTurn, message: AssistantMessageSchema }),
   z.object({ type: z.literal('messageUpdate'), ...inTurn, delta: MessageDeltaSchema }),
   /** `error`: the classified error of a reply that failed or was aborted (the attempt's last word). */
-  z.object({ type: z.literal('messageEnd'), ...inTurn, message: AssistantMessageSchema, error: ModelErrorSchema.optional() }),
+  z.object({
+    type: z.literal('messageEnd'),
+    ...inTurn,
+    message: AssistantMessageSchema,
+    error: ModelErrorSchema.optional(),
+  }),
   z.object({
     type: z.literal('toolApprovalRequested'),
     ...inTurn,
@@ -103,7 +108,13 @@ export const AgentEventSchema = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('retry'), ...base, attempt: z.number().int().positive(), delayMs: z.number().nonnegative(), error: ModelErrorSchema }),
   /** `error`: the failure of the last attempt on `from` that made the run fall back. */
-  z.object({ type: z.literal('modelFallback'), ...base, from: z.string(), to: z.string(), error: ModelErrorSchema.optional() }),
+  z.object({
+    type: z.literal('modelFallback'),
+    ...base,
+    from: z.string(),
+    to: z.string(),
+    error: ModelErrorSchema.optional(),
+  }),
   z.object({ type: z.literal('contextCompacted'), ...base, before: ContextSizeSchema, after: ContextSizeSchema }),
   /** A policy or approval hook threw; it counted as Continue (added to the contract, see README). */
   z.object({ type: z.literal('policyError'), ...base, slot: PolicySlotSchema, message: z.string() }),

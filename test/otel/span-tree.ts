@@ -92,8 +92,9 @@ export function fromOtlp(span: OtlpSpan): FlatSpan {
  */
 function order(a: FlatSpan, b: FlatSpan): number {
   if (a.startNs !== b.startNs) return a.startNs < b.startNs ? -1 : 1;
+  // Code-unit order: localeCompare would ignore the separator and mix the two keys.
   const key = (span: FlatSpan) => `${String(span.attributes['gen_ai.tool.call.id'] ?? '')}\u0000${span.name}`;
-  return key(a).localeCompare(key(b));
+  return key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0;
 }
 
 /** The forest of spans (roots: spans with no parent among them), as asserted by the tests. */
