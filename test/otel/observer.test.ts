@@ -199,6 +199,55 @@ describe('§14 failed runs', () => {
     ]);
     await provider.shutdown();
   });
+  it('an abort during a backoff ends every span the run opened: the failed attempt, the turn, the run', async () => {
+    const { provider, tree } = tracing();
+    const clock = new SimulatedClock();
+    const agent = agentWith(
+      [{ error: { kind: 'rateLimit', retryAfterMs: 5_000 } }],
+      { tracer: provider.getTracer('t') },
+      { clock },
+    );
+    const run = agent.prompt('hi');
+    await settle();
+    agent.abort('changed my mind');
+    const { result, events } = await finished(run);
+    expect(result).toMatchObject({ status: 'aborted', endReason: 'aborted' });
+    expectInvariants(events, result.messages);
+    expectCounters(result.counters, {
+      turns: 1,
+      modelCalls: 1,
+      retries: 1,
+      backoffMs: 5_000,
+      failureCodes: { rateLimit: 1 },
+    });
+
+    expect(tree()).toEqual([
+      expect.objectContaining({
+        name: 'invoke_agent',
+        attributes: expect.objectContaining({ 'agentchart.run.status': 'aborted', 'error.type': 'aborted' }),
+        status: { code: 'ERROR' },
+        children: [
+          expect.objectContaining({
+            name: 'turn',
+            attributes: {
+              'agentchart.turn.index': 0,
+              'agentchart.turn.end_reason': 'aborted',
+              'error.type': 'aborted',
+            },
+            events: [expect.objectContaining({ name: 'retry' })],
+            // The empty message that closes the aborted turn follows no attempt: no second chat span.
+            children: [
+              expect.objectContaining({
+                name: 'chat m1',
+                attributes: expect.objectContaining({ 'error.type': 'rateLimit' }),
+              }),
+            ],
+          }),
+        ],
+      }),
+    ]);
+    await provider.shutdown();
+  });
 });
 
 describe('§14 no SDK, sampling, and options', () => {
