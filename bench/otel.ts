@@ -1,4 +1,6 @@
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { Subject } from 'rxjs';
+import type { AgentEvent } from 'agentchart';
 import { otelObserver } from 'agentchart/otel';
 import { expectWork, timeAgentchart, type AgentExtras } from './drivers.js';
 import { macrotask, median, sampled, type Sampled } from './stats.js';
@@ -17,6 +19,8 @@ export interface OtelCost {
   workload: string;
   /** Spans recorded per run with the SDK. */
   spansPerRun: number;
+  /** The observer's own work per event with no SDK (a subscriber doing nothing subtracted), ns. */
+  noSdkNsPerEvent: number;
   modes: Record<OtelMode, Sampled>;
   /** Mode median / off median, wall clock and process CPU time. */
   ratio: Record<Exclude<OtelMode, 'off'>, number>;
@@ -63,8 +67,52 @@ export async function otelCost(turns: number, calls: number, rounds: number, war
     unit: 'µs/turn',
     workload: `T=${turns} × K=${calls}`,
     spansPerRun,
+    noSdkNsPerEvent: noSdkEventCost(200_000),
     modes: { off: sampled(wall.off), noSdk: sampled(wall.noSdk), sdk: sampled(wall.sdk) },
     ratio: { noSdk: ratio(wall, 'noSdk'), sdk: ratio(wall, 'sdk') },
     cpuRatio: { noSdk: ratio(cpu, 'noSdk'), sdk: ratio(cpu, 'sdk') },
   };
+}
+
+/** One run's events, minimal bodies: what the observer looks at when no SDK is registered. */
+function runEvents(runId: string, turns: number): AgentEvent[] {
+  const event = (body: object, seq: number) => ({ ...body, runId, seq }) as AgentEvent;
+  const turn = (turnIndex: number) => [
+    { type: 'turnStart', turnIndex },
+    { type: 'beforeModelCall', turnIndex, model: 'm', messages: [] },
+    { type: 'messageStart', turnIndex },
+    { type: 'messageUpdate', turnIndex },
+    { type: 'messageEnd', turnIndex },
+    { type: 'toolExecutionStart', turnIndex, toolCallId: `c${turnIndex}`, toolName: 't', arguments: {} },
+    { type: 'toolExecutionEnd', turnIndex, toolCallId: `c${turnIndex}`, toolName: 't', result: '', isError: false },
+    { type: 'turnEnd', turnIndex, reason: 'toolsExecuted' },
+  ];
+  const bodies = [{ type: 'agentStart' }, ...Array.from({ length: turns }, (_, i) => turn(i)).flat(), { type: 'agentEnd' }];
+  return bodies.map(event);
+}
+
+/**
+ * ns per event the observer adds with no SDK registered: events pushed through a Subject to the
+ * observer, minus the same events to a subscriber that does nothing (best of 5).
+ */
+function noSdkEventCost(events: number): number {
+  const turns = 100;
+  const runs = Math.ceil(events / (turns * 8 + 2));
+  const logs = Array.from({ length: runs }, (_, i) => runEvents(`run${i}`, turns));
+  const time = (attach: (events: Subject<AgentEvent>) => void) => {
+    let best = Number.POSITIVE_INFINITY;
+    for (let round = 0; round < 5; round++) {
+      const subject = new Subject<AgentEvent>();
+      attach(subject);
+      const start = performance.now();
+      for (const log of logs) for (const event of log) subject.next(event);
+      best = Math.min(best, performance.now() - start);
+    }
+    return best;
+  };
+  const observer = otelObserver();
+  const withObserver = time((events) => observer.attach({ events, sessionId: 'bench' }));
+  const baseline = time((events) => events.subscribe(() => {}));
+  const count = logs.reduce((sum, log) => sum + log.length, 0);
+  return Number((((withObserver - baseline) * 1e6) / count).toFixed(1));
 }

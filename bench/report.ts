@@ -161,15 +161,16 @@ function otelSection(r: BenchResults): string[] {
   if (!r.otel) return [];
   const row = (o: OtelCost) =>
     `| ${o.workload} | ${fmt(o.modes.off.median)} | ${fmt(o.modes.noSdk.median)} (${fmt(o.ratio.noSdk, 2)} ×, CPU ${fmt(o.cpuRatio.noSdk, 2)} ×) | ` +
-    `${fmt(o.modes.sdk.median)} (${fmt(o.ratio.sdk, 2)} ×, CPU ${fmt(o.cpuRatio.sdk, 2)} ×) | ${o.spansPerRun} |`;
+    `${fmt(o.modes.sdk.median)} (${fmt(o.ratio.sdk, 2)} ×, CPU ${fmt(o.cpuRatio.sdk, 2)} ×) | ${o.spansPerRun} | ` +
+    `${fmt(o.noSdkNsPerEvent)} |`;
   return [
     '## OpenTelemetry observer (`otel: otelObserver()`)',
     '',
     'Off; on with no SDK registered (the API\'s no-op tracer: one non-recording span per run, nothing else);',
     'on with the SDK recording every span (SimpleSpanProcessor into an in-memory exporter).',
     '',
-    '| workload | off (µs/turn) | on, no SDK | on, SDK recording | spans per run |',
-    '|---|---|---|---|---|',
+    '| workload | off (µs/turn) | on, no SDK | on, SDK recording | spans per run | no SDK: observer ns/event |',
+    '|---|---|---|---|---|---|',
     row(r.otel.perTurn),
     row(r.otel.perTool),
     '',
