@@ -2,7 +2,11 @@
 export * from './domain/index.js';
 export type { Model, ModelRequest, ModelStreamEvent, ModelPricing, ToolSpec } from './model/port.js';
 export { costOf } from './model/port.js';
-export type { Tool, AnyTool, ToolContext, ToolOutput, ToolExecutionHint } from './tools/types.js';
+export type { Tool, AnyTool, JsonSchemaTool, ToolContext, ToolOutput, ToolExecutionHint } from './tools/types.js';
+export { jsonSchemaParameters } from './tools/json-schema-parameters.js';
+export type { StandardJsonSchemaParameters, JsonSchemaCheck, StandardIssue } from './tools/json-schema-parameters.js';
+export { TOOL_SOURCE } from './tools/tool-source.js';
+export type { ToolSource } from './tools/tool-source.js';
 export type { ToolExecution } from './tools/strategy.js';
 export type * from './policies/types.js';
 export { defineTool, TOOL_NAME_PATTERN } from './tools/define.js';

@@ -116,6 +116,14 @@ export const AgentEventSchema = z.discriminatedUnion('type', [
     error: ModelErrorSchema.optional(),
   }),
   z.object({ type: z.literal('contextCompacted'), ...base, before: ContextSizeSchema, after: ContextSizeSchema }),
+  /** A tool source (an MCP server) changed its list; applied between turns, just before the next turnStart. */
+  z.object({
+    type: z.literal('toolsChanged'),
+    ...base,
+    added: z.array(z.string()),
+    removed: z.array(z.string()),
+    updated: z.array(z.string()),
+  }),
   /** A policy or approval hook threw; it counted as Continue (added to the contract, see README). */
   z.object({ type: z.literal('policyError'), ...base, slot: PolicySlotSchema, message: z.string() }),
   z.object({

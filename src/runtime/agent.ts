@@ -14,6 +14,7 @@ import { Persister } from './persistence.js';
 import { errorMessage } from './policy-runner.js';
 import { planResume, restoreAgent } from './resume.js';
 import { launchRun } from './run-launcher.js';
+import { ToolSourceFollower } from './tool-sources.js';
 import type { AgentState, MessageSource, RunSession, SteerReceipt } from './run-session.js';
 
 export interface AgentRun {
@@ -73,6 +74,7 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
     options,
     resolved,
     registry: createToolRegistry(options.tools ?? []),
+    toolSources: new ToolSourceFollower(options.tools ?? []),
     get guard() {
       // Built on first use (proactive compaction or an overflow): most agents never need one.
       const guard = createContextGuard({ maxTokens: options.context?.maxTokens ?? Number.MAX_SAFE_INTEGER, transform: options.context?.transform });

@@ -14,6 +14,7 @@ import type { AgentEvent, AgentEventBody, MessageDelta, PolicySlot } from '../do
 import type { AssistantMessage, Message, ToolResultMessage } from '../domain/messages.js';
 import type { Model } from '../model/port.js';
 import type { ToolRegistry } from '../tools/registry.js';
+import type { ToolSourceFollower } from './tool-sources.js';
 import { CounterLedger } from './counter-ledger.js';
 import { AgentEventFeed, RunEventLog } from './event-stream.js';
 import type { AgentOptions, ResolvedOptions } from './options.js';
@@ -79,7 +80,9 @@ export function newTurnScope(turnIndex: number, open: boolean, historyLength: nu
 export interface AgentState {
   readonly options: AgentOptions;
   readonly resolved: ResolvedOptions;
-  readonly registry: ToolRegistry;
+  /** Replaced only at a turn's start, when a tool source (e.g. an MCP server) changed its list. */
+  registry: ToolRegistry;
+  readonly toolSources: ToolSourceFollower;
   /** Compacts on overflow; also before every call when the `context` option is set. */
   readonly guard: ContextGuard;
   readonly history: Message[];
@@ -189,6 +192,12 @@ export class RunSession {
   }
 
   startTurn(turnIndex: number, input: readonly Message[] = []): void {
+    // Between turns only: a turn sees one tool list from its first model call to its last result.
+    const change = this.agent.toolSources.next(this.agent.registry);
+    if (change) {
+      this.agent.registry = change.registry;
+      this.emit({ type: 'toolsChanged', added: change.added, removed: change.removed, updated: change.updated });
+    }
     this.turn = newTurnScope(turnIndex, true, this.agent.history.length);
     const steeringDelivered = input.filter((message) => this.agent.sources.get(message) === 'steering').length;
     this.emit({ type: 'turnStart', turnIndex, ...(steeringDelivered > 0 ? { steeringDelivered } : {}) });
