@@ -14,6 +14,7 @@ export const DEMO_FLAGS: readonly DemoFlag[] = [
   { name: '--inspect', help: 'open the XState inspector on a loopback-only relay' },
   { name: '--inspect-port', value: 'PORT', help: 'the relay port (implies --inspect; default: any free port)' },
   { name: '--trace', value: 'FILE', help: 'write the trace as JSON lines to FILE and a viewer page beside it' },
+  { name: '--otel', help: "print the session's OpenTelemetry spans after the transcript" },
   { name: '--help', help: 'print this help and exit' },
 ];
 

@@ -2,6 +2,7 @@
 import { checkDemoArgs, demoHelp, DemoUsageError } from './flags.js';
 import { chooseProvider, describeChoice, loadProviderModel } from './provider.js';
 import { instrumentDemo, parseInstrumentArgs } from './instrument.js';
+import { tracingForDemo } from './otel.js';
 import { runDemo } from './run-demo.js';
 
 async function main(): Promise<number> {
@@ -19,13 +20,15 @@ async function main(): Promise<number> {
     waitForEnter,
   });
   const { finish, ...observers } = instrumentation;
+  const tracing = await tracingForDemo(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`));
   const outcome = await runDemo({
     write: (text) => process.stdout.write(text),
     tty,
     modelDescription: describeChoice(choice),
     ...(model ? { model } : {}),
     ...observers,
-  }).finally(finish);
+    ...(tracing.otel ? { otel: tracing.otel } : {}),
+  }).finally(() => finish().finally(() => tracing.finish()));
   return outcome.result.status === 'completed' && outcome.violations.length === 0 ? 0 : 1;
 }
 

@@ -43,6 +43,7 @@ export function anthropic(options: AnthropicOptions): Model {
   assertInstalled(ANTHROPIC_SDK);
   const sdk = lazyClient('anthropic', loadAnthropic, (Client) => new Client(sdkClientOptions(options)));
   return sdkModel(options, {
+    provider: 'anthropic',
     open: async (request, signal) =>
       (await sdk.client()).messages.create(messagesRequest(options, request), { signal, maxRetries: 0 }),
     mapper: () => new EventMapper(),

@@ -41,6 +41,7 @@ export function openAICompatible(options: OpenAICompatibleOptions): Model {
   const clientOptions = openAIClientOptions(options);
   const sdk = lazyClient('openAICompatible', loadOpenAI, (OpenAIClient) => new OpenAIClient(clientOptions));
   return sdkModel(options, {
+    provider: 'openai',
     open: async (request, signal) =>
       (await sdk.client()).chat.completions.create(chatRequest(options, request), { signal, maxRetries: 0 }),
     mapper: () => new ChunkMapper(),

@@ -93,6 +93,9 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
     run: null,
     persister: null,
   };
+  // Attached before the session loads, so a run resumed after a restart is observed from its first event.
+  const { sessionId, systemPrompt } = options;
+  options.otel?.attach({ events: state.feed.observable(), sessionId, systemPrompt });
   let loaded = !options.store;
   const handleOf = (run: RunSession): AgentRun => ({ runId: run.runId, events: run.handle!.events, result: run.handle!.result });
   const ready = options.store && options.sessionId ? load(state, options.store, options.sessionId, onSubscriberError).then((resumed) => ((loaded = true), { resumedRun: resumed ? handleOf(resumed) : null })) : Promise.resolve({ resumedRun: null });

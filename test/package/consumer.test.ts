@@ -109,7 +109,8 @@ describe('the packed tarball', () => {
       (JSON.parse(readFileSync(join(app, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
     expect(version('zod')).toMatch(/^4\.1\./);
     expect(existsSync(join(app, 'node_modules/agentchart/node_modules/zod'))).toBe(false);
-    for (const sdk of ['openai', '@anthropic-ai/sdk', '@ai-sdk/provider', '@statelyai/inspect', '@modelcontextprotocol/sdk']) {
+    const optionalPeers = ['openai', '@anthropic-ai/sdk', '@ai-sdk/provider', '@statelyai/inspect'];
+    for (const sdk of [...optionalPeers, '@modelcontextprotocol/sdk', '@opentelemetry/api']) {
       expect(existsSync(join(app, 'node_modules', sdk)), sdk).toBe(false);
     }
   });
@@ -159,6 +160,9 @@ describe('an ESM app', () => {
       mcp:
         'MissingDependency: agentchart/mcp needs the optional peer dependency @modelcontextprotocol/sdk (1.x): ' +
         'npm install @modelcontextprotocol/sdk',
+      otel:
+        'MissingDependency: agentchart/otel needs the optional peer dependency "@opentelemetry/api" (^1.9.0), ' +
+        'which is not installed. Install it with: npm install @opentelemetry/api',
       // The AI SDK adapter loads nothing of the AI SDK: the language model it wraps is the user's.
       'ai-sdk': expect.stringMatching(/^InvalidOptions: fromAISDK needs a LanguageModelV3 or LanguageModelV4/),
     });
@@ -213,6 +217,7 @@ describe('a CommonJS app', () => {
       'agentchart/sqlite': ['sqliteStore'],
       'agentchart/inspect': ['recordTrace', 'startInspector'],
       'agentchart/mcp': ['mcpTools'],
+      'agentchart/otel': ['otelObserver'],
       openAICompatible: 'MissingDependency',
     });
   });
@@ -285,6 +290,7 @@ await attempt('anthropic', () => anthropic({ model: 'claude-haiku-4-5', apiKey: 
 await attempt('inspect', async () => (await import('agentchart/inspect')).startInspector());
 await attempt('ai-sdk', async () => (await import('agentchart/ai-sdk')).fromAISDK({}));
 await attempt('mcp', async () => (await import('agentchart/mcp')).mcpTools({ command: 'never-started' }));
+await attempt('otel', async () => (await import('agentchart/otel')).otelObserver());
 console.log(JSON.stringify(results));
 `;
 
@@ -309,10 +315,10 @@ try {
 }
 `;
 
-const REQUIRE_ALL = `const subpaths = ['', '/testing', '/openai', '/anthropic', '/ai-sdk', '/sqlite', '/inspect', '/mcp'];
+const REQUIRE_ALL = `const subpaths = ['', '/testing', '/openai', '/anthropic', '/ai-sdk', '/sqlite', '/inspect', '/mcp', '/otel'];
 const entries = subpaths.map((subpath) => 'agentchart' + subpath);
 const wanted = ['createAgent', 'defineTool', 'memoryStore', 'checkInvariants', 'scriptedModel', 'openAICompatible',
-  'anthropic', 'fromAISDK', 'sqliteStore', 'recordTrace', 'startInspector', 'mcpTools'];
+  'anthropic', 'fromAISDK', 'sqliteStore', 'recordTrace', 'startInspector', 'mcpTools', 'otelObserver'];
 const out = {};
 for (const entry of entries) {
   const exported = require(entry);
