@@ -1,21 +1,24 @@
 import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { relayBenchmark } from './relay.js';
 import { renderMarkdown, type BenchResults } from './report.js';
+import type { PeersInfo } from './report-peers.js';
 import { sessionsBenchmark } from './sessions.js';
 import { loadAverage, MB, peakRssBytes, round2, rssBytes } from './stats.js';
-import { agentCreation, historyGrowth, inspectionCost, parityCheck, turnsBenchmark } from './throughput.js';
+import { agentCreation, historyGrowth, inspectionCost, parityCheck, turnsBenchmark, validationCheck } from './throughput.js';
 
 /**
- * `npm run bench`: every benchmark in one process, agentchart against the hand-written loop,
- * then bench/results.md and bench/results.json. `npm run bench -- --quick` is a smoke run
- * (fewer rounds, 1,000 sessions, 10,000 updates) that writes results.quick.{md,json} instead.
+ * `npm run bench`: every benchmark in one process, agentchart against the hand-written loop (and,
+ * on the turn workloads, against pi's agent core and the AI SDK), then bench/results.md and
+ * bench/results.json. `npm run bench -- --quick` is a smoke run (fewer rounds, 1,000 sessions,
+ * 10,000 updates) that writes results.quick.{md,json} instead.
  */
 
 const quick = process.argv.includes('--quick');
 const rounds = (full: number) => (quick ? Math.max(1, Math.ceil(full / 4)) : full);
+const warmups = (full: number) => (quick ? 1 : full);
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 const startedAt = performance.now();
@@ -40,15 +43,18 @@ async function step<T>(name: string, body: () => Promise<T>): Promise<T> {
 const parity = await step('parity', parityCheck);
 if (!parity.ok) throw new Error(`bench: the hand loop and agentchart publish different events (first difference at #${parity.firstDifference})`);
 
-const perTurn = await step('perTurn', () => turnsBenchmark(200, 1, 'turn', rounds(21), 3));
-const perTool = await step('perTool', () => turnsBenchmark(50, 20, 'toolCall', rounds(15), 3));
+const peers = await step('peers', peersInfo);
+
+// agentchart, the hand loop, pi and the AI SDK in interleaved rounds; a multiple of 4 rounds completes the balanced orders.
+const perTurn = await step('perTurn', () => turnsBenchmark(200, 1, 'turn', rounds(20), warmups(3)));
+const perTool = await step('perTool', () => turnsBenchmark(50, 20, 'toolCall', rounds(16), warmups(3)));
 const batch: Record<string, Awaited<ReturnType<typeof turnsBenchmark>>> = {};
 for (const [calls, n] of [
-  [10, 41],
-  [100, 21],
-  [1_000, 11],
+  [10, 40],
+  [100, 20],
+  [1_000, 12],
 ] as const) {
-  batch[String(calls)] = await step(`batch K=${calls}`, () => turnsBenchmark(1, calls, 'toolCall', rounds(n), 2));
+  batch[String(calls)] = await step(`batch K=${calls}`, () => turnsBenchmark(1, calls, 'toolCall', rounds(n), warmups(2)));
 }
 const history = await step('history', () => historyGrowth(2_000, rounds(7), 1));
 const inspection = await step('inspection', () => inspectionCost(200, 1, rounds(15), 2));
@@ -80,6 +86,7 @@ const results: BenchResults = {
   relay,
   inspection: { perTurn: inspection, perTool: inspectionTools },
   agentCreationUs: creation,
+  peers,
 };
 
 const base = quick ? 'results.quick' : 'results';
@@ -97,4 +104,16 @@ function gitCommit(): string {
   } catch {
     return 'unknown';
   }
+}
+
+/** The peer libraries: installed versions, and the check that each validates tool arguments (bench/README.md). */
+async function peersInfo(): Promise<PeersInfo> {
+  const version = (name: string) => {
+    const manifest = JSON.parse(readFileSync(here(`../node_modules/${name}/package.json`), 'utf8')) as { version: string };
+    return `${name} ${manifest.version}`;
+  };
+  const validation = await validationCheck();
+  const unchecked = Object.entries(validation).filter(([, rejected]) => !rejected);
+  if (unchecked.length > 0) throw new Error(`bench: ${unchecked.map(([name]) => name).join(', ')} did not reject tool calls with invalid arguments`);
+  return { versions: { pi: version('@mariozechner/pi-agent-core'), aiSdk: version('ai') }, validation };
 }

@@ -1,0 +1,113 @@
+import type { Contender, Peer } from './drivers.js';
+import type { Comparison, PeerFigures } from './throughput.js';
+
+/** The results.md sections comparing agentchart with the other libraries (pi's agent core, the AI SDK). */
+
+export interface PeersInfo {
+  /** Package name and installed version of each peer. */
+  versions: Record<Peer, string>;
+  /** Each contender rejected tool arguments that do not match the schema (bench/throughput.ts validationCheck). */
+  validation: Record<Contender, boolean>;
+}
+
+export interface PeerWorkloads {
+  perTurn: Comparison;
+  perTool: Comparison;
+  batch: Record<string, Comparison>;
+}
+
+export const PEER_LABELS: Record<Peer, string> = { pi: 'pi', aiSdk: 'AI SDK' };
+
+const fmt = (value: number, digits = 1) => value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const times = (value: number) => `${fmt(value, 2)} ×`;
+const yesNo = (met: boolean) => (met ? 'yes' : '**no**');
+
+interface PeerTarget {
+  target: string;
+  measured: string;
+  met: boolean;
+  metOnCpu: boolean;
+}
+
+function workloads(w: PeerWorkloads): [string, Comparison][] {
+  return [
+    ['per turn, T=200 × K=1 (µs/turn)', w.perTurn],
+    ['per tool call, T=50 × K=20 (µs/call)', w.perTool],
+    ...Object.entries(w.batch).map(([k, c]): [string, Comparison] => [`batch K=${Number(k).toLocaleString('en-US')}, one turn (µs/call)`, c]),
+  ];
+}
+
+/** A ratio target: agentchart / peer ≤ 1 (wall and CPU). */
+function atMostPeer(target: string, f: PeerFigures): PeerTarget {
+  return {
+    target,
+    measured: `${times(f.ratio)} (paired ${times(f.pairedRatio)}, CPU ${times(f.cpuRatio)})`,
+    met: f.ratio <= 1,
+    metOnCpu: f.cpuRatio <= 1,
+  };
+}
+
+/** Issue 17's targets: ratios from this one run, the same process for every library. */
+export function peerTargets(w: PeerWorkloads): PeerTarget[] {
+  const k1000 = w.batch['1000'];
+  const checks: PeerTarget[] = [
+    atMostPeer('per turn (T=200 × K=1) ≤ 1 × pi', w.perTurn.peers.pi),
+    atMostPeer('per tool call (T=50 × K=20) ≤ 1 × pi', w.perTool.peers.pi),
+    ...workloads(w).map(([label, c]) => atMostPeer(`ahead of the AI SDK: ${label.replace(/ \(.*\)$/, '')}`, c.peers.aiSdk)),
+  ];
+  if (k1000) {
+    const wall = k1000.agentchart.median / w.perTool.agentchart.median;
+    const cpu = k1000.cpu.agentchart.median / w.perTool.cpu.agentchart.median;
+    checks.push({
+      target: 'per tool call at K=1,000 ≤ 1 × the K=20 figure (agentchart)',
+      measured: `${fmt(k1000.agentchart.median)} / ${fmt(w.perTool.agentchart.median)} µs = ${times(wall)} (CPU ${times(cpu)})`,
+      met: wall <= 1,
+      metOnCpu: cpu <= 1,
+    });
+  }
+  return checks;
+}
+
+function wallRow(label: string, c: Comparison): string {
+  const { pi, aiSdk } = c.peers;
+  return `| ${label} | ${fmt(c.agentchart.median)} | ${fmt(c.hand.median)} | ${fmt(pi.wall.median)} | ${fmt(aiSdk.wall.median)} | ${times(pi.ratio)} | ${times(aiSdk.ratio)} | ${times(pi.pairedRatio)} / ${times(aiSdk.pairedRatio)} | ${c.agentchart.samples.length} |`;
+}
+
+function cpuRow(label: string, c: Comparison): string {
+  const { pi, aiSdk } = c.peers;
+  return `| ${label} | ${fmt(c.cpu.agentchart.median)} | ${fmt(c.cpu.hand.median)} | ${fmt(pi.cpu.median)} | ${fmt(aiSdk.cpu.median)} | ${times(pi.cpuRatio)} | ${times(aiSdk.cpuRatio)} |`;
+}
+
+export function renderPeerSections(w: PeerWorkloads, info: PeersInfo): string[] {
+  const rows = workloads(w);
+  const labels: Record<Contender, string> = { agentchart: 'agentchart', hand: 'hand loop', ...PEER_LABELS };
+  const rejected = (Object.entries(info.validation) as [Contender, boolean][]).map(([name, ok]) => `${labels[name]} ${ok ? 'yes' : '**NO**'}`);
+  return [
+    '## agentchart against pi and the AI SDK',
+    '',
+    `Same process, same workload, interleaved rounds: ${info.versions.pi} (\`Agent\`, a \`streamFn\` replaying the script) and ${info.versions.aiSdk}`,
+    '(`streamText` with `stopWhen`, a LanguageModelV4 replaying the script) beside agentchart and the hand loop; bench/README.md says',
+    'what each adapter does. Every run is checked to have done the work (turns and executed tool calls, read back from each',
+    `library's own result). Each library rejects arguments its tool schema refuses (\`i\` a string): ${rejected.join(', ')}.`,
+    'Ratios are agentchart / peer (below 1: agentchart is faster); "paired" is the median of the per-round ratios.',
+    '',
+    '### Targets (issue 17)',
+    '',
+    '| target | agentchart / peer | met | met on CPU time |',
+    '|---|---|---|---|',
+    ...peerTargets(w).map((t) => `| ${t.target} | ${t.measured} | ${yesNo(t.met)} | ${yesNo(t.metOnCpu)} |`),
+    '',
+    '### Wall clock (medians)',
+    '',
+    '| benchmark | agentchart | hand loop | pi | AI SDK | agentchart / pi | agentchart / AI SDK | paired (pi / AI SDK) | runs |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...rows.map(([label, c]) => wallRow(label, c)),
+    '',
+    '### Process CPU time (medians, µs per unit)',
+    '',
+    '| benchmark | agentchart | hand loop | pi | AI SDK | agentchart / pi | agentchart / AI SDK |',
+    '|---|---|---|---|---|---|---|',
+    ...rows.map(([label, c]) => cpuRow(label, c)),
+    '',
+  ];
+}
