@@ -10,10 +10,17 @@ export interface PeersInfo {
   validation: Record<Contender, boolean>;
 }
 
+/** What results.json keeps under `peers`: the info above and the one workload only the peer comparison runs. */
+export interface PeersResults extends PeersInfo {
+  /** A short session: T=1 × K=1, µs per session (the fixed cost of a run weighs most here). */
+  shortSession: Comparison;
+}
+
 export interface PeerWorkloads {
   perTurn: Comparison;
   perTool: Comparison;
   batch: Record<string, Comparison>;
+  shortSession: Comparison;
 }
 
 export const PEER_LABELS: Record<Peer, string> = { pi: 'pi', aiSdk: 'AI SDK' };
@@ -34,6 +41,7 @@ function workloads(w: PeerWorkloads): [string, Comparison][] {
     ['per turn, T=200 × K=1 (µs/turn)', w.perTurn],
     ['per tool call, T=50 × K=20 (µs/call)', w.perTool],
     ...Object.entries(w.batch).map(([k, c]): [string, Comparison] => [`batch K=${Number(k).toLocaleString('en-US')}, one turn (µs/call)`, c]),
+    ['short session, T=1 × K=1 (µs/session)', w.shortSession],
   ];
 }
 

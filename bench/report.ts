@@ -1,5 +1,5 @@
 import type { RelayResult } from './relay.js';
-import { renderPeerSections, type PeersInfo } from './report-peers.js';
+import { renderPeerSections, type PeersResults } from './report-peers.js';
 import type { SessionsResult } from './sessions.js';
 import type { Sampled } from './stats.js';
 import type { Comparison, HistoryGrowth, InspectionCost } from './throughput.js';
@@ -30,8 +30,8 @@ export interface BenchResults {
   relay: RelayResult;
   inspection: { perTurn: InspectionCost; perTool: InspectionCost };
   agentCreationUs: Sampled;
-  /** pi's agent core and the AI SDK: versions and the validation check (their timings are in perTurn, perTool, batch). */
-  peers: PeersInfo;
+  /** pi's agent core and the AI SDK: versions, the validation check, the short-session workload (their other timings are in perTurn, perTool, batch). */
+  peers: PeersResults;
 }
 
 export interface TargetCheck {
@@ -114,7 +114,7 @@ export function renderMarkdown(r: BenchResults): string {
     '|---|---|---|---|',
     ...targetChecks(r).map((t) => `| ${t.target} | ${t.measured} | ${yesNo(t.met)} | ${t.metOnCpu === null ? '—' : yesNo(t.metOnCpu)} |`),
     '',
-    ...renderPeerSections({ perTurn: r.perTurn, perTool: r.perTool, batch: r.batch }, r.peers),
+    ...renderPeerSections({ perTurn: r.perTurn, perTool: r.perTool, batch: r.batch, shortSession: r.peers.shortSession }, r.peers),
     '## agentchart against the hand loop',
     '',
     'Wall-clock medians. The CPU column is process CPU time per unit (agentchart / hand loop): time spent waiting for a core is not in it, but V8\'s GC helper threads are, so it can exceed the wall clock.',

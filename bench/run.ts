@@ -48,6 +48,7 @@ const peers = await step('peers', peersInfo);
 // agentchart, the hand loop, pi and the AI SDK in interleaved rounds; a multiple of 4 rounds completes the balanced orders.
 const perTurn = await step('perTurn', () => turnsBenchmark(200, 1, 'turn', rounds(20), warmups(3)));
 const perTool = await step('perTool', () => turnsBenchmark(50, 20, 'toolCall', rounds(16), warmups(3)));
+const shortSession = await step('short session', () => turnsBenchmark(1, 1, 'session', rounds(40), warmups(4)));
 const batch: Record<string, Awaited<ReturnType<typeof turnsBenchmark>>> = {};
 for (const [calls, n] of [
   [10, 40],
@@ -86,7 +87,7 @@ const results: BenchResults = {
   relay,
   inspection: { perTurn: inspection, perTool: inspectionTools },
   agentCreationUs: creation,
-  peers,
+  peers: { ...peers, shortSession },
 };
 
 const base = quick ? 'results.quick' : 'results';

@@ -76,16 +76,23 @@ function compared(unit: string, samples: Record<Contender, Timing[]>, units: num
 
 /**
  * T turns of K instant tool calls, then a text answer; agentchart, the hand loop, pi and the AI SDK
- * in interleaved rounds. `per` chooses the unit: µs per turn (all T+1 turns) or µs per tool call
- * (T×K calls, turn costs included).
+ * in interleaved rounds. `per` chooses the unit: µs per turn (all T+1 turns), µs per tool call
+ * (T×K calls, turn costs included) or µs per session.
  */
-export async function turnsBenchmark(turns: number, calls: number, per: 'turn' | 'toolCall', rounds: number, warmups: number): Promise<Comparison> {
+export async function turnsBenchmark(
+  turns: number,
+  calls: number,
+  per: 'turn' | 'toolCall' | 'session',
+  rounds: number,
+  warmups: number,
+): Promise<Comparison> {
   const samples = await interleave(CONTENDERS, rounds, warmups, async (contender) => {
     const run = await timeTurns(contender, turns, calls);
     expectWork(`${contender} T=${turns} K=${calls}`, run, turns + 1, turns * calls);
     return run;
   });
-  return compared(per === 'turn' ? 'µs/turn' : 'µs/tool call', samples, per === 'turn' ? turns + 1 : turns * calls);
+  const units = { turn: ['µs/turn', turns + 1], toolCall: ['µs/tool call', turns * calls], session: ['µs/session', 1] } as const;
+  return compared(units[per][0], samples, units[per][1]);
 }
 
 export interface HistoryGrowth {
