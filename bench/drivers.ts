@@ -11,12 +11,15 @@ import { benchTools, turnsModel, type ArgumentsKind, type WorkDone } from './wor
 /** agentchart and the hand-written loop built from agentchart's own parts (the baseline). */
 export type Implementation = 'agentchart' | 'hand';
 
-/** Other agent libraries run on the same workload, in the same process (devDependencies). */
-export type Peer = 'pi' | 'aiSdk';
+/**
+ * Other agent libraries run on the same workload, in the same process (devDependencies): pi's agent
+ * core, the AI SDK's `streamText` (streaming, like agentchart) and its `generateText` (no streaming).
+ */
+export type Peer = 'pi' | 'aiSdk' | 'aiSdkGenerate';
 
 export type Contender = Implementation | Peer;
 
-export const PEERS: readonly Peer[] = ['pi', 'aiSdk'];
+export const PEERS: readonly Peer[] = ['pi', 'aiSdk', 'aiSdkGenerate'];
 export const CONTENDERS: readonly Contender[] = ['agentchart', 'hand', ...PEERS];
 
 /** Wall-clock and process CPU time of the session (GC helper threads included), and the work it did as its library reports it. */
@@ -56,7 +59,8 @@ export function expectWork(label: string, run: TimedRun, turns: number, toolCall
  */
 const peerSessions: Record<Peer, (turns: number, calls: number, kind: ArgumentsKind) => () => Promise<WorkDone>> = {
   pi: preparePi,
-  aiSdk: prepareAiSdk,
+  aiSdk: (turns, calls, kind) => prepareAiSdk('stream', turns, calls, kind),
+  aiSdkGenerate: (turns, calls, kind) => prepareAiSdk('generate', turns, calls, kind),
 };
 
 /**
@@ -75,7 +79,7 @@ export async function timeTurns(contender: Contender, turns: number, calls: numb
  * The orders of a Williams design: every contender runs once per round, and over a cycle of rounds
  * each takes every position and follows every other contender equally often, so neither the
  * machine's load nor the garbage one run leaves to the next one's GC favours anyone. Two contenders
- * alternate; four make a cycle of 4 rounds (an odd count needs 2n).
+ * alternate; four make a cycle of 4 rounds, five (an odd count needs 2n) a cycle of 10.
  */
 export function balancedOrders<C>(contenders: readonly C[]): C[][] {
   const n = contenders.length;

@@ -11,7 +11,7 @@ import { relayModel, stalledModel, benchTools, turnsModel } from './workload.js'
  *   node --cpu-prof --cpu-prof-dir=bench/profiles --import tsx bench/profile.ts <workload> [seconds] [contender]
  * Workloads: perTurn (T=200 × K=1), perTool (T=50 × K=20), batch1000 (K=1,000), history (2,000 turns),
  * sessions (1,000 idle sessions prompted then aborted), relay (3 × 100,000 updates), create (createAgent).
- * The contender is agentchart (default), `hand` (the hand-written loop), `pi` or `aiSdk`; the peers run
+ * The contender is agentchart (default), `hand` (the hand-written loop), `pi`, `aiSdk` or `aiSdkGenerate`; the peers run
  * the turn workloads only. With `--out=<file>` the process profiles itself instead (no --cpu-prof):
  * only the loop, after a warm-up, so samples and counted units cover the same span. The last line on
  * stderr is a JSON summary that profile-compare.ts reads.
@@ -54,7 +54,7 @@ if (!name || !workloadNames.includes(name)) {
   process.exit(2);
 }
 const turnWorkload = name in turnWorkloads ? turnWorkloads[name as keyof typeof turnWorkloads] : undefined;
-if (!turnWorkload && (contender === 'pi' || contender === 'aiSdk')) {
+if (!turnWorkload && contender !== 'agentchart' && contender !== 'hand') {
   process.stderr.write(`profile: ${contender} runs the turn workloads only (${Object.keys(turnWorkloads).join(', ')})\n`);
   process.exit(2);
 }

@@ -45,15 +45,15 @@ if (!parity.ok) throw new Error(`bench: the hand loop and agentchart publish dif
 
 const peers = await step('peers', peersInfo);
 
-// agentchart, the hand loop, pi and the AI SDK in interleaved rounds; a multiple of 4 rounds completes the balanced orders.
+// agentchart, the hand loop, pi and the AI SDK (two paths) in interleaved rounds; a multiple of 10 rounds completes the balanced orders.
 const perTurn = await step('perTurn', () => turnsBenchmark(200, 1, 'turn', rounds(20), warmups(3)));
-const perTool = await step('perTool', () => turnsBenchmark(50, 20, 'toolCall', rounds(16), warmups(3)));
+const perTool = await step('perTool', () => turnsBenchmark(50, 20, 'toolCall', rounds(20), warmups(3)));
 const shortSession = await step('short session', () => turnsBenchmark(1, 1, 'session', rounds(40), warmups(4)));
 const batch: Record<string, Awaited<ReturnType<typeof turnsBenchmark>>> = {};
 for (const [calls, n] of [
   [10, 40],
   [100, 20],
-  [1_000, 12],
+  [1_000, 20],
 ] as const) {
   batch[String(calls)] = await step(`batch K=${calls}`, () => turnsBenchmark(1, calls, 'toolCall', rounds(n), warmups(2)));
 }
