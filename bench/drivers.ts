@@ -25,7 +25,7 @@ export const CONTENDERS: readonly Contender[] = ['agentchart', 'hand', ...PEERS]
 /** Wall-clock and process CPU time of the session (GC helper threads included), and the work it did as its library reports it. */
 export interface TimedRun extends Timing, WorkDone {}
 
-export type AgentExtras = Pick<AgentOptions, 'inspect'>;
+export type AgentExtras = Pick<AgentOptions, 'inspect' | 'otel'>;
 
 export async function timeAgentchart(model: ScriptedModel, extras: AgentExtras = {}): Promise<TimedRun> {
   const agent = createAgent({ model, tools: benchTools, ...extras });

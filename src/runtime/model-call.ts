@@ -24,7 +24,8 @@ export function createCallModel() {
     const view = await requestMessages(run);
     const model = run.model;
     if (run.signal.aborted) return { called: false, published: false, message: emptyErrorMessage(run, 'aborted'), error: modelError('aborted', 'aborted'), invalidCalls: [] };
-    run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, messages: view });
+    const provider = model.provider !== undefined ? { provider: model.provider } : {};
+    run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, ...provider, messages: view });
     const reply = { ...(await streamReply(run, view)), published: run.turn.messageOpen };
     run.ledger.recordUsage(reply.message.usage, model.pricing);
     if (reply.error && reply.error.kind !== 'aborted') run.ledger.recordFailure(reply.error.kind);
