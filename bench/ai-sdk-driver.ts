@@ -1,7 +1,19 @@
-import type { LanguageModelV4, LanguageModelV4Content, LanguageModelV4StreamPart, LanguageModelV4Usage } from '@ai-sdk/provider';
+import type {
+  LanguageModelV4,
+  LanguageModelV4Content,
+  LanguageModelV4StreamPart,
+  LanguageModelV4Usage,
+} from '@ai-sdk/provider';
 import { generateText, stepCountIs, streamText, tool } from 'ai';
 import { z } from 'zod';
-import { FINAL_ANSWER, scriptedCallId, threePieces, turnsScript, type ArgumentsKind, type WorkDone } from './workload.js';
+import {
+  FINAL_ANSWER,
+  scriptedCallId,
+  threePieces,
+  turnsScript,
+  type ArgumentsKind,
+  type WorkDone,
+} from './workload.js';
 
 /**
  * The Vercel AI SDK (`ai` 7) on the benchmark workload, with the tool loop
@@ -51,7 +63,12 @@ export function scriptedLanguageModel(turns: number, calls: number, kind: Argume
       const toolCalls = entry.toolCalls ?? [];
       const content: LanguageModelV4Content[] =
         toolCalls.length > 0
-          ? toolCalls.map((call, i) => ({ type: 'tool-call', toolCallId: scriptedCallId(index, i), toolName: call.name, input: JSON.stringify(call.arguments ?? {}) }))
+          ? toolCalls.map((call, i) => ({
+              type: 'tool-call',
+              toolCallId: scriptedCallId(index, i),
+              toolName: call.name,
+              input: JSON.stringify(call.arguments ?? {}),
+            }))
           : [{ type: 'text', text: entry.text ?? FINAL_ANSWER.text ?? '' }];
       const finishReason = { unified: toolCalls.length > 0 ? 'tool-calls' : 'stop', raw: undefined } as const;
       return Promise.resolve({ content, finishReason, usage: USAGE, warnings: [] });
@@ -74,8 +91,12 @@ export function scriptedLanguageModel(turns: number, calls: number, kind: Argume
       } else {
         const id = `text_${index}`;
         parts.push({ type: 'text-start', id });
-        for (const delta of threePieces(entry.text ?? FINAL_ANSWER.text ?? '')) parts.push({ type: 'text-delta', id, delta });
-        parts.push({ type: 'text-end', id }, { type: 'finish', usage: USAGE, finishReason: { unified: 'stop', raw: undefined } });
+        for (const delta of threePieces(entry.text ?? FINAL_ANSWER.text ?? ''))
+          parts.push({ type: 'text-delta', id, delta });
+        parts.push(
+          { type: 'text-end', id },
+          { type: 'finish', usage: USAGE, finishReason: { unified: 'stop', raw: undefined } },
+        );
       }
       const stream = new ReadableStream<LanguageModelV4StreamPart>({
         start(controller) {
@@ -89,13 +110,22 @@ export function scriptedLanguageModel(turns: number, calls: number, kind: Argume
 }
 
 /** Builds the model (untimed) and returns the timed part: one session, then the work read back from its steps. */
-export function prepareAiSdk(path: AiSdkPath, turns: number, calls: number, kind: ArgumentsKind = 'valid'): () => Promise<WorkDone> {
+export function prepareAiSdk(
+  path: AiSdkPath,
+  turns: number,
+  calls: number,
+  kind: ArgumentsKind = 'valid',
+): () => Promise<WorkDone> {
   const model = scriptedLanguageModel(turns, calls, kind);
   const options = { model, tools, prompt: 'go', stopWhen: stepCountIs(turns + 2) };
   const workDone = (steps: readonly { toolResults: readonly unknown[] }[], finishReason: string): WorkDone => {
     let toolCallsExecuted = 0;
     for (const step of steps) toolCallsExecuted += step.toolResults.length;
-    return { status: finishReason === 'stop' ? 'completed' : `finishReason ${finishReason}`, turns: steps.length, toolCallsExecuted };
+    return {
+      status: finishReason === 'stop' ? 'completed' : `finishReason ${finishReason}`,
+      turns: steps.length,
+      toolCallsExecuted,
+    };
   };
   if (path === 'generate') {
     return async () => {

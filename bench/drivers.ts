@@ -22,7 +22,7 @@ export type Contender = Implementation | Peer;
 export const PEERS: readonly Peer[] = ['pi', 'aiSdk', 'aiSdkGenerate'];
 export const CONTENDERS: readonly Contender[] = ['agentchart', 'hand', ...PEERS];
 
-/** Wall-clock and process CPU time of the session (GC helper threads included), and the work it did as its library reports it. */
+/** Wall-clock and process CPU time of the session (GC helpers included); the work done, as its library reports it. */
 export interface TimedRun extends Timing, WorkDone {}
 
 export type AgentExtras = Pick<AgentOptions, 'inspect' | 'otel'>;
@@ -31,16 +31,30 @@ export async function timeAgentchart(model: ScriptedModel, extras: AgentExtras =
   const agent = createAgent({ model, tools: benchTools, ...extras });
   const clock = startClock();
   const result: RunResult = await agent.prompt('go').result;
-  return { ...clock.stop(), status: result.status, turns: result.counters.turns, toolCallsExecuted: result.counters.toolCallsExecuted };
+  return {
+    ...clock.stop(),
+    status: result.status,
+    turns: result.counters.turns,
+    toolCallsExecuted: result.counters.toolCallsExecuted,
+  };
 }
 
 export async function timeHand(model: ScriptedModel): Promise<TimedRun> {
   const clock = startClock();
   const result: HandLoopResult = await handLoop('go', { model, tools: benchTools });
-  return { ...clock.stop(), status: result.status, turns: result.counters.turns, toolCallsExecuted: result.counters.toolCallsExecuted };
+  return {
+    ...clock.stop(),
+    status: result.status,
+    turns: result.counters.turns,
+    toolCallsExecuted: result.counters.toolCallsExecuted,
+  };
 }
 
-export function timeRun(implementation: Implementation, model: ScriptedModel, extras: AgentExtras = {}): Promise<TimedRun> {
+export function timeRun(
+  implementation: Implementation,
+  model: ScriptedModel,
+  extras: AgentExtras = {},
+): Promise<TimedRun> {
   return implementation === 'agentchart' ? timeAgentchart(model, extras) : timeHand(model);
 }
 
@@ -67,8 +81,14 @@ const peerSessions: Record<Peer, (turns: number, calls: number, kind: ArgumentsK
  * T turns of K instant tool calls then a text answer, on any contender; creating the agent is not
  * timed. With `invalid` arguments every call must be rejected by the library's validation.
  */
-export async function timeTurns(contender: Contender, turns: number, calls: number, kind: ArgumentsKind = 'valid'): Promise<TimedRun> {
-  if (contender === 'agentchart' || contender === 'hand') return timeRun(contender, turnsModel(turns, calls, undefined, kind));
+export async function timeTurns(
+  contender: Contender,
+  turns: number,
+  calls: number,
+  kind: ArgumentsKind = 'valid',
+): Promise<TimedRun> {
+  if (contender === 'agentchart' || contender === 'hand')
+    return timeRun(contender, turnsModel(turns, calls, undefined, kind));
   const session = peerSessions[contender](turns, calls, kind);
   const clock = startClock();
   const work = await session();

@@ -8,7 +8,14 @@ import {
   type ToolCall,
   type Usage,
 } from '@mariozechner/pi-ai';
-import { FINAL_ANSWER, scriptedCallId, threePieces, turnsScript, type ArgumentsKind, type WorkDone } from './workload.js';
+import {
+  FINAL_ANSWER,
+  scriptedCallId,
+  threePieces,
+  turnsScript,
+  type ArgumentsKind,
+  type WorkDone,
+} from './workload.js';
 
 /**
  * pi's agent core (`@mariozechner/pi-agent-core`) on the benchmark workload: its `Agent` class as an
@@ -97,7 +104,8 @@ function streamToolCalls(
     const contentIndex = output.content.push(block) - 1;
     stream.push({ type: 'toolcall_start', contentIndex, partial: output });
     const json = JSON.stringify(call.arguments ?? {});
-    for (const delta of threePieces(json)) stream.push({ type: 'toolcall_delta', contentIndex, delta, partial: output });
+    for (const delta of threePieces(json))
+      stream.push({ type: 'toolcall_delta', contentIndex, delta, partial: output });
     block.arguments = JSON.parse(json) as Record<string, unknown>;
     stream.push({ type: 'toolcall_end', contentIndex, toolCall: block, partial: output });
   });
@@ -116,7 +124,10 @@ function streamText(stream: AssistantMessageEventStream, output: AssistantMessag
 
 /** Builds the agent (untimed) and returns the timed part: one prompt, then the work read back from pi's transcript. */
 export function preparePi(turns: number, calls: number, kind: ArgumentsKind = 'valid'): () => Promise<WorkDone> {
-  const agent = new Agent({ initialState: { model: MODEL, tools: [noopTool] }, streamFn: scriptedStreamFn(turns, calls, kind) });
+  const agent = new Agent({
+    initialState: { model: MODEL, tools: [noopTool] },
+    streamFn: scriptedStreamFn(turns, calls, kind),
+  });
   return async () => {
     await agent.prompt('go');
     return piWorkDone(agent);
@@ -136,6 +147,7 @@ export function piWorkDone(agent: Agent): WorkDone {
       toolCallsExecuted++;
     }
   }
-  const failed = agent.state.errorMessage ?? (last?.stopReason === 'stop' ? undefined : `stopReason ${last?.stopReason ?? 'none'}`);
+  const failed =
+    agent.state.errorMessage ?? (last?.stopReason === 'stop' ? undefined : `stopReason ${last?.stopReason ?? 'none'}`);
   return { status: failed === undefined ? 'completed' : `failed: ${failed}`, turns, toolCallsExecuted };
 }

@@ -81,18 +81,22 @@ function hottest(p: Profiled, limit: number): string[] {
 }
 
 if (!['perTurn', 'perTool', 'batch1000', 'history'].includes(workload)) {
-  process.stderr.write(`usage: bench/profile-compare.ts <perTurn|perTool|batch1000|history> [seconds] [${CONTENDERS.join(' ')}]\n`);
+  process.stderr.write(
+    `usage: bench/profile-compare.ts <perTurn|perTool|batch1000|history> [seconds] [${CONTENDERS.join(' ')}]\n`,
+  );
   process.exit(2);
 }
 
 const profiled = contenders.map(profileOne);
 const unit = profiled[0]?.summary.unit === 'turn' ? 'µs/turn' : 'µs/tool call';
 const layers = [...new Set(profiled.flatMap((p) => [...p.byLayer.keys()]))].sort(
-  (a, b) => Math.max(...profiled.map((p) => p.byLayer.get(b) ?? 0)) - Math.max(...profiled.map((p) => p.byLayer.get(a) ?? 0)),
+  (a, b) =>
+    Math.max(...profiled.map((p) => p.byLayer.get(b) ?? 0)) - Math.max(...profiled.map((p) => p.byLayer.get(a) ?? 0)),
 );
-/** A layer's share of the main-thread samples, as µs of the process CPU time per unit (see the note in the table's header). */
+/** A layer's share of the main-thread samples, as µs of the process CPU time per unit (see the table's header). */
 const cpuPerUnit = (p: Profiled) => (p.summary.cpuMs * 1000) / p.summary.units;
-const cell = (p: Profiled, us: number) => `${((cpuPerUnit(p) * us) / p.busyUs).toFixed(1)} (${((100 * us) / p.busyUs).toFixed(0)}%)`;
+const cell = (p: Profiled, us: number) =>
+  `${((cpuPerUnit(p) * us) / p.busyUs).toFixed(1)} (${((100 * us) / p.busyUs).toFixed(0)}%)`;
 const agentchart = profiled.find((p) => p.summary.contender === 'agentchart');
 const lines = [
   `# CPU profile: ${workload}, ${seconds} s per contender`,
@@ -110,9 +114,17 @@ const lines = [
   `| runs of the workload | ${profiled.map((p) => String(p.summary.iterations)).join(' | ')} |`,
   '',
   ...(agentchart
-    ? ['## agentchart: hottest functions (self time)', '', `| function — source | ${unit} (share) |`, '|---|---|', ...hottest(agentchart, 25), '']
+    ? [
+        '## agentchart: hottest functions (self time)',
+        '',
+        `| function — source | ${unit} (share) |`,
+        '|---|---|',
+        ...hottest(agentchart, 25),
+        '',
+      ]
     : []),
-  `Deeper: \`npx tsx bench/profile-summary.ts bench/profiles/${workload}-agentchart.cpuprofile 40\` (inclusive times of agentchart's and xstate's functions).`,
+  `Deeper: \`npx tsx bench/profile-summary.ts bench/profiles/${workload}-agentchart.cpuprofile 40\``,
+  "(inclusive times of agentchart's and xstate's functions).",
   '',
 ];
 const report = `${dir}${workload}-compare.md`;

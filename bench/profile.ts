@@ -11,10 +11,10 @@ import { relayModel, stalledModel, benchTools, turnsModel } from './workload.js'
  *   node --cpu-prof --cpu-prof-dir=bench/profiles --import tsx bench/profile.ts <workload> [seconds] [contender]
  * Workloads: perTurn (T=200 × K=1), perTool (T=50 × K=20), batch1000 (K=1,000), history (2,000 turns),
  * sessions (1,000 idle sessions prompted then aborted), relay (3 × 100,000 updates), create (createAgent).
- * The contender is agentchart (default), `hand` (the hand-written loop), `pi`, `aiSdk` or `aiSdkGenerate`; the peers run
- * the turn workloads only. With `--out=<file>` the process profiles itself instead (no --cpu-prof):
- * only the loop, after a warm-up, so samples and counted units cover the same span. The last line on
- * stderr is a JSON summary that profile-compare.ts reads.
+ * The contender is agentchart (default), `hand` (the hand-written loop), `pi`, `aiSdk` or
+ * `aiSdkGenerate`; the peers run the turn workloads only. With `--out=<file>` the process profiles
+ * itself instead (no --cpu-prof): only the loop, after a warm-up, so samples and counted units cover
+ * the same span. The last line on stderr is a JSON summary that profile-compare.ts reads.
  */
 
 /** T and K of the turn workloads, which every contender runs (the peers through bench/drivers.ts). */
@@ -27,7 +27,9 @@ const turnWorkloads = {
 
 const otherWorkloads = {
   relay: async () => {
-    await (hand ? handLoop('go', { model: relayModel(3, 100_000), tools: benchTools }) : createAgent({ model: relayModel(3, 100_000), tools: benchTools }).prompt('go').result);
+    await (hand
+      ? handLoop('go', { model: relayModel(3, 100_000), tools: benchTools })
+      : createAgent({ model: relayModel(3, 100_000), tools: benchTools }).prompt('go').result);
   },
   sessions: async () => {
     const agents = Array.from({ length: 1_000 }, () => createAgent({ model: stalledModel(), tools: benchTools }));
@@ -47,7 +49,8 @@ const workloadNames = [...Object.keys(turnWorkloads), ...Object.keys(otherWorklo
 
 const name = process.argv[2] as Workload | undefined;
 const seconds = Number(process.argv[3] ?? 10);
-const contender: Contender = CONTENDERS.find((c) => c !== 'agentchart' && process.argv.slice(3).includes(c)) ?? 'agentchart';
+const contender: Contender =
+  CONTENDERS.find((c) => c !== 'agentchart' && process.argv.slice(3).includes(c)) ?? 'agentchart';
 const hand = contender === 'hand';
 if (!name || !workloadNames.includes(name)) {
   process.stderr.write(`usage: bench/profile.ts <${workloadNames.join('|')}> [seconds] [${CONTENDERS.join('|')}]\n`);
@@ -55,7 +58,9 @@ if (!name || !workloadNames.includes(name)) {
 }
 const turnWorkload = name in turnWorkloads ? turnWorkloads[name as keyof typeof turnWorkloads] : undefined;
 if (!turnWorkload && contender !== 'agentchart' && contender !== 'hand') {
-  process.stderr.write(`profile: ${contender} runs the turn workloads only (${Object.keys(turnWorkloads).join(', ')})\n`);
+  process.stderr.write(
+    `profile: ${contender} runs the turn workloads only (${Object.keys(turnWorkloads).join(', ')})\n`,
+  );
   process.exit(2);
 }
 
@@ -64,7 +69,9 @@ async function once(): Promise<void> {
   const { turns, calls } = turnWorkload;
   const run = await timeTurns(contender, turns, calls);
   if (run.status !== 'completed' || run.turns !== turns + 1 || run.toolCallsExecuted !== turns * calls) {
-    throw new Error(`profile: ${contender} ended ${run.status} after ${run.turns} turns and ${run.toolCallsExecuted} tool calls`);
+    throw new Error(
+      `profile: ${contender} ended ${run.status} after ${run.turns} turns and ${run.toolCallsExecuted} tool calls`,
+    );
   }
 }
 
@@ -97,7 +104,11 @@ if (out) {
   measured = await loop(seconds);
 }
 const { iterations, ms, cpuMs } = measured;
-process.stderr.write(`profile: ${name}${contender === 'agentchart' ? '' : ` (${contender})`} ran ${iterations} times in ${seconds} s\n`);
-const units = turnWorkload ? iterations * (turnWorkload.per === 'turn' ? turnWorkload.turns + 1 : turnWorkload.turns * turnWorkload.calls) : iterations;
+process.stderr.write(
+  `profile: ${name}${contender === 'agentchart' ? '' : ` (${contender})`} ran ${iterations} times in ${seconds} s\n`,
+);
+const units = turnWorkload
+  ? iterations * (turnWorkload.per === 'turn' ? turnWorkload.turns + 1 : turnWorkload.turns * turnWorkload.calls)
+  : iterations;
 const unit = turnWorkload ? turnWorkload.per : 'iteration';
 process.stderr.write(`${JSON.stringify({ workload: name, contender, iterations, units, unit, ms, cpuMs })}\n`);

@@ -8,7 +8,14 @@ import { renderMarkdown, type BenchResults } from './report.js';
 import type { PeersInfo } from './report-peers.js';
 import { sessionsBenchmark } from './sessions.js';
 import { loadAverage, MB, peakRssBytes, round2, rssBytes } from './stats.js';
-import { agentCreation, historyGrowth, inspectionCost, parityCheck, turnsBenchmark, validationCheck } from './throughput.js';
+import {
+  agentCreation,
+  historyGrowth,
+  inspectionCost,
+  parityCheck,
+  turnsBenchmark,
+  validationCheck,
+} from './throughput.js';
 
 /**
  * `npm run bench`: every benchmark in one process, agentchart against the hand-written loop (and,
@@ -46,7 +53,8 @@ if (!parity.ok) throw new Error(`bench: the hand loop and agentchart publish dif
 
 const peers = await step('peers', peersInfo);
 
-// agentchart, the hand loop, pi and the AI SDK (two paths) in interleaved rounds; a multiple of 10 rounds completes the balanced orders.
+// agentchart, the hand loop, pi and the AI SDK (two paths) in interleaved rounds;
+// a multiple of 10 rounds completes the balanced orders.
 const perTurn = await step('perTurn', () => turnsBenchmark(200, 1, 'turn', rounds(20), warmups(3)));
 const perTool = await step('perTool', () => turnsBenchmark(50, 20, 'toolCall', rounds(20), warmups(3)));
 const shortSession = await step('short session', () => turnsBenchmark(1, 1, 'session', rounds(40), warmups(4)));
@@ -56,7 +64,8 @@ for (const [calls, n] of [
   [100, 20],
   [1_000, 20],
 ] as const) {
-  batch[String(calls)] = await step(`batch K=${calls}`, () => turnsBenchmark(1, calls, 'toolCall', rounds(n), warmups(2)));
+  const runs = rounds(n);
+  batch[String(calls)] = await step(`batch K=${calls}`, () => turnsBenchmark(1, calls, 'toolCall', runs, warmups(2)));
 }
 const history = await step('history', () => historyGrowth(2_000, rounds(7), 1));
 const inspection = await step('inspection', () => inspectionCost(200, 1, rounds(15), 2));
@@ -114,11 +123,14 @@ function gitCommit(): string {
 /** The peer libraries: installed versions, and the check that each validates tool arguments (bench/README.md). */
 async function peersInfo(): Promise<PeersInfo> {
   const version = (name: string) => {
-    const manifest = JSON.parse(readFileSync(here(`../node_modules/${name}/package.json`), 'utf8')) as { version: string };
-    return `${name} ${manifest.version}`;
+    const manifest = readFileSync(here(`../node_modules/${name}/package.json`), 'utf8');
+    return `${name} ${(JSON.parse(manifest) as { version: string }).version}`;
   };
   const validation = await validationCheck();
   const unchecked = Object.entries(validation).filter(([, rejected]) => !rejected);
-  if (unchecked.length > 0) throw new Error(`bench: ${unchecked.map(([name]) => name).join(', ')} did not reject tool calls with invalid arguments`);
+  if (unchecked.length > 0) {
+    const names = unchecked.map(([name]) => name).join(', ');
+    throw new Error(`bench: ${names} did not reject tool calls with invalid arguments`);
+  }
   return { versions: { pi: version('@mariozechner/pi-agent-core'), aiSdk: version('ai') }, validation };
 }

@@ -49,7 +49,8 @@ export interface PeerFigures {
 const ratioOf = (a: number, b: number) => Number((a / b).toFixed(2));
 
 function compared(unit: string, samples: Record<Contender, Timing[]>, units: number): Comparison {
-  const perUnit = (contender: Contender, pick: (t: Timing) => number) => samples[contender].map((t) => (pick(t) * 1000) / units);
+  const perUnit = (contender: Contender, pick: (t: Timing) => number) =>
+    samples[contender].map((t) => (pick(t) * 1000) / units);
   const per = (contender: Contender, pick: (t: Timing) => number) => sampled(perUnit(contender, pick));
   const agentchart = per('agentchart', (t) => t.ms);
   const hand = per('hand', (t) => t.ms);
@@ -61,7 +62,13 @@ function compared(unit: string, samples: Record<Contender, Timing[]>, units: num
     const ours = perUnit('agentchart', (t) => t.ms);
     const theirs = perUnit(name, (t) => t.ms);
     const paired = ours.map((value, round) => value / (theirs[round] as number));
-    return { wall, cpu, ratio: ratioOf(agentchart.median, wall.median), cpuRatio: ratioOf(cpuAgentchart.median, cpu.median), pairedRatio: ratioOf(median(paired), 1) };
+    return {
+      wall,
+      cpu,
+      ratio: ratioOf(agentchart.median, wall.median),
+      cpuRatio: ratioOf(cpuAgentchart.median, cpu.median),
+      pairedRatio: ratioOf(median(paired), 1),
+    };
   };
   return {
     unit,
@@ -91,7 +98,11 @@ export async function turnsBenchmark(
     expectWork(`${contender} T=${turns} K=${calls}`, run, turns + 1, turns * calls);
     return run;
   });
-  const units = { turn: ['µs/turn', turns + 1], toolCall: ['µs/tool call', turns * calls], session: ['µs/session', 1] } as const;
+  const units = {
+    turn: ['µs/turn', turns + 1],
+    toolCall: ['µs/tool call', turns * calls],
+    session: ['µs/session', 1],
+  } as const;
   return compared(units[per][0], samples, units[per][1]);
 }
 

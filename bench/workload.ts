@@ -40,7 +40,11 @@ export function toolTurn(calls: number, kind: ArgumentsKind = 'valid'): ScriptEn
  * The script every implementation replays: model call `callIndex` (0-based) answers `callsPerTurn`
  * tool calls while `callIndex < turns`, then the text answer; `undefined` past the end (an overrun).
  */
-export function turnsScript(turns: number, callsPerTurn: number, kind: ArgumentsKind = 'valid'): (callIndex: number) => ScriptEntry | undefined {
+export function turnsScript(
+  turns: number,
+  callsPerTurn: number,
+  kind: ArgumentsKind = 'valid',
+): (callIndex: number) => ScriptEntry | undefined {
   const entry = toolTurn(callsPerTurn, kind);
   return (callIndex) => (callIndex < turns ? entry : callIndex === turns ? FINAL_ANSWER : undefined);
 }
@@ -88,7 +92,9 @@ export interface WorkDone {
 
 /** One reply with `tools` ticker calls of `updates` updates each, then a text answer. */
 export function relayModel(tools: number, updates: number): ScriptedModel {
-  const entry: ScriptEntry = { toolCalls: Array.from({ length: tools }, () => ({ name: 'ticker', arguments: { updates } })) };
+  const entry: ScriptEntry = {
+    toolCalls: Array.from({ length: tools }, () => ({ name: 'ticker', arguments: { updates } })),
+  };
   return scriptedModel([entry, FINAL_ANSWER], { recordRequests: false });
 }
 
