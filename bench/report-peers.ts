@@ -125,6 +125,8 @@ export function renderPeerSections(w: PeerWorkloads, info: PeersInfo): string[] 
     "have done the work (turns and executed tool calls, read back from each library's own result). Each rejects tool",
     `arguments its schema refuses (\`i\` a string): ${rejected.join(', ')}.`,
     'Ratios are agentchart / peer (below 1: agentchart is faster); "paired" is the median of the per-round ratios.',
+    'On a loaded machine the wall clock inflates long runs more than short ones, so between implementations of',
+    'very different speed the CPU ratio is the fairer one (bench/README.md).',
     '',
     '### Targets (issue 17)',
     '',
