@@ -50,7 +50,8 @@ describe('references', () => {
 
   it('name only Markdown files that are in the repository', () => {
     const cited = texts.flatMap((file) =>
-      [...read(file).matchAll(/(?<![\w/.-])((?:[\w.-]+\/)*[\w-]+\.md)\b/g)]
+      // A name right after a placeholder (`<workload>-compare.md`, `${name}.md`) is a pattern, not a file.
+      [...read(file).matchAll(/(?<![\w/.\-<>{}$*])((?:[\w.-]+\/)*[\w-]+\.md)\b/g)]
         .map((match) => match[1] ?? '')
         .filter((path) => !existsSync(join(ROOT, path)) && !existsSync(join(ROOT, dirname(file), path)))
         .map((path) => `${path} (in ${file})`),
