@@ -1,5 +1,5 @@
 import { assign, fromPromise } from 'xstate';
-import { masterMachine } from '../../machines/master.machine.js';
+import { describeError, masterMachine } from '../../machines/master.machine.js';
 import { compactMessages } from '../context/compact.js';
 import { COMPACTION_TARGET_RATIO } from '../context/guard.js';
 import { modelError } from '../domain/errors.js';
@@ -52,6 +52,8 @@ export function provideMasterMachine() {
         run.emit({ type: 'modelFallback', turnIndex: context.turnIndex, from, to: run.model.name });
       },
       closeOpenTurnAsAborted: ({ system }) => runOf(system).closeTurnAsAborted(),
+      closeTurnAfterInternalError: ({ context, event, system }) =>
+        runOf(system).closeAfterInternalError([...context.turnInput, ...context.pending], describeError('error' in event ? event.error : event)),
       planRetry: assign(({ context, system }) => ({
         retryDelayMs: backoffDelay(runOf(system).agent.resolved.retry, context.attemptsOnModel, context.lastOutcome?.error ?? null),
       })),

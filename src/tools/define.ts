@@ -18,6 +18,8 @@ export interface ToolDefinition<Params extends z.ZodObject> {
   /** After a crash while running: 'never' re-run (default) or 'safe' to re-run. */
   replay?: 'never' | 'safe';
   execution?: ToolExecutionHint;
+  /** Aborts a call still running after this many ms, on the agent's clock; the result is `timed out after N ms`. */
+  timeoutMs?: number;
   execute(args: z.infer<Params>, ctx: ToolContext): ToolOutput | Promise<ToolOutput>;
 }
 
@@ -37,6 +39,7 @@ export function defineTool<Params extends z.ZodObject>(definition: ToolDefinitio
     progress: definition.progress ?? false,
     replay: definition.replay ?? 'never',
     ...(definition.execution !== undefined ? { execution: definition.execution } : {}),
+    ...(definition.timeoutMs !== undefined ? { timeoutMs: definition.timeoutMs } : {}),
     execute: definition.execute,
   };
   assertValidTool(tool as unknown as AnyTool);
@@ -69,6 +72,9 @@ export function assertValidTool(tool: AnyTool): void {
   if (tool.replay !== 'never' && tool.replay !== 'safe') throw invalid('replay', `'never' or 'safe'`, tool.replay);
   if (tool.execution !== undefined && tool.execution !== 'parallel' && tool.execution !== 'sequential') {
     throw invalid('execution', `'parallel' or 'sequential'`, tool.execution);
+  }
+  if (tool.timeoutMs !== undefined && !(Number.isFinite(tool.timeoutMs) && tool.timeoutMs >= 1 && tool.timeoutMs <= 2 ** 31 - 1)) {
+    throw invalid('timeoutMs', 'a number of milliseconds from 1 to 2147483647', tool.timeoutMs);
   }
   parametersJsonSchema(name, tool.parameters);
 }

@@ -70,6 +70,7 @@ export function provideTurn(config: TurnConfig) {
       announceTurnEnd: recorder<TurnContext>('announceTurnEnd', (context) => ({ reason: context.endReason, results: orderedResultIds(context) })),
       denyPendingApproval: recorder<TurnContext>('denyPendingApproval'),
       cancelToolBatch: recorder<TurnContext, { reason: 'aborted' | 'steering' }>('cancelToolBatch', (_, params) => params.reason),
+      holdToolBatch: recorder<TurnContext>('holdToolBatch'),
       prepareToolCalls: assign(({ context }) => prepare(context, config)),
       planDispatch: assign(({ context }) =>
         config.partition === 'valid'
@@ -231,7 +232,7 @@ export const TURN_ATTEMPTS = {
 export type AttemptName = keyof typeof TURN_ATTEMPTS;
 
 /** Not a run resumed after a crash (resuming is not modelled yet). */
-export const NOT_RESUMED = { resume: null };
+export const NOT_RESUMED = { resume: null, steeringArrived: false };
 
 /** The first turn of a session started with the prompt. */
 export const turnInput = (features: TurnFeatures, attempt: AttemptName): TurnInput => ({ turnIndex: 0, features, newMessages: [PROMPT], ...NOT_RESUMED, ...TURN_ATTEMPTS[attempt] });
