@@ -163,6 +163,12 @@ class ChunkMapper {
       state = { id: undefined, name: '', started: false, ended: false, pending: '' };
       this.toolCalls.set(index, state);
     }
+    // A different id at a started index is a second call the server put at the same index: passed
+    // on as a second start, which the runtime refuses (invalidResponse) instead of gluing the two.
+    if (call.id && state.started && state.id !== undefined && call.id !== state.id) {
+      this.queued.push({ type: 'toolCallStart', index, id: call.id, name: call.function?.name ?? state.name });
+      return;
+    }
     if (call.id && state.id === undefined) state.id = call.id;
     // Some servers repeat the name in every chunk; it is taken once, before the call starts.
     if (call.function?.name && !state.started) state.name = call.function.name;

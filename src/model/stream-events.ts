@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ErrorKindSchema, modelError } from '../domain/errors.js';
+import type { Usage } from '../domain/messages.js';
 
 /**
  * The Model port's stream events as zod schemas: the runtime checks every event a model yields
@@ -8,14 +9,16 @@ import { ErrorKindSchema, modelError } from '../domain/errors.js';
 
 /** A token count as providers send it: anything but a finite non-negative integer counts as 0. */
 const usageCountOf = (value: unknown): number => (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : 0);
-const usageCount = z.unknown().optional().transform(usageCountOf);
 
-export const StreamUsageSchema = z.object({
-  input: usageCount,
-  output: usageCount,
-  cacheRead: z.unknown().optional().transform((value) => (value === undefined ? undefined : usageCountOf(value))),
-  cacheWrite: z.unknown().optional().transform((value) => (value === undefined ? undefined : usageCountOf(value))),
-});
+/** Usage must be an object; its counts are sanitized (a NaN, negative or string count is 0, never NaN). */
+export const StreamUsageSchema = z.record(z.string(), z.unknown()).transform(
+  (raw): Usage => ({
+    input: usageCountOf(raw.input),
+    output: usageCountOf(raw.output),
+    ...(raw.cacheRead !== undefined ? { cacheRead: usageCountOf(raw.cacheRead) } : {}),
+    ...(raw.cacheWrite !== undefined ? { cacheWrite: usageCountOf(raw.cacheWrite) } : {}),
+  }),
+);
 
 /** A garbage retry-after or status is dropped, not trusted: the kind alone decides retryability. */
 const optionalDelay = z.unknown().optional().transform((value) => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined));

@@ -6,6 +6,7 @@ import { modelError } from '../domain/errors.js';
 import { createPostLoopRunner } from './policy-slots.js';
 import { backoffDelay } from './retry.js';
 import { runOf } from './run-registry.js';
+import { ABORTED, raceAbort } from './timers.js';
 import { provideTurnMachine } from './turn-effects.js';
 
 export const REPORT_GUIDANCE =
@@ -22,10 +23,12 @@ export function provideMasterMachine() {
         const { agent } = run;
         const before = agent.history.slice();
         const request = { systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() };
-        const prepared = await agent.guard.prepare(before, { overflow: true, ...request });
-        if (run.ended || run.signal.aborted) return { recovered: false };
-        // A throwing transform is reported and the default compaction (pairs kept together) recovers instead.
+        // Raced with the run's signal: a transform that never settles cannot hold an aborted run.
+        const prepared = await raceAbort(agent.guard.prepare(before, { overflow: true, ...request }), run.signal);
+        if (prepared === ABORTED || run.ended || run.signal.aborted) return { recovered: false };
+        // A throwing or refused transform is reported and the default compaction (pairs kept together) recovers instead.
         if (!prepared.ok) run.reportPolicyError('contextTransform', new Error(prepared.error.message));
+        else if (prepared.transformRejected) run.reportTransformRejection(prepared.transformRejected);
         const messages = prepared.ok ? prepared.messages : compactMessages(before, { maxTokens: defaultBudget(agent.guard.estimate(before, request.systemPrompt, request.tools)) });
         run.turn.overflowView = messages;
         const sizeOf = (messages: typeof before) => ({ messages: messages.length, tokens: agent.guard.estimate(messages, request.systemPrompt, request.tools) });
