@@ -14,6 +14,7 @@ import {
   abortReasonText,
   classifyProviderFailure,
   classifyTransportFailure,
+  noStreamEvents,
   streamEndedEarly,
 } from './classify-http.js';
 import type { Model, ModelPricing, ModelRequest, ModelStreamEvent } from './port.js';
@@ -335,6 +336,10 @@ class PartMapper {
 
   *finish(): Generator<ModelStreamEvent> {
     const finish = this.finish_;
+    if (!this.started) {
+      yield { type: 'error', error: noStreamEvents() };
+      return;
+    }
     if (!finish) {
       yield { type: 'error', error: streamEndedEarly(this.toolCalls.size > 0 ? 'cut during a tool call' : 'no finish part') };
       return;

@@ -11,8 +11,9 @@ export function withinIdle<T>(read: Promise<T>, ms: number | undefined, onIdle: 
   let timer: ReturnType<typeof setTimeout> | undefined;
   const idle = new Promise<typeof IDLE>((resolve) => {
     timer = setTimeout(() => {
-      onIdle();
+      // Settled first: cancelling the request may settle the pending read in the same tick.
       resolve(IDLE);
+      onIdle();
     }, ms);
   });
   return Promise.race([read, idle]).finally(() => clearTimeout(timer));

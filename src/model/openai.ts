@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { modelError, type ModelError } from '../domain/errors.js';
 import type { Usage } from '../domain/messages.js';
-import { abortReasonText, classifyProviderFailure, classifyTransportFailure, streamEndedEarly } from './classify-http.js';
+import { abortReasonText, classifyProviderFailure, classifyTransportFailure, noStreamEvents, streamEndedEarly } from './classify-http.js';
 import type { Model, ModelRequest, ModelStreamEvent } from './port.js';
 import { createClient, sdkClientOptions, sdkModel, type SdkModelOptions } from './sdk-model.js';
 import { assistantParts, providerMessages } from './provider-messages.js';
@@ -148,6 +148,10 @@ class ChunkMapper {
   }
 
   *finish(): Generator<ModelStreamEvent> {
+    if (!this.started) {
+      yield { type: 'error', error: noStreamEvents() };
+      return;
+    }
     if (this.finishReason === null) {
       yield { type: 'error', error: streamEndedEarly(this.toolCalls.size > 0 ? 'cut during a tool call' : 'no finish_reason') };
       return;
