@@ -90,10 +90,12 @@ async function streamReply(run: RunSession, messages: Message[]): Promise<Reply>
   const idleMs = agent.resolved.timeouts.modelIdleMs;
   let iterator: StreamIterator | null = null;
   let finished = false;
+  const request = { systemPrompt: agent.options.systemPrompt, messages, tools: agent.registry.specs() };
   try {
-    iterator = openStream(model, { systemPrompt: agent.options.systemPrompt, messages, tools: agent.registry.specs() }, attempt.signal);
+    iterator = await fromModel(() => openStream(model, request, attempt.signal));
     for (;;) {
-      const next = await nextEvent(iterator, interrupted, run.clock, idleMs, () => interrupt('idle'));
+      const current = iterator;
+      const next = await fromModel(() => nextEvent(current, interrupted, run.clock, idleMs, () => interrupt('idle')));
       if (next === 'aborted') return aborted();
       if (next === 'idle') {
         attempt.abort(new Error(`model stream silent for ${idleMs} ms`));
@@ -113,8 +115,10 @@ async function streamReply(run: RunSession, messages: Message[]): Promise<Reply>
       if (accumulator.terminal) break;
     }
   } catch (error) {
+    // Only the model's failures are its invalid response; a throw of the runtime's own is an internal error.
+    if (!(error instanceof StreamContractError)) throw error;
     if (signal.aborted) return aborted();
-    accumulator.fail(invalidResponse(error instanceof StreamContractError ? error.message : `the stream threw: ${errorMessage(error)}`));
+    accumulator.fail(invalidResponse(error.message));
   } finally {
     signal.removeEventListener('abort', onAbort);
     // Events after done/error are never read; closing runs a generator's `finally` (adapters release their HTTP body).
@@ -140,6 +144,15 @@ interface StreamIterator {
 
 /** A broken promise of the Model port (not a provider failure): reported as invalidResponse. */
 class StreamContractError extends Error {}
+
+/** Runs a step that calls into the model; whatever it throws is the model's (a StreamContractError). */
+async function fromModel<T>(step: () => T | Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    throw error instanceof StreamContractError ? error : new StreamContractError(`the stream threw: ${errorMessage(error)}`);
+  }
+}
 
 /** Calls `model.stream` and gets its iterator; anything but an (async) iterable breaks the port's contract. */
 function openStream(model: Model, request: ModelRequest, signal: AbortSignal): StreamIterator {

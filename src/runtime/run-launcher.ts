@@ -1,7 +1,7 @@
 import { createActor } from 'xstate';
 import type { MasterContext, MasterInput, MasterResume } from '../../machines/master.types.js';
 import { cloneCounters } from '../domain/counters.js';
-import { modelError } from '../domain/errors.js';
+import { AgentError, modelError } from '../domain/errors.js';
 import type { Message } from '../domain/messages.js';
 import type { TurnCheckpoint } from '../store/types.js';
 import type { RunResult } from '../domain/outcomes.js';
@@ -32,6 +32,14 @@ type EndContext = Pick<MasterContext, 'status' | 'endReason' | 'error' | 'steeri
 
 /** Starts a run of the agent's master machine: a fresh one (START) or one resumed after a restart (RESUME). */
 export function launchRun(state: AgentState, start: RunStart, onSubscriberError: (error: unknown) => void): RunSession {
+  // Read before the run exists: a hostile tool or options getter throwing here must not leave the
+  // agent marked as running (every later call would answer AlreadyRunning).
+  let input: MasterInput;
+  try {
+    input = masterInput(state, start);
+  } catch (error) {
+    throw new AgentError('InvalidOptions', `the run could not start: reading the agent's options or tools threw: ${errorMessage(error)}`);
+  }
   const run = new RunSession(state, onSubscriberError, start.kind === 'resumed' ? { runId: start.runId, nextSeq: start.nextSeq } : undefined);
   state.run = run;
   if (start.kind === 'resumed') {
@@ -47,7 +55,7 @@ export function launchRun(state: AgentState, start: RunStart, onSubscriberError:
 
   const inspect = isolatedInspector(state.options.inspect, onSubscriberError);
   const master = createActor(masterLogic(), {
-    input: masterInput(state, start),
+    input,
     // An explicit `clock: undefined` would replace XState's default clock.
     ...(state.options.clock ? { clock: state.options.clock } : {}),
     ...(inspect ? { inspect } : {}),
