@@ -116,6 +116,7 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
     }
     const receipt = new Promise<SteerReceipt>((resolve) => state.receipts.set(message, resolve));
     state.unacknowledged.set(message, source);
+    if (source === 'steering') run.turn.steeringAccepted = true;
     run.master.send({ type: source === 'steering' ? 'STEER' : 'FOLLOW_UP', message });
     // Accepted means persisted: a steering message survives a crash from here on.
     run.checkpoint();

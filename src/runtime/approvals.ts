@@ -29,8 +29,8 @@ export function createApprovalRunner() {
         prepared.push(entry);
         continue;
       }
-      // After an abort nobody is asked for an approval any more.
-      if (signal.aborted || run.signal.aborted) return { prepared, results, rewritten: false };
+      // After an abort, or steering that interrupts (its event may still be queued), nobody is asked any more.
+      if (signal.aborted || run.signal.aborted || run.steeringInterrupts) return { prepared, results, rewritten: false };
       const { call } = entry;
       const base = { turnIndex: input.turnIndex, toolCallId: call.id, toolName: call.name };
       const durableDecision = run.agent.options.approval ? null : awaitDurableDecision(run, call);

@@ -58,6 +58,12 @@ export interface TurnScope {
   committedAssistant: AssistantMessage | null;
   /** The attempt being streamed: what it received so far closes a live message after an internal error. */
   stream: StreamAccumulator | null;
+  /**
+   * steer() was accepted during this turn. The chart decides what it means (STEERING_ARRIVED); the
+   * effects read it only to start nothing new in the step where the event is still in the turn's
+   * mailbox (a steer from a subscriber of the step that publishes the reply).
+   */
+  steeringAccepted: boolean;
 }
 
 export function newTurnScope(turnIndex: number, open: boolean, historyLength: number): TurnScope {
@@ -77,6 +83,7 @@ export function newTurnScope(turnIndex: number, open: boolean, historyLength: nu
     denyPendingApproval: null,
     committedAssistant: null,
     stream: null,
+    steeringAccepted: false,
   };
 }
 
@@ -194,6 +201,11 @@ export class RunSession {
   /** The seq the stored log continues from: held events are not stored yet. */
   get nextSeq(): number {
     return this.held?.[0]?.seq ?? this.seq;
+  }
+
+  /** Steering that interrupts was accepted in this turn: effects start no further tool call or approval request. */
+  get steeringInterrupts(): boolean {
+    return this.turn.steeringAccepted && this.agent.resolved.steeringInterrupts;
   }
 
   /** The agent's clock (XState's): every runtime timer uses it, so tests run on a SimulatedClock. */

@@ -121,6 +121,8 @@ export function createToolBatch(toolCallLogic: ReturnType<typeof provideToolCall
     // Starts calls until the pool is full; moves to the next group when the current one drained.
     const pump = () => {
       while (!settled && !cancelling) {
+        // Steering accepted in this very step (its event still queued for the turn) holds the batch too.
+        if (run.steeringInterrupts) holding = true;
         if (holding) {
           if (running.size === 0) settleHeld();
           return;

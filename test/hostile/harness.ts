@@ -101,8 +101,8 @@ export interface Trusted {
  * The checks every case makes once its run settled: invariants on the log and the history, the
  * user's inputs in history, sane counters, and agentEnd agreeing with the result.
  */
-export async function expectTrusted(run: AgentRun, inputs: readonly string[], clock?: SimulatedClock): Promise<Trusted> {
-  const result = await settleRun(run, clock);
+export async function expectTrusted(run: AgentRun, inputs: readonly string[], clock?: SimulatedClock, settle: { stepMs?: number } = {}): Promise<Trusted> {
+  const result = await settleRun(run, clock, settle);
   const events = logOf(run);
   expect(checkInvariants(events, result.messages).violations).toEqual([]);
   for (const input of inputs) {
