@@ -17,7 +17,7 @@ export interface TimedRun {
   toolCallsExecuted: number;
 }
 
-export type AgentExtras = Pick<AgentOptions, 'inspect'>;
+export type AgentExtras = Pick<AgentOptions, 'inspect' | 'otel'>;
 
 export async function timeAgentchart(model: ScriptedModel, extras: AgentExtras = {}): Promise<TimedRun> {
   const agent = createAgent({ model, tools: benchTools, ...extras });

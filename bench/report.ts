@@ -1,3 +1,4 @@
+import type { OtelCost } from './otel.js';
 import type { RelayResult } from './relay.js';
 import type { SessionsResult } from './sessions.js';
 import type { Sampled } from './stats.js';
@@ -28,6 +29,8 @@ export interface BenchResults {
   sessions: SessionsResult;
   relay: RelayResult;
   inspection: { perTurn: InspectionCost; perTool: InspectionCost };
+  /** Absent in results written before the OpenTelemetry observer existed. */
+  otel?: { perTurn: OtelCost; perTool: OtelCost };
   agentCreationUs: Sampled;
 }
 
@@ -140,6 +143,7 @@ export function renderMarkdown(r: BenchResults): string {
     '|---|---|---|---|---|',
     ...[r.inspection.perTurn, r.inspection.perTool].map((i: InspectionCost) => `| ${i.workload} | ${fmt(i.off.median)} | ${fmt(i.on.median)} | ${fmt(i.ratio, 2)} × | ${fmt(i.cpuRatio, 2)} × |`),
     '',
+    ...otelSection(r),
     `\`createAgent\` itself: ${fmt(r.agentCreationUs.median)} µs per agent (not included in the figures above).`,
     '',
     '## Peak RSS by step (MB, sampled between rounds)',
@@ -150,4 +154,25 @@ export function renderMarkdown(r: BenchResults): string {
     '',
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/** The OpenTelemetry observer's cost: off, on with no SDK registered, on with the SDK recording. */
+function otelSection(r: BenchResults): string[] {
+  if (!r.otel) return [];
+  const row = (o: OtelCost) =>
+    `| ${o.workload} | ${fmt(o.modes.off.median)} | ${fmt(o.modes.noSdk.median)} (${fmt(o.ratio.noSdk, 2)} ×, CPU ${fmt(o.cpuRatio.noSdk, 2)} ×) | ` +
+    `${fmt(o.modes.sdk.median)} (${fmt(o.ratio.sdk, 2)} ×, CPU ${fmt(o.cpuRatio.sdk, 2)} ×) | ${o.spansPerRun} | ` +
+    `${fmt(o.noSdkNsPerEvent)} |`;
+  return [
+    '## OpenTelemetry observer (`otel: otelObserver()`)',
+    '',
+    'Off; on with no SDK registered (the API\'s no-op tracer: one non-recording span per run, nothing else);',
+    'on with the SDK recording every span (SimpleSpanProcessor into an in-memory exporter).',
+    '',
+    '| workload | off (µs/turn) | on, no SDK | on, SDK recording | spans per run | no SDK: observer ns/event |',
+    '|---|---|---|---|---|---|',
+    row(r.otel.perTurn),
+    row(r.otel.perTool),
+    '',
+  ];
 }

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { otelCost } from './otel.js';
 import { relayBenchmark } from './relay.js';
 import { renderMarkdown, type BenchResults } from './report.js';
 import { sessionsBenchmark } from './sessions.js';
@@ -53,6 +54,8 @@ for (const [calls, n] of [
 const history = await step('history', () => historyGrowth(2_000, rounds(7), 1));
 const inspection = await step('inspection', () => inspectionCost(200, 1, rounds(15), 2));
 const inspectionTools = await step('inspection K=20', () => inspectionCost(50, 20, rounds(9), 2));
+const otelTurn = await step('otel', () => otelCost(200, 1, rounds(15), 2));
+const otelTools = await step('otel K=20', () => otelCost(50, 20, rounds(9), 2));
 const creation = await step('agent creation', () => agentCreation(1_000, rounds(5)));
 const relay = await step('relay', () => relayBenchmark(3, quick ? 10_000 : 100_000, rounds(5), 1));
 const sessions = await step('sessions', () => sessionsBenchmark(quick ? 1_000 : 10_000, rounds(5), samplePeak));
@@ -79,6 +82,7 @@ const results: BenchResults = {
   sessions,
   relay,
   inspection: { perTurn: inspection, perTool: inspectionTools },
+  otel: { perTurn: otelTurn, perTool: otelTools },
   agentCreationUs: creation,
 };
 

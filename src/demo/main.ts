@@ -1,6 +1,7 @@
 // `npm run demo`: the offline session on the scripted model, or a real provider named by the environment.
 import { chooseProvider, describeChoice, loadProviderModel } from './provider.js';
 import { instrumentDemo, parseInstrumentArgs } from './instrument.js';
+import { tracingForDemo } from './otel.js';
 import { runDemo } from './run-demo.js';
 
 async function main(): Promise<number> {
@@ -13,13 +14,15 @@ async function main(): Promise<number> {
     waitForEnter,
   });
   const { finish, ...observers } = instrumentation;
+  const tracing = await tracingForDemo(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`));
   const outcome = await runDemo({
     write: (text) => process.stdout.write(text),
     tty,
     modelDescription: describeChoice(choice),
     ...(model ? { model } : {}),
     ...observers,
-  }).finally(finish);
+    ...(tracing.otel ? { otel: tracing.otel } : {}),
+  }).finally(() => finish().finally(() => tracing.finish()));
   return outcome.result.status === 'completed' && outcome.violations.length === 0 ? 0 : 1;
 }
 

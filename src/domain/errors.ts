@@ -62,7 +62,8 @@ export type AgentErrorCode =
   | 'StoreFailed'
   | 'SessionBusy'
   | 'SessionNotFound'
-  | 'MissingDependency';
+  | 'MissingDependency'
+  | 'McpUnavailable';
 
 export class AgentError extends Error {
   override readonly name = 'AgentError';

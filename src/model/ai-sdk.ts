@@ -62,6 +62,8 @@ export function fromAISDK(model: AISDKLanguageModel, options: FromAISDKOptions =
   const pricing = resolvePricing(languageModel.modelId, options);
   return {
     name: options.name ?? languageModel.modelId,
+    // 'openai.chat' → 'openai': the AI SDK suffixes the provider with its API.
+    provider: languageModel.provider.split('.')[0] ?? languageModel.provider,
     ...(pricing ? { pricing } : {}),
     stream: (request, { signal }) => streamLanguageModel(languageModel, options, request, signal),
   };

@@ -37,6 +37,7 @@ const DEFAULT_MAX_TOKENS = 8192;
 export function anthropic(options: AnthropicOptions): Model {
   const client = createClient('anthropic', () => new Anthropic(sdkClientOptions(options)));
   return sdkModel(options, {
+    provider: 'anthropic',
     open: (request, signal) => client.messages.create(messagesRequest(options, request), { signal, maxRetries: 0 }),
     mapper: () => new EventMapper(),
     classify: classifyAnthropicError,

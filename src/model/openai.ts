@@ -31,6 +31,7 @@ export interface OpenAICompatibleOptions extends SdkModelOptions {
 export function openAICompatible(options: OpenAICompatibleOptions): Model {
   const client = createClient('openAICompatible', () => new OpenAI(sdkClientOptions(options)));
   return sdkModel(options, {
+    provider: 'openai',
     open: (request, signal) => client.chat.completions.create(chatRequest(options, request), { signal, maxRetries: 0 }),
     mapper: () => new ChunkMapper(),
     classify: classifyOpenAIError,

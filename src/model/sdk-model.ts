@@ -56,6 +56,8 @@ interface StreamMapper<Item> {
 export function sdkModel<Item>(
   options: SdkModelOptions,
   wire: {
+    /** `Model.provider` (the GenAI conventions' provider name). */
+    provider: string;
     open(request: ModelRequest, signal: AbortSignal): Promise<AsyncIterable<Item>>;
     mapper(): StreamMapper<Item>;
     classify(error: unknown, signal: AbortSignal): ModelError;
@@ -107,6 +109,7 @@ export function sdkModel<Item>(
   }
   return {
     name: options.name ?? options.model,
+    provider: wire.provider,
     ...(pricing ? { pricing } : {}),
     stream: (request, { signal }) => stream(request, signal),
   };

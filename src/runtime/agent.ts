@@ -16,6 +16,7 @@ import { errorMessage } from './policy-runner.js';
 import { checkApprovalDecision } from '../policies/verdicts.js';
 import { planResume, restoreAgent } from './resume.js';
 import { launchRun } from './run-launcher.js';
+import { ToolSourceFollower } from './tool-sources.js';
 import type { AgentState, MessageSource, RunSession, SteerReceipt } from './run-session.js';
 
 export interface AgentRun {
@@ -75,6 +76,7 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
     options,
     resolved,
     registry: createToolRegistry(options.tools ?? []),
+    toolSources: new ToolSourceFollower(options.tools ?? []),
     get guard() {
       // Built on first use (proactive compaction or an overflow): most agents never need one.
       const guard = createContextGuard({ maxTokens: options.context?.maxTokens ?? Number.MAX_SAFE_INTEGER, transform: options.context?.transform });
@@ -93,6 +95,9 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
     run: null,
     persister: null,
   };
+  // Attached before the session loads, so a run resumed after a restart is observed from its first event.
+  const { sessionId, systemPrompt } = options;
+  options.otel?.attach({ events: state.feed.observable(), sessionId, systemPrompt });
   let loaded = !options.store;
   const handleOf = (run: RunSession): AgentRun => ({ runId: run.runId, events: run.handle!.events, result: run.handle!.result });
   const ready = options.store && options.sessionId ? load(state, options.store, options.sessionId, onSubscriberError).then((resumed) => ((loaded = true), { resumedRun: resumed ? handleOf(resumed) : null })) : Promise.resolve({ resumedRun: null });

@@ -31,7 +31,8 @@ export function createCallModel() {
     if (view === ABORTED || run.signal.aborted) {
       return { called: false, published: false, message: emptyErrorMessage(run, 'aborted'), error: modelError('aborted', run.abortReason), invalidCalls: [] };
     }
-    run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, messages: view });
+    const provider = model.provider !== undefined ? { provider: model.provider } : {};
+    run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, ...provider, messages: view });
     const reply = { ...(await streamReply(run, view)), published: run.turn.messageOpen };
     run.ledger.recordUsage(reply.message.usage, model.pricing);
     if (reply.error && reply.error.kind !== 'aborted') run.ledger.recordFailure(reply.error.kind);

@@ -3,8 +3,8 @@ import { z } from 'zod';
 /**
  * The one schema `createAgent` parses its options with. Each option is a named entry of
  * `OPTION_SHAPE`, so an option added later is one more line here (and in `AgentOptions`).
- * Unknown keys pass through (options other modules read, such as `otel`, `lease`, `replayBuffer`),
- * unless they look like a misspelling of a known option (`misspelledOptions`).
+ * Unknown keys pass through (options a module adds before its entry lands here, e.g. `lease`,
+ * `replayBuffer`), unless they look like a misspelling of a known option (`misspelledOptions`).
  */
 
 /** The largest delay a timer can hold: beyond 2³¹−1 ms, setTimeout fires after 1 ms. */
@@ -76,6 +76,11 @@ const OPTION_SHAPE = {
     .custom<object>((value) => isFunction(value) || (typeof value === 'object' && value !== null), { error: 'expected an inspection observer (a function or an observer object)' })
     .optional(),
   onSubscriberError: fn('an error handler').optional(),
+  otel: z
+    .custom<object>((value) => typeof value === 'object' && value !== null && isFunction((value as { attach?: unknown }).attach), {
+      error: 'expected an agent observer (otelObserver() from agentchart/otel: an object with attach())',
+    })
+    .optional(),
   store: z
     .custom<object>((value) => typeof value === 'object' && value !== null && isFunction((value as { load?: unknown }).load), {
       error: 'expected a SessionStore (memoryStore(), sqliteStore(path), …)',

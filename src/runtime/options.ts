@@ -3,6 +3,7 @@ import type { QueueMode } from '../../machines/master.types.js';
 import type { ContextTransform } from '../context/guard.js';
 import { AgentError } from '../domain/errors.js';
 import type { Model } from '../model/port.js';
+import type { AgentObserver } from './observer.js';
 import type { ApprovalHandler, ApprovalMode, Policies } from '../policies/types.js';
 import type { ToolExecution } from '../tools/strategy.js';
 import type { AnyTool } from '../tools/types.js';
@@ -56,6 +57,8 @@ export interface AgentOptions {
   clock?: ActorOptions<AnyActorLogic>['clock'];
   /** XState inspection observer, e.g. `createWebSocketInspector().inspect` from @statelyai/inspect. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /** OpenTelemetry spans: `otelObserver()` from agentchart/otel (any AgentObserver is accepted). */
+  otel?: AgentObserver;
   /** Receives errors thrown by event subscribers (they are isolated from the run). */
   onSubscriberError?: (error: unknown) => void;
 }

@@ -15,6 +15,7 @@ import type { StreamAccumulator } from '../model/accumulator.js';
 import type { Model } from '../model/port.js';
 import type { TransformRejection } from '../context/guard.js';
 import type { ToolRegistry } from '../tools/registry.js';
+import type { ToolSourceFollower } from './tool-sources.js';
 import { CounterLedger } from './counter-ledger.js';
 import { AgentEventFeed, RunEventLog } from './event-stream.js';
 import type { AgentOptions, ResolvedOptions } from './options.js';
@@ -91,7 +92,9 @@ export function newTurnScope(turnIndex: number, open: boolean, historyLength: nu
 export interface AgentState {
   readonly options: AgentOptions;
   readonly resolved: ResolvedOptions;
-  readonly registry: ToolRegistry;
+  /** Replaced only at a turn's start, when a tool source (e.g. an MCP server) changed its list. */
+  registry: ToolRegistry;
+  readonly toolSources: ToolSourceFollower;
   /** Compacts on overflow; also before every call when the `context` option is set. */
   readonly guard: ContextGuard;
   readonly history: Message[];
@@ -243,9 +246,16 @@ export class RunSession {
     this.lastClosedTurn = this.turn.turnIndex;
   }
 
-  startTurn(turnIndex: number): void {
+  startTurn(turnIndex: number, input: readonly Message[] = []): void {
+    // Between turns only: a turn sees one tool list from its first model call to its last result.
+    const change = this.agent.toolSources.next(this.agent.registry);
+    if (change) {
+      this.agent.registry = change.registry;
+      this.emit({ type: 'toolsChanged', added: change.added, removed: change.removed, updated: change.updated });
+    }
     this.turn = newTurnScope(turnIndex, true, this.agent.history.length);
-    this.emit({ type: 'turnStart', turnIndex });
+    const steeringDelivered = input.filter((message) => this.agent.sources.get(message) === 'steering').length;
+    this.emit({ type: 'turnStart', turnIndex, ...(steeringDelivered > 0 ? { steeringDelivered } : {}) });
   }
 
   /** Appends messages to the agent's history, resolving steer()/followUp() receipts (delivered in `turnIndex`). */
@@ -279,9 +289,9 @@ export class RunSession {
   }
 
   /**
-   * Publishes an assistant message once per logical message: start, the buffered deltas, end.
-   * The reply is recorded as the turn's published reply just before messageEnd (the step a
-   * checkpoint may store), never earlier.
+   * Publishes an assistant message once per logical message: start, the buffered deltas, end (with
+   * the attempt's error). The reply is recorded as the turn's published reply just before
+   * messageEnd (the step a checkpoint may store), never earlier.
    */
   publishAssistant(message: AssistantMessage, reply: ModelReply | null = null): void {
     const turnIndex = this.turn.turnIndex;
@@ -290,7 +300,8 @@ export class RunSession {
     this.turn.deltas = [];
     this.turn.messageOpen = false;
     if (reply) this.turn.reply = reply;
-    this.emit({ type: 'messageEnd', turnIndex, message });
+    const error = reply?.error;
+    this.emit({ type: 'messageEnd', turnIndex, message, ...(error ? { error } : {}) });
   }
 
   announceToolEnd(result: ToolResultMessage): void {

@@ -21,7 +21,7 @@ export function provideTurnMachine() {
       runPostTurnPolicies: createPostTurnRunner(),
     },
     actions: {
-      announceTurnStart: ({ context, system }) => runOf(system).startTurn(context.turnIndex),
+      announceTurnStart: ({ context, system }) => runOf(system).startTurn(context.turnIndex, context.newMessages),
       commitTurnInput: ({ context, system }) => runOf(system).commit([...context.newMessages, ...context.inputInjected], context.turnIndex),
       publishAssistantMessage: ({ context, system }) => {
         if (!context.reply) return;

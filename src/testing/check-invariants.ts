@@ -17,7 +17,8 @@
  *              only after the turn's messageEnd; approvals resolve once per request, before any
  *              start of that call and never followed by a start when denied; toolExecutionStart at
  *              most once per call, toolExecutionEnd at most once and after the start; every start
- *              has an end before turnEnd. Tool call ids are scoped to their turn.
+ *              has an end before turnEnd. Tool call ids are scoped to their turn. toolsChanged
+ *              only between turns.
  * - `attribution:` every toolExecutionUpdate names a call started in its turn, with the start's
  *              tool name, after that start and before that call's end.
  * - `parity:`  history: each assistant's tool calls are answered by exactly one toolResult each,

@@ -44,6 +44,8 @@ export interface ScriptOverrun {
 
 export interface ScriptedModelOptions {
   name?: string;
+  /** `Model.provider`, as a provider adapter would report it. */
+  provider?: string;
   clock?: Clock;
   pricing?: ModelPricing;
   /** Default true. Benchmarks turn it off: copying a long history on every call is quadratic. */
@@ -77,6 +79,7 @@ export function scriptedModel(script: Script, options: ScriptedModelOptions = {}
 
   return {
     name,
+    ...(options.provider !== undefined ? { provider: options.provider } : {}),
     ...(options.pricing ? { pricing: options.pricing } : {}),
     get requests() {
       return requests;

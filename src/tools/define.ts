@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { AgentError } from '../domain/errors.js';
+import { isStandardJsonSchema } from './json-schema-parameters.js';
 import { parametersJsonSchema } from './json-schema.js';
 import type { AnyTool, Tool, ToolContext, ToolExecutionHint, ToolOutput } from './types.js';
 
@@ -65,7 +66,9 @@ export function assertValidTool(tool: AnyTool): void {
   const invalid = (field: string, expected: string, value: unknown): AgentError =>
     new AgentError('InvalidOptions', `Tool "${name}": ${field} must be ${expected}, got ${describeValue(value)}.`);
   if (typeof tool.description !== 'string') throw invalid('description', 'a string', tool.description);
-  if (!isZodObject(tool.parameters)) throw invalid('parameters', 'a zod object schema (z.object({...}))', tool.parameters);
+  if (!isZodObject(tool.parameters) && !isJsonSchemaBacked(tool.parameters)) {
+    throw invalid('parameters', 'a zod object schema (z.object({...}))', tool.parameters);
+  }
   if (typeof tool.execute !== 'function') throw invalid('execute', 'a function', tool.execute);
   if (typeof tool.requiresApproval !== 'boolean') throw invalid('requiresApproval', 'a boolean', tool.requiresApproval);
   if (typeof tool.progress !== 'boolean') throw invalid('progress', 'a boolean', tool.progress);
@@ -84,6 +87,11 @@ function isZodObject(value: unknown): value is z.ZodObject {
   if (typeof value !== 'object' || value === null) return false;
   const internals = (value as { _zod?: { def?: { type?: unknown } } })._zod;
   return internals?.def?.type === 'object';
+}
+
+/** Parameters that are not zod but state their JSON Schema (jsonSchemaParameters, MCP tools). */
+function isJsonSchemaBacked(value: unknown): boolean {
+  return isStandardJsonSchema(value) && (value as { _zod?: unknown })._zod === undefined;
 }
 
 function describeValue(value: unknown): string {

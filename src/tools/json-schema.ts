@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AgentError } from '../domain/errors.js';
+import { isStandardJsonSchema, type StandardJsonSchemaParameters } from './json-schema-parameters.js';
 
 /**
  * JSON Schemas of parameter schemas, computed once per schema object. Keyed weakly by the zod
@@ -13,9 +14,18 @@ const cache = new WeakMap<object, Readonly<Record<string, unknown>>>();
  * The result is deeply frozen because it is shared by every registry and request.
  * Throws `AgentError('InvalidOptions')` when the schema has no JSON Schema form (dates, bigints, ...).
  */
-export function parametersJsonSchema(toolName: string, parameters: z.ZodType): Readonly<Record<string, unknown>> {
+export function parametersJsonSchema(
+  toolName: string,
+  parameters: z.ZodType | StandardJsonSchemaParameters,
+): Readonly<Record<string, unknown>> {
   const cached = cache.get(parameters);
   if (cached) return cached;
+  // Not zod: the schema states its own JSON Schema, which is passed on unchanged.
+  if (!('_zod' in parameters) && isStandardJsonSchema(parameters)) {
+    const frozen = deepFreeze(parameters['~standard'].jsonSchema.input({ target: 'draft-2020-12' }));
+    cache.set(parameters, frozen);
+    return frozen;
+  }
   let jsonSchema: Record<string, unknown>;
   try {
     jsonSchema = z.toJSONSchema(parameters, { io: 'input' }) as Record<string, unknown>;

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { StandardJsonSchemaParameters } from './json-schema-parameters.js';
 
 export interface ToolContext {
   toolCallId: string;
@@ -30,5 +31,11 @@ export interface Tool<Params extends z.ZodType<Record<string, unknown>> = z.ZodT
   execute(args: z.infer<Params>, ctx: ToolContext): ToolOutput | Promise<ToolOutput>;
 }
 
+/** A tool whose parameters are a JSON Schema rather than zod (e.g. an MCP server's tool). */
+export interface JsonSchemaTool extends Omit<Tool, 'parameters' | 'execute'> {
+  readonly parameters: StandardJsonSchemaParameters;
+  execute(args: Record<string, unknown>, ctx: ToolContext): ToolOutput | Promise<ToolOutput>;
+}
+
 /** A tool with its argument type erased, as registries and machines hold it. */
-export type AnyTool = Tool<z.ZodType<Record<string, unknown>>>;
+export type AnyTool = Tool<z.ZodType<Record<string, unknown>>> | JsonSchemaTool;

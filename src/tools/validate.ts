@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ToolRegistry } from './registry.js';
+import type { StandardJsonSchemaParameters } from './json-schema-parameters.js';
 import type { AnyTool } from './types.js';
 
 /** Why a tool call was rejected before it could start. */
@@ -58,13 +59,37 @@ export function prepareToolCall(
         'Send the arguments as a JSON object.',
     };
   }
-  const parsed = tool.parameters.safeParse(call.arguments, PARSE_CONTEXT);
+  const parameters = tool.parameters;
+  if (!('_zod' in parameters)) return checkStandardArguments(tool, parameters, call);
+  const parsed = parameters.safeParse(call.arguments, PARSE_CONTEXT);
   if (parsed.success) return { ok: true, tool, arguments: parsed.data };
   return {
     ok: false,
     kind: 'invalidArguments',
     message: `Invalid arguments for tool "${call.name}": ${formatIssues(parsed.error.issues)}`,
   };
+}
+
+/** JSON-Schema-backed parameters: their Standard Schema `validate`, which must answer synchronously. */
+function checkStandardArguments(tool: AnyTool, parameters: StandardJsonSchemaParameters, call: ToolCallRequest): PrepareToolCallResult {
+  const invalid = (detail: string): PrepareToolCallResult => ({
+    ok: false,
+    kind: 'invalidArguments',
+    message: `Invalid arguments for tool "${call.name}": ${detail}`,
+  });
+  let result: ReturnType<StandardJsonSchemaParameters['~standard']['validate']>;
+  try {
+    result = parameters['~standard'].validate(call.arguments);
+  } catch (error) {
+    return invalid(`the validator threw: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (result instanceof Promise) return invalid('the schema validates asynchronously, which tools do not support');
+  if (result.issues === undefined) return { ok: true, tool, arguments: result.value };
+  const issues = result.issues.map((issue) => ({
+    message: issue.message,
+    path: (issue.path ?? []).map((segment) => (typeof segment === 'object' ? segment.key : segment)),
+  }));
+  return invalid(formatIssues(issues));
 }
 
 function unknownToolMessage(name: string, available: readonly string[]): string {
@@ -106,7 +131,7 @@ function receivedType(input: unknown): string {
 }
 
 /** `path: message; path: message`, in zod's (schema) order. */
-export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
+export function formatIssues(issues: ReadonlyArray<{ path: readonly PropertyKey[]; message: string }>): string {
   const listed = issues.slice(0, MAX_LISTED_ISSUES).map((issue) => `${formatPath(issue.path)}: ${issue.message}`);
   const hidden = issues.length - listed.length;
   return hidden > 0 ? `${listed.join('; ')}; and ${hidden} more` : listed.join('; ');

@@ -57,6 +57,7 @@ const BAD_OPTIONS: Array<[string, Record<string, unknown>, string]> = [
   ['systemPrompt not a string', { systemPrompt: 42 }, 'systemPrompt'],
   ['tools not an array', { tools: 'all' }, 'tools'],
   ['onSubscriberError not a function', { onSubscriberError: 'log' }, 'onSubscriberError'],
+  ['otel that is not an observer', { otel: { tracer: null } }, 'otel'],
   ['sessionId empty', { store: memoryStore(), sessionId: '' }, 'sessionId'],
   ['store without load()', { store: {}, sessionId: 's' }, 'store'],
   ['a misspelled option name', { toolExecutoin: 'sequential' }, 'toolExecutoin'],
@@ -131,8 +132,8 @@ describe('createAgent accepts well-formed options, including the edges of every 
       maxTurns: Number.POSITIVE_INFINITY,
       toolExecution: { concurrency: 4 },
       clock,
-      // An option another module reads (not one of createAgent's): passed through untouched.
-      ...({ otel: { tracer: null } } as object),
+      // An option another module reads before its schema entry lands: passed through untouched.
+      ...({ replayBuffer: 100 } as object),
     });
     const { result } = await expectTrusted(agent.prompt('go'), ['go'], clock);
     expect(result.status).toBe('completed');
