@@ -128,3 +128,19 @@ describe('internal errors keep the log whole and the session loadable', () => {
     expect(agent.messages).toEqual([]);
   });
 });
+
+describe('throws inside user code are isolated, not internal errors', () => {
+  it("a tool schema whose refine throws on the model's arguments: an invalid-arguments result, the run goes on", async () => {
+    const touchy = defineTool({
+      name: 'touchy',
+      description: 'has a refine that throws',
+      parameters: z.object({ path: z.string().refine(() => { throw new Error('refine exploded'); }) }),
+      execute: () => 'never',
+    });
+    const model = scriptedModel([{ toolCalls: [{ id: 'c1', name: 'touchy', arguments: { path: 'x' } }] }, { text: 'ok' }]);
+    const agent = createAgent({ model, tools: [touchy] });
+    const { result } = await expectTrusted(agent.prompt(PROMPT), [PROMPT]);
+    expect(result).toMatchObject({ status: 'completed', counters: { toolCallsInvalid: 1, toolCallsExecuted: 0 } });
+    expect(result.messages.find((message) => message.role === 'toolResult')).toMatchObject({ isError: true, content: expect.stringContaining('refine exploded') });
+  });
+});

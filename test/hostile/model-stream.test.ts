@@ -285,3 +285,58 @@ describe('hostile model streams: error events', () => {
 
 // Type-level: a test double written against the port still type-checks with the schema's type.
 export const sample: ModelStreamEvent = { type: 'usage', usage: { input: 1, output: 2 } };
+
+/** A LanguageModelV3 that streams the given parts (a provider of the AI SDK, hand-made and hostile). */
+function languageModel(parts: unknown[], cancelled: { count: number }, hold = false) {
+  return {
+    specificationVersion: 'v3' as const,
+    provider: 'fake.chat',
+    modelId: 'fake-model',
+    supportedUrls: {},
+    doGenerate: () => Promise.reject(new Error('not used')),
+    doStream: () =>
+      Promise.resolve({
+        stream: new ReadableStream({
+          start(controller) {
+            for (const part of parts) controller.enqueue(part);
+            if (!hold) controller.close();
+          },
+          cancel() {
+            cancelled.count++;
+          },
+        }),
+      }),
+  };
+}
+
+const FINISH = { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: { inputTokens: { total: 3 }, outputTokens: { total: 2 } } };
+
+describe('hostile providers behind fromAISDK', () => {
+  it('the same tool-call id started twice while open is refused (invalidResponse), never glued', async () => {
+    const { fromAISDK } = await import('agentchart/ai-sdk');
+    const remove = defineTool({ name: 'remove', description: 'removes', parameters: z.object({ path: z.string() }), execute: ({ path }) => `REMOVED ${path}` });
+    const parts = [
+      { type: 'stream-start', warnings: [] },
+      { type: 'tool-input-start', id: 'a', toolName: 'remove' },
+      { type: 'tool-input-delta', id: 'a', delta: '{"path":' },
+      { type: 'tool-input-start', id: 'a', toolName: 'remove' },
+      { type: 'tool-input-delta', id: 'a', delta: '"/"}' },
+      { type: 'tool-input-end', id: 'a' },
+      FINISH,
+    ];
+    const agent = createAgent({ model: fromAISDK(languageModel(parts, { count: 0 }) as never), tools: [remove], retry: { maxAttempts: 1 } });
+    const { result } = await expectTrusted(agent.prompt(PROMPT), [PROMPT]);
+    expect(result).toMatchObject({ status: 'failed', error: { code: 'invalidResponse' } });
+    expect(JSON.stringify(result.messages)).not.toContain('REMOVED');
+  });
+
+  it('an error part: the provider stream is cancelled (the HTTP body released) even though it stays open', async () => {
+    const { fromAISDK } = await import('agentchart/ai-sdk');
+    const cancelled = { count: 0 };
+    const parts = [{ type: 'stream-start', warnings: [] }, { type: 'text-delta', id: 't', delta: 'partial' }, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }];
+    const agent = createAgent({ model: fromAISDK(languageModel(parts, cancelled, true) as never), retry: { maxAttempts: 1 } });
+    const { result } = await expectTrusted(agent.prompt(PROMPT), [PROMPT]);
+    expect(result).toMatchObject({ status: 'failed', error: { code: 'overloaded' } });
+    expect(cancelled.count).toBe(1);
+  });
+});
