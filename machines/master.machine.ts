@@ -116,7 +116,11 @@ export const masterMachine = setup({
     /** After an internal error: commits the turn's input and published reply (with results), closes the turn. */
     closeTurnAfterInternalError: notProvided('closeTurnAfterInternalError'),
     recordInternalError: assign({
-      error: ({ event }) => ({ kind: 'internal' as const, message: `internal error: ${describeError('error' in event ? event.error : event)}`, retryable: false }),
+      error: ({ event }) => ({
+        kind: 'internal' as const,
+        message: `internal error: ${describeError('error' in event ? event.error : event)}`,
+        retryable: false,
+      }),
     }),
     /** Report mode: counts a turn that ran no tool and sent no report as failed. */
     countFailedReportTurn: notProvided('countFailedReportTurn'),
@@ -145,7 +149,13 @@ export const masterMachine = setup({
       const followUps = take(context.followUpQueue, context.followUpMode);
       return { pending: [...context.pending, ...followUps.taken], followUpQueue: followUps.rest };
     }),
-    startFreshTurn: assign({ attempt: 'fresh', attemptsOnModel: 0, overflowUsedThisTurn: false, failedTurnRetries: 0, steeredThisTurn: false }),
+    startFreshTurn: assign({
+      attempt: 'fresh',
+      attemptsOnModel: 0,
+      overflowUsedThisTurn: false,
+      failedTurnRetries: 0,
+      steeredThisTurn: false,
+    }),
     noteSteeringForTurn: assign({ steeredThisTurn: true }),
     recordOutcome: assign(({ context }, params: { outcome: TurnOutput }) => {
       const output = params.outcome;
@@ -250,7 +260,11 @@ export const masterMachine = setup({
             // reply with one result per call, and closes the turn.
             onError: {
               target: '#master.ended',
-              actions: ['closeTurnAfterInternalError', 'recordInternalError', { type: 'endAs', params: { status: 'failed', endReason: 'fatalError' } }],
+              actions: [
+                'closeTurnAfterInternalError',
+                'recordInternalError',
+                { type: 'endAs', params: { status: 'failed', endReason: 'fatalError' } },
+              ],
             },
           },
           on: {

@@ -39,7 +39,9 @@ export const toolCallMachine = setup({
     output: {} as ToolCallOutput,
   },
   actors: {
-    executeTool: fromPromise<{ content: string; isError: boolean }, Pick<ToolCallInput, 'position' | 'call'>>(notProvided('executeTool')),
+    executeTool: fromPromise<{ content: string; isError: boolean }, Pick<ToolCallInput, 'position' | 'call'>>(
+      notProvided('executeTool'),
+    ),
   },
   guards: {
     hasTimeLimit: ({ context }) => context.timeoutMs !== null,
@@ -101,7 +103,10 @@ export const toolCallMachine = setup({
     cancelled: { type: 'final', entry: 'announceExecutionEnd' },
     timedOut: {
       type: 'final',
-      entry: [assign({ result: ({ context }) => resultOf(context.call, timedOutText(context.timeoutMs ?? 0), true) }), 'announceExecutionEnd'],
+      entry: [
+        assign({ result: ({ context }) => resultOf(context.call, timedOutText(context.timeoutMs ?? 0), true) }),
+        'announceExecutionEnd',
+      ],
     },
   },
   output: ({ context }) => ({ position: context.position, result: context.result as ToolResultMessage }),

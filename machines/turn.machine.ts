@@ -181,7 +181,10 @@ export const turnMachine = turnSetup.createMachine({
             {
               guard: 'steeringInterruptsBatch',
               target: '#turn.RESPONSE',
-              actions: [{ type: 'endTurnAs', params: { reason: 'steeringInterrupt' } }, { type: 'settleUnfinishedCalls', params: { kind: 'steeringSkipped' } }],
+              actions: [
+                { type: 'endTurnAs', params: { reason: 'steeringInterrupt' } },
+                { type: 'settleUnfinishedCalls', params: { kind: 'steeringSkipped' } },
+              ],
             },
             // Nothing to check before dispatch and a strategy that cannot be invalid: straight to the tools.
             {
@@ -203,7 +206,11 @@ export const turnMachine = turnSetup.createMachine({
               {
                 guard: 'steeringInterruptsTools',
                 target: '#turn.RESPONSE',
-                actions: ['noteSteering', { type: 'endTurnAs', params: { reason: 'steeringInterrupt' } }, { type: 'settleUnfinishedCalls', params: { kind: 'steeringSkipped' } }],
+                actions: [
+                  'noteSteering',
+                  { type: 'endTurnAs', params: { reason: 'steeringInterrupt' } },
+                  { type: 'settleUnfinishedCalls', params: { kind: 'steeringSkipped' } },
+                ],
               },
               { actions: 'noteSteering' },
             ],
@@ -310,7 +317,11 @@ export const turnMachine = turnSetup.createMachine({
             running: {
               on: {
                 STEERING_ARRIVED: [
-                  { guard: 'steeringInterruptsTools', target: 'steeringGrace', actions: ['noteSteering', 'holdToolBatch'] },
+                  {
+                    guard: 'steeringInterruptsTools',
+                    target: 'steeringGrace',
+                    actions: ['noteSteering', 'holdToolBatch'],
+                  },
                   { actions: 'noteSteering' },
                 ],
               },

@@ -25,7 +25,12 @@ export type { Agent, AgentRun, AgentSnapshot, SteerReceipt } from './runtime/age
 export type { AgentOptions, RetryOptions, TimeoutOptions } from './runtime/options.js';
 export type { AgentObserver, ObservedAgent } from './runtime/observer.js';
 export { ModelStreamEventSchema } from './model/stream-events.js';
-export { ApprovalDecisionSchema, PostTurnVerdictSchema, PreDispatchVerdictSchema, VerdictSchema } from './policies/verdicts.js';
+export {
+  ApprovalDecisionSchema,
+  PostTurnVerdictSchema,
+  PreDispatchVerdictSchema,
+  VerdictSchema,
+} from './policies/verdicts.js';
 export { backoffDelay } from './runtime/retry.js';
 export { DEFAULT_PRICES, lookupPricing } from './model/pricing.js';
 export type { PriceTable } from './model/pricing.js';

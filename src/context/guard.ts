@@ -153,7 +153,8 @@ export function createContextGuard(options: ContextGuardOptions): ContextGuard {
         rejection = rejectionOf(messages, output);
       } catch (error) {
         // A getter or proxy in the output that throws while it is checked.
-        rejection = { reason: 'transform output could not be read', violations: [error instanceof Error ? error.message : String(error)] };
+        const detail = error instanceof Error ? error.message : String(error);
+        rejection = { reason: 'transform output could not be read', violations: [detail] };
       }
       const accepted = rejection ? defaultPrepare(messages, prepare) : (output as Message[]);
       const result = sameMessages(messages, accepted) ? messages : accepted;

@@ -18,7 +18,13 @@ export const ErrorKindSchema = z.enum([
 ]);
 export type ErrorKind = z.infer<typeof ErrorKindSchema>;
 
-const RETRYABLE_KINDS: ReadonlySet<ErrorKind> = new Set(['rateLimit', 'overloaded', 'network', 'timeout', 'invalidResponse']);
+const RETRYABLE_KINDS: ReadonlySet<ErrorKind> = new Set([
+  'rateLimit',
+  'overloaded',
+  'network',
+  'timeout',
+  'invalidResponse',
+]);
 
 export const ModelErrorSchema = z.object({
   kind: ErrorKindSchema,

@@ -94,7 +94,10 @@ export class StreamAccumulator {
     }
   }
 
-  /** Ends the stream with an error (the runtime's boundary: an invalid event, a throw, a timeout); later events are ignored. */
+  /**
+   * Ends the stream with an error (the runtime's boundary: an invalid event, a throw, a timeout);
+   * later events are ignored.
+   */
   fail(error: ModelError): void {
     if (!this.ended) this.ended = { kind: 'error', error };
   }
@@ -174,7 +177,8 @@ export class StreamAccumulator {
         bound.name = name;
         return [];
       }
-      this.fail(modelError('invalidResponse', `invalid model response: a second toolCallStart for the open tool-call index ${providerIndex}`));
+      const problem = `a second toolCallStart for the open tool-call index ${providerIndex}`;
+      this.fail(modelError('invalidResponse', `invalid model response: ${problem}`));
       return [];
     }
     const draft = this.openToolCall(providerIndex, id, name, true);

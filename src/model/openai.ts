@@ -1,7 +1,13 @@
 import OpenAI from 'openai';
 import { modelError, type ModelError } from '../domain/errors.js';
 import type { Usage } from '../domain/messages.js';
-import { abortReasonText, classifyProviderFailure, classifyTransportFailure, noStreamEvents, streamEndedEarly } from './classify-http.js';
+import {
+  abortReasonText,
+  classifyProviderFailure,
+  classifyTransportFailure,
+  noStreamEvents,
+  streamEndedEarly,
+} from './classify-http.js';
 import type { Model, ModelRequest, ModelStreamEvent } from './port.js';
 import { createClient, sdkClientOptions, sdkModel, type SdkModelOptions } from './sdk-model.js';
 import { assistantParts, providerMessages } from './provider-messages.js';

@@ -77,14 +77,15 @@ export function sdkModel<Item>(
     const idleMs = options.timeoutMs;
     let iterator: AsyncIterator<Item> | undefined;
     try {
-      const opened = await withinIdle(wire.open(request, request_.signal), idleMs, () => request_.abort(new Error('idle')));
+      const idle = () => request_.abort(new Error('idle'));
+      const opened = await withinIdle(wire.open(request, request_.signal), idleMs, idle);
       if (opened === IDLE) {
         yield { type: 'error', error: modelError('timeout', idleMessage(idleMs ?? 0)) };
         return;
       }
       iterator = opened[Symbol.asyncIterator]();
       for (;;) {
-        const next = await withinIdle(iterator.next(), idleMs, () => request_.abort(new Error('idle')));
+        const next = await withinIdle(iterator.next(), idleMs, idle);
         if (next === IDLE) {
           yield { type: 'error', error: modelError('timeout', idleMessage(idleMs ?? 0)) };
           return;

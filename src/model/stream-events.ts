@@ -8,24 +8,34 @@ import type { Usage } from '../domain/messages.js';
  */
 
 /** A token count as providers send it: anything but a finite non-negative integer counts as 0. */
-const usageCountOf = (value: unknown): number => (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : 0);
+const usageCountOf = (value: unknown): number =>
+  typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : 0;
 
 /** Usage must be an object; its counts are sanitized (a NaN, negative or string count is 0, never NaN). */
-export const StreamUsageSchema = z.record(z.string(), z.unknown()).transform(
-  (raw): Usage => ({
-    input: usageCountOf(raw.input),
-    output: usageCountOf(raw.output),
-    ...(raw.cacheRead !== undefined ? { cacheRead: usageCountOf(raw.cacheRead) } : {}),
-    ...(raw.cacheWrite !== undefined ? { cacheWrite: usageCountOf(raw.cacheWrite) } : {}),
-  }),
-);
+export const StreamUsageSchema = z.record(z.string(), z.unknown()).transform((raw): Usage => ({
+  input: usageCountOf(raw.input),
+  output: usageCountOf(raw.output),
+  ...(raw.cacheRead !== undefined ? { cacheRead: usageCountOf(raw.cacheRead) } : {}),
+  ...(raw.cacheWrite !== undefined ? { cacheWrite: usageCountOf(raw.cacheWrite) } : {}),
+}));
 
 /** A garbage retry-after or status is dropped, not trusted: the kind alone decides retryability. */
-const optionalDelay = z.unknown().optional().transform((value) => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined));
-const optionalStatus = z.unknown().optional().transform((value) => (typeof value === 'number' && Number.isInteger(value) ? value : undefined));
+const optionalDelay = z
+  .unknown()
+  .optional()
+  .transform((value) => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined));
+const optionalStatus = z
+  .unknown()
+  .optional()
+  .transform((value) => (typeof value === 'number' && Number.isInteger(value) ? value : undefined));
 
 export const StreamErrorSchema = z
-  .object({ kind: ErrorKindSchema, message: z.string().optional(), retryAfterMs: optionalDelay, status: optionalStatus })
+  .object({
+    kind: ErrorKindSchema,
+    message: z.string().optional(),
+    retryAfterMs: optionalDelay,
+    status: optionalStatus,
+  })
   .transform(({ kind, message, retryAfterMs, status }) => modelError(kind, message, { retryAfterMs, status }));
 
 const toolIndex = z.number().int().nonnegative();
@@ -57,12 +67,18 @@ export function parseStreamEvent(value: unknown): ParsedStreamEvent {
     parsed = ModelStreamEventSchema.safeParse(value);
   } catch (error) {
     // A getter or proxy that throws while it is read.
-    return { ok: false, problem: `an event that cannot be read (${error instanceof Error ? error.message : String(error)})` };
+    return {
+      ok: false,
+      problem: `an event that cannot be read (${error instanceof Error ? error.message : String(error)})`,
+    };
   }
   if (parsed.success) return { ok: true, event: parsed.data };
   const issue = parsed.error.issues[0];
   const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
-  return { ok: false, problem: `an event of the wrong shape (${where}${issue?.message ?? 'invalid'}): ${preview(value)}` };
+  return {
+    ok: false,
+    problem: `an event of the wrong shape (${where}${issue?.message ?? 'invalid'}): ${preview(value)}`,
+  };
 }
 
 /** A bounded rendering of a value for an error message (a hostile event may be huge). */

@@ -19,7 +19,13 @@ const rewriteVerdict = z.strictObject({ verdict: z.literal('continue'), argument
 const replaceVerdict = z.strictObject({ verdict: z.literal('replace'), assistant: AssistantMessageSchema });
 
 export const VerdictSchema = z.union([continueVerdict, stopVerdict, injectVerdict]);
-export const PreDispatchVerdictSchema = z.union([continueVerdict, rewriteVerdict, stopVerdict, injectVerdict, skipVerdict]);
+export const PreDispatchVerdictSchema = z.union([
+  continueVerdict,
+  rewriteVerdict,
+  stopVerdict,
+  injectVerdict,
+  skipVerdict,
+]);
 export const PostTurnVerdictSchema = z.union([continueVerdict, stopVerdict, injectVerdict, replaceVerdict]);
 
 export const ApprovalDecisionSchema = z.union([
@@ -37,14 +43,20 @@ function check<T>(schema: z.ZodType, value: unknown, what: string): Checked<T> {
     return { ok: false, problem: `${what} is not one of its allowed shapes: ${render(value)}` };
   } catch (error) {
     // A getter or a proxy that throws while it is read.
-    return { ok: false, problem: `${what} could not be read: ${error instanceof Error ? error.message : String(error)}` };
+    return {
+      ok: false,
+      problem: `${what} could not be read: ${error instanceof Error ? error.message : String(error)}`,
+    };
   }
 }
 
 export const checkVerdict = (value: unknown) => check<Verdict>(VerdictSchema, value, 'the verdict');
-export const checkPreDispatchVerdict = (value: unknown) => check<PreDispatchVerdict>(PreDispatchVerdictSchema, value, 'the verdict');
-export const checkPostTurnVerdict = (value: unknown) => check<PostTurnVerdict>(PostTurnVerdictSchema, value, 'the verdict');
-export const checkApprovalDecision = (value: unknown) => check<ApprovalDecision>(ApprovalDecisionSchema, value, 'the approval decision');
+export const checkPreDispatchVerdict = (value: unknown) =>
+  check<PreDispatchVerdict>(PreDispatchVerdictSchema, value, 'the verdict');
+export const checkPostTurnVerdict = (value: unknown) =>
+  check<PostTurnVerdict>(PostTurnVerdictSchema, value, 'the verdict');
+export const checkApprovalDecision = (value: unknown) =>
+  check<ApprovalDecision>(ApprovalDecisionSchema, value, 'the approval decision');
 
 function render(value: unknown): string {
   let text: string;

@@ -157,15 +157,19 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
       run.master.send({ type: 'ABORT' });
     },
     resolveApproval(toolCallId, decision, options) {
-      if (typeof toolCallId !== 'string' || toolCallId === '') throw new AgentError('InvalidInput', 'resolveApproval: the tool call id must be a non-empty string.');
+      if (typeof toolCallId !== 'string' || toolCallId === '') {
+        throw new AgentError('InvalidInput', 'resolveApproval: the tool call id must be a non-empty string.');
+      }
       const version: unknown = (options as { version?: unknown } | undefined)?.version;
       if (typeof version !== 'number' || !Number.isInteger(version)) {
-        throw new AgentError('InvalidInput', 'resolveApproval: pass { version } (an integer, from pendingApprovals()) as the third argument.');
+        const hint = 'pass { version } (an integer, from pendingApprovals()) as the third argument';
+        throw new AgentError('InvalidInput', `resolveApproval: ${hint}.`);
       }
       // Checked before anything else: an invalid decision leaves the approval pending, untouched.
       const checked = checkApprovalDecision(decision);
       if (!checked.ok) {
-        throw new AgentError('InvalidInput', `resolveApproval: ${checked.problem}; expected { approved: true }, { approved: true, arguments } or { approved: false, reason? }.`);
+        const shapes = '{ approved: true }, { approved: true, arguments } or { approved: false, reason? }';
+        throw new AgentError('InvalidInput', `resolveApproval: ${checked.problem}; expected ${shapes}.`);
       }
       const pending = state.run?.turn.pendingApproval;
       if (!pending || pending.toolCallId !== toolCallId) {

@@ -30,7 +30,9 @@ export function createApprovalRunner() {
         continue;
       }
       // After an abort, or steering that interrupts (its event may still be queued), nobody is asked any more.
-      if (signal.aborted || run.signal.aborted || run.steeringInterrupts) return { prepared, results, rewritten: false };
+      if (signal.aborted || run.signal.aborted || run.steeringInterrupts) {
+        return { prepared, results, rewritten: false };
+      }
       const { call } = entry;
       const base = { turnIndex: input.turnIndex, toolCallId: call.id, toolName: call.name };
       const durableDecision = run.agent.options.approval ? null : awaitDurableDecision(run, call);
@@ -106,11 +108,13 @@ async function askHandler(run: RunSession, call: ToolCallBlock, turnIndex: numbe
   try {
     if (!handler) throw new Error('approval required but no approval handler is configured');
     // Raced with the signal: a handler that never settles cannot hold an aborted or steered turn.
-    const value = await raceAbort(handler({ toolCallId: call.id, toolName: call.name, arguments: structuredClone(call.arguments), turnIndex }, { signal }), signal);
+    const request = { toolCallId: call.id, toolName: call.name, arguments: structuredClone(call.arguments), turnIndex };
+    const value = await raceAbort(handler(request, { signal }), signal);
     if (value === ABORTED) return { failed: 'aborted' };
     // Anything but one of the decision shapes is a denial: `{ approved: 'false' }` never runs the tool.
     const decision = checkApprovalDecision(value);
-    return decision.ok ? decision.value : { failed: `the approval handler returned an invalid decision: ${decision.problem}` };
+    if (decision.ok) return decision.value;
+    return { failed: `the approval handler returned an invalid decision: ${decision.problem}` };
   } catch (error) {
     return { failed: errorMessage(error) };
   }

@@ -36,7 +36,11 @@ export class IsolatedObservable<T> extends Observable<T> {
       (...args: A) =>
         callIsolated(fn, args, report);
     const onError = observer.error ? guard(observer.error.bind(observer)) : report;
-    return super.subscribe({ next: guard(observer.next?.bind(observer)), error: onError, complete: guard(observer.complete?.bind(observer)) });
+    return super.subscribe({
+      next: guard(observer.next?.bind(observer)),
+      error: onError,
+      complete: guard(observer.complete?.bind(observer)),
+    });
   }
 }
 

@@ -23,7 +23,11 @@ export function safeReporter(onSubscriberError: ErrorReporter | undefined): Erro
 }
 
 /** Calls a user callback; a throw or a returned promise that rejects goes to `report`. */
-export function callIsolated<A extends unknown[]>(callback: ((...args: A) => unknown) | undefined, args: A, report: ErrorReporter): void {
+export function callIsolated<A extends unknown[]>(
+  callback: ((...args: A) => unknown) | undefined,
+  args: A,
+  report: ErrorReporter,
+): void {
   if (!callback) return;
   try {
     const returned: unknown = callback(...args);

@@ -26,7 +26,8 @@ export function provideMasterMachine() {
         // Raced with the run's signal: a transform that never settles cannot hold an aborted run.
         const prepared = await raceAbort(agent.guard.prepare(before, { overflow: true, ...request }), run.signal);
         if (prepared === ABORTED || run.ended || run.signal.aborted) return { recovered: false };
-        // A throwing or refused transform is reported and the default compaction (pairs kept together) recovers instead.
+        // A throwing or refused transform is reported and the default compaction (pairs kept
+        // together) recovers instead.
         if (!prepared.ok) run.reportPolicyError('contextTransform', new Error(prepared.error.message));
         else if (prepared.transformRejected) run.reportTransformRejection(prepared.transformRejected);
         const messages = prepared.ok ? prepared.messages : compactMessages(before, { maxTokens: defaultBudget(agent.guard.estimate(before, request.systemPrompt, request.tools)) });
@@ -59,7 +60,10 @@ export function provideMasterMachine() {
       },
       closeOpenTurnAsAborted: ({ system }) => runOf(system).closeTurnAsAborted(),
       closeTurnAfterInternalError: ({ context, event, system }) =>
-        runOf(system).closeAfterInternalError([...context.turnInput, ...context.pending], describeError('error' in event ? event.error : event)),
+        runOf(system).closeAfterInternalError(
+          [...context.turnInput, ...context.pending],
+          describeError('error' in event ? event.error : event),
+        ),
       planRetry: assign(({ context, system }) => ({
         retryDelayMs: backoffDelay(runOf(system).agent.resolved.retry, context.attemptsOnModel, context.lastOutcome?.error ?? null),
       })),

@@ -29,7 +29,13 @@ export function createCallModel() {
     const view = await requestMessages(run);
     const model = run.model;
     if (view === ABORTED || run.signal.aborted) {
-      return { called: false, published: false, message: emptyErrorMessage(run, 'aborted'), error: modelError('aborted', run.abortReason), invalidCalls: [] };
+      return {
+        called: false,
+        published: false,
+        message: emptyErrorMessage(run, 'aborted'),
+        error: modelError('aborted', run.abortReason),
+        invalidCalls: [],
+      };
     }
     const provider = model.provider !== undefined ? { provider: model.provider } : {};
     run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, ...provider, messages: view });
@@ -45,7 +51,14 @@ async function requestMessages(run: RunSession): Promise<Message[] | Aborted> {
   // After an overflow recovery every re-run of the turn (a rate-limit retry too) uses the compacted view.
   if (turn.overflowView) return turn.overflowView;
   if (!agent.options.context) return agent.history.slice();
-  const prepared = await raceAbort(agent.guard.prepare(agent.history, { overflow: false, systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() }), run.signal);
+  const prepared = await raceAbort(
+    agent.guard.prepare(agent.history, {
+      overflow: false,
+      systemPrompt: agent.options.systemPrompt,
+      tools: agent.registry.specs(),
+    }),
+    run.signal,
+  );
   if (prepared === ABORTED) return ABORTED;
   if (!prepared.ok) {
     // Isolated like a policy: a throwing transform is reported and counts as no transform.
@@ -58,10 +71,17 @@ async function requestMessages(run: RunSession): Promise<Message[] | Aborted> {
 }
 
 function emptyErrorMessage(run: RunSession, text: string) {
-  return { role: 'assistant' as const, content: [], stopReason: 'error' as const, model: run.model.name, errorMessage: text };
+  return {
+    role: 'assistant' as const,
+    content: [],
+    stopReason: 'error' as const,
+    model: run.model.name,
+    errorMessage: text,
+  };
 }
 
-const invalidResponse = (problem: string): ModelError => modelError('invalidResponse', `invalid model response: ${problem}`);
+const invalidResponse = (problem: string): ModelError =>
+  modelError('invalidResponse', `invalid model response: ${problem}`);
 
 /** Why the model stream stopped being read before it ended by itself. */
 type Interruption = 'aborted' | 'idle';
@@ -76,7 +96,12 @@ async function streamReply(run: RunSession, messages: Message[]): Promise<Reply>
   const model = run.model;
   const accumulator = new StreamAccumulator(model.name);
   run.turn.stream = accumulator;
-  const aborted = (): Reply => ({ called: true, message: accumulator.abort(), error: modelError('aborted', run.abortReason), invalidCalls: [] });
+  const aborted = (): Reply => ({
+    called: true,
+    message: accumulator.abort(),
+    error: modelError('aborted', run.abortReason),
+    invalidCalls: [],
+  });
   if (signal.aborted) return aborted();
 
   // The attempt's own signal: the run's abort, or the idle timeout, cancels the provider's request.
@@ -134,7 +159,11 @@ async function streamReply(run: RunSession, messages: Message[]): Promise<Reply>
     called: true,
     message,
     error,
-    invalidCalls: accumulator.invalidToolCalls.map((call) => ({ id: call.id, reason: call.reason, rawArguments: call.rawArguments })),
+    invalidCalls: accumulator.invalidToolCalls.map((call) => ({
+      id: call.id,
+      reason: call.reason,
+      rawArguments: call.rawArguments,
+    })),
   };
 }
 
@@ -151,7 +180,9 @@ async function fromModel<T>(step: () => T | Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (error) {
-    throw error instanceof StreamContractError ? error : new StreamContractError(`the stream threw: ${errorMessage(error)}`);
+    throw error instanceof StreamContractError
+      ? error
+      : new StreamContractError(`the stream threw: ${errorMessage(error)}`);
   }
 }
 
@@ -166,7 +197,10 @@ function openStream(model: Model, request: ModelRequest, signal: AbortSignal): S
   // An `async stream()` returns a promise: never iterated, and its rejection must not go unhandled.
   if (isThenable(stream)) void Promise.resolve(stream).then(undefined, () => {});
   const factory = iteratorFactory(stream);
-  if (!factory) throw new StreamContractError(`model.stream() returned ${isThenable(stream) ? 'a promise' : 'a non-iterable'}: ${preview(stream)}`);
+  if (!factory)
+    throw new StreamContractError(
+      `model.stream() returned ${isThenable(stream) ? 'a promise' : 'a non-iterable'}: ${preview(stream)}`,
+    );
   const iterator: unknown = factory.call(stream);
   if (typeof iterator !== 'object' || iterator === null || typeof (iterator as StreamIterator).next !== 'function') {
     throw new StreamContractError('model.stream() returned an iterable whose iterator has no next()');
@@ -176,7 +210,9 @@ function openStream(model: Model, request: ModelRequest, signal: AbortSignal): S
 
 function iteratorFactory(stream: unknown): (() => unknown) | null {
   if (typeof stream !== 'object' || stream === null) return null;
-  const candidate = (stream as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] ?? (stream as { [Symbol.iterator]?: unknown })[Symbol.iterator];
+  const candidate =
+    (stream as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] ??
+    (stream as { [Symbol.iterator]?: unknown })[Symbol.iterator];
   return typeof candidate === 'function' ? (candidate as () => unknown) : null;
 }
 
@@ -195,7 +231,8 @@ async function nextEvent(
   try {
     const result = await Promise.race([Promise.resolve(iterator.next()), interrupted]);
     if (result === 'aborted' || result === 'idle') return result;
-    if (typeof result !== 'object' || result === null) throw new StreamContractError(`the iterator's next() gave ${preview(result)} instead of { done, value }`);
+    if (typeof result !== 'object' || result === null)
+      throw new StreamContractError(`the iterator's next() gave ${preview(result)} instead of { done, value }`);
     const { done, value } = result as { done?: unknown; value?: unknown };
     return { done: done === true, value };
   } finally {

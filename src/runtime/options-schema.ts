@@ -11,7 +11,8 @@ import { z } from 'zod';
 export const MAX_DELAY_MS = 2 ** 31 - 1;
 
 const isFunction = (value: unknown): boolean => typeof value === 'function';
-const fn = (what: string) => z.custom<(...args: never[]) => unknown>(isFunction, { error: `expected ${what} (a function)` });
+const fn = (what: string) =>
+  z.custom<(...args: never[]) => unknown>(isFunction, { error: `expected ${what} (a function)` });
 
 /** z.number() already refuses NaN and ±Infinity. */
 const delay = z
@@ -21,8 +22,13 @@ const delay = z
 const timeout = delay.min(1, { error: 'expected a timeout ≥ 1 ms' });
 
 const isModel = (value: unknown): boolean =>
-  typeof value === 'object' && value !== null && typeof (value as { name?: unknown }).name === 'string' && isFunction((value as { stream?: unknown }).stream);
-const model = z.custom<object>(isModel, { error: 'expected a Model (an object with a string `name` and a `stream()` function)' });
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as { name?: unknown }).name === 'string' &&
+  isFunction((value as { stream?: unknown }).stream);
+const model = z.custom<object>(isModel, {
+  error: 'expected a Model (an object with a string `name` and a `stream()` function)',
+});
 
 const policySlot = z.array(fn('a policy'), { error: 'expected an array of policy functions' });
 const queueMode = z.enum(['oneAtATime', 'all']);
@@ -34,16 +40,24 @@ const OPTION_SHAPE = {
   // Each tool is checked by the tool registry, which names the tool and the field at fault.
   tools: z.array(z.unknown(), { error: 'expected an array of tools (from defineTool)' }).optional(),
   policies: z
-    .strictObject({ preTurn: policySlot.optional(), preDispatch: policySlot.optional(), postTurn: policySlot.optional(), postLoop: policySlot.optional() })
+    .strictObject({
+      preTurn: policySlot.optional(),
+      preDispatch: policySlot.optional(),
+      postTurn: policySlot.optional(),
+      postLoop: policySlot.optional(),
+    })
     .optional(),
   approval: fn('an approval handler').optional(),
   approvalMode: z.enum(['always', 'smart', 'bypass']).optional(),
   toolExecution: z
-    .union([
-      z.enum(['parallel', 'sequential']),
-      z.strictObject({ concurrency: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER) }),
-      z.strictObject({ partition: fn('a partition') }),
-    ], { error: `expected 'parallel', 'sequential', { concurrency: n ≥ 1 } or { partition(calls) }` })
+    .union(
+      [
+        z.enum(['parallel', 'sequential']),
+        z.strictObject({ concurrency: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER) }),
+        z.strictObject({ partition: fn('a partition') }),
+      ],
+      { error: `expected 'parallel', 'sequential', { concurrency: n ≥ 1 } or { partition(calls) }` },
+    )
     .optional(),
   steeringMode: queueMode.optional(),
   followUpMode: queueMode.optional(),
@@ -62,29 +76,45 @@ const OPTION_SHAPE = {
     .optional(),
   timeouts: z.strictObject({ modelIdleMs: timeout, toolMs: timeout }).partial().optional(),
   maxTurns: z
-    .union([z.number().int().min(1), z.literal(Number.POSITIVE_INFINITY)], { error: 'expected an integer ≥ 1 (or Infinity)' })
+    .union([z.number().int().min(1), z.literal(Number.POSITIVE_INFINITY)], {
+      error: 'expected an integer ≥ 1 (or Infinity)',
+    })
     .optional(),
   finalReport: z.strictObject({ toolName: z.string().min(1) }).optional(),
-  context: z.strictObject({ maxTokens: z.number().positive().optional(), transform: fn('a context transform').optional() }).optional(),
+  context: z
+    .strictObject({ maxTokens: z.number().positive().optional(), transform: fn('a context transform').optional() })
+    .optional(),
   clock: z
     .custom<object>(
-      (value) => typeof value === 'object' && value !== null && isFunction((value as { setTimeout?: unknown }).setTimeout) && isFunction((value as { clearTimeout?: unknown }).clearTimeout),
+      (value) =>
+        typeof value === 'object' &&
+        value !== null &&
+        isFunction((value as { setTimeout?: unknown }).setTimeout) &&
+        isFunction((value as { clearTimeout?: unknown }).clearTimeout),
       { error: 'expected an XState clock ({ setTimeout, clearTimeout }, e.g. a SimulatedClock)' },
     )
     .optional(),
   inspect: z
-    .custom<object>((value) => isFunction(value) || (typeof value === 'object' && value !== null), { error: 'expected an inspection observer (a function or an observer object)' })
+    .custom<object>((value) => isFunction(value) || (typeof value === 'object' && value !== null), {
+      error: 'expected an inspection observer (a function or an observer object)',
+    })
     .optional(),
   onSubscriberError: fn('an error handler').optional(),
   otel: z
-    .custom<object>((value) => typeof value === 'object' && value !== null && isFunction((value as { attach?: unknown }).attach), {
-      error: 'expected an agent observer (otelObserver() from agentchart/otel: an object with attach())',
-    })
+    .custom<object>(
+      (value) => typeof value === 'object' && value !== null && isFunction((value as { attach?: unknown }).attach),
+      {
+        error: 'expected an agent observer (otelObserver() from agentchart/otel: an object with attach())',
+      },
+    )
     .optional(),
   store: z
-    .custom<object>((value) => typeof value === 'object' && value !== null && isFunction((value as { load?: unknown }).load), {
-      error: 'expected a SessionStore (memoryStore(), sqliteStore(path), …)',
-    })
+    .custom<object>(
+      (value) => typeof value === 'object' && value !== null && isFunction((value as { load?: unknown }).load),
+      {
+        error: 'expected a SessionStore (memoryStore(), sqliteStore(path), …)',
+      },
+    )
     .optional(),
   sessionId: z.string().min(1).optional(),
 };
@@ -97,9 +127,11 @@ export function describeOptionIssue(options: object, issues: readonly z.core.$Zo
   const issue = issues[0];
   if (!issue) return 'createAgent: invalid options.';
   const path = formatPath(issue.path);
-  const unknown = issue.code === 'unrecognized_keys' ? issue.keys.map((key) => `${path === '' ? '' : `${path}.`}${key}`) : null;
+  const unknown =
+    issue.code === 'unrecognized_keys' ? issue.keys.map((key) => `${path === '' ? '' : `${path}.`}${key}`) : null;
   if (unknown) return `createAgent: unknown option ${unknown.map((key) => `\`${key}\``).join(', ')}.`;
-  return `createAgent: invalid option \`${path === '' ? '(options)' : path}\`: ${issue.message}; got ${describeValue(valueAt(options, issue.path))}.`;
+  const given = describeValue(valueAt(options, issue.path));
+  return `createAgent: invalid option \`${path === '' ? '(options)' : path}\`: ${issue.message}; got ${given}.`;
 }
 
 /** A top-level key that is not an option but is one or two edits away from one (`toolExecutoin`). */
@@ -107,14 +139,19 @@ export function misspelledOptions(options: object): string | null {
   const known = Object.keys(OPTION_SHAPE);
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
-    const near = known.find((option) => option.toLowerCase() === key.toLowerCase() || editDistance(option, key) <= (option.length >= 6 ? 2 : 1));
+    const near = known.find(
+      (option) =>
+        option.toLowerCase() === key.toLowerCase() || editDistance(option, key) <= (option.length >= 6 ? 2 : 1),
+    );
     if (near) return `createAgent: unknown option \`${key}\` (did you mean \`${near}\`?).`;
   }
   return null;
 }
 
 function formatPath(path: readonly PropertyKey[]): string {
-  return path.map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? String(key) : `.${String(key)}`)).join('');
+  return path
+    .map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? String(key) : `.${String(key)}`))
+    .join('');
 }
 
 function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {

@@ -87,7 +87,8 @@ export function resolveOptions(options: AgentOptions): ResolvedOptions {
     parsed = AgentOptionsSchema.safeParse(options);
   } catch (error) {
     // A getter on the options object that throws.
-    throw new AgentError('InvalidOptions', `createAgent: the options could not be read: ${error instanceof Error ? error.message : String(error)}`);
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new AgentError('InvalidOptions', `createAgent: the options could not be read: ${detail}`);
   }
   if (!parsed.success) throw new AgentError('InvalidOptions', describeOptionIssue(options, parsed.error.issues));
   const typo = misspelledOptions(options);
@@ -96,7 +97,10 @@ export function resolveOptions(options: AgentOptions): ResolvedOptions {
   return {
     models: [options.model, ...(options.fallbackModels ?? [])],
     retry: { ...DEFAULT_RETRY, ...data.retry },
-    timeouts: { modelIdleMs: data.timeouts?.modelIdleMs ?? DEFAULT_MODEL_IDLE_MS, toolMs: data.timeouts?.toolMs ?? null },
+    timeouts: {
+      modelIdleMs: data.timeouts?.modelIdleMs ?? DEFAULT_MODEL_IDLE_MS,
+      toolMs: data.timeouts?.toolMs ?? null,
+    },
     maxTurns: data.maxTurns ?? Number.POSITIVE_INFINITY,
     toolExecution: options.toolExecution ?? 'parallel',
     approvalMode: data.approvalMode ?? 'smart',

@@ -21,7 +21,8 @@ export async function runLoopPolicies(
   for (const policy of policies) {
     // After an abort no policy is asked anything more.
     if (signal.aborted || run.signal.aborted) break;
-    const verdict = await runIsolated(slot, () => policy({ messages, newMessages, turnIndex, counters: run.countersSnapshot() }), checkVerdict, (s, e) => run.reportPolicyError(s, e), signal);
+    const ask = () => policy({ messages, newMessages, turnIndex, counters: run.countersSnapshot() });
+    const verdict = await runIsolated(slot, ask, checkVerdict, (s, e) => run.reportPolicyError(s, e), signal);
     if (signal.aborted || run.signal.aborted) break;
     if (verdict?.verdict === 'stop') return { stopped: true, injected };
     if (verdict?.verdict === 'inject') injected.push(...verdict.messages.map(toMessage));
@@ -30,7 +31,8 @@ export async function runLoopPolicies(
 }
 
 export function createPreTurnRunner() {
-  return fromPromise<{ stopped: boolean; injected: Message[] }, { turnIndex: number; newMessages: Message[] }>(({ input, system, signal }) =>
+  type Input = { turnIndex: number; newMessages: Message[] };
+  return fromPromise<{ stopped: boolean; injected: Message[] }, Input>(({ input, system, signal }) =>
     runLoopPolicies(runOf(system), 'preTurn', input.newMessages, input.turnIndex, withRunSignal(runOf(system), signal)),
   );
 }

@@ -38,7 +38,9 @@ export function launchRun(state: AgentState, start: RunStart, onSubscriberError:
   try {
     input = masterInput(state, start);
   } catch (error) {
-    throw new AgentError('InvalidOptions', `the run could not start: reading the agent's options or tools threw: ${errorMessage(error)}`);
+    const detail = errorMessage(error);
+    const why = `reading the agent's options or tools threw: ${detail}`;
+    throw new AgentError('InvalidOptions', `the run could not start: ${why}`);
   }
   const run = new RunSession(state, onSubscriberError, start.kind === 'resumed' ? { runId: start.runId, nextSeq: start.nextSeq } : undefined);
   state.run = run;
@@ -73,7 +75,8 @@ export function launchRun(state: AgentState, start: RunStart, onSubscriberError:
       try {
         run.closeAfterInternalError([...context.turnInput, ...context.pending], detail);
       } finally {
-        run.finish({ ...context, status: 'failed', endReason: 'fatalError', error: modelError('internal', `internal error: ${detail}`) });
+        const error = modelError('internal', `internal error: ${detail}`);
+        run.finish({ ...context, status: 'failed', endReason: 'fatalError', error });
       }
     },
   });
@@ -124,7 +127,9 @@ function finishRun(state: AgentState, run: RunSession, context: EndContext, reso
   state.turnIndex = context.turnIndex;
   const counters = cloneCounters(state.counters);
   const error = endError(run, context);
-  run.emit({ type: 'agentEnd', status: context.status, endReason: context.endReason, messages: state.history.slice(), counters, ...(error ? { error } : {}) });
+  const { status, endReason } = context;
+  const messages = state.history.slice();
+  run.emit({ type: 'agentEnd', status, endReason, messages, counters, ...(error ? { error } : {}) });
   run.ended = true;
   // User code still running (a tool that ignored its cancellation, a stalled stream) learns the run is over.
   if (!run.signal.aborted) run.controller.abort('the run ended');

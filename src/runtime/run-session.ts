@@ -230,7 +230,8 @@ export class RunSession {
   /** A context transform whose output was refused: reported, and the default compaction is used. */
   reportTransformRejection(rejection: TransformRejection): void {
     const detail = rejection.violations.length > 0 ? `: ${rejection.violations.slice(0, 3).join('; ')}` : '';
-    this.reportPolicyError('contextTransform', new Error(`${rejection.reason}${detail}; the default compaction was used`));
+    const message = `${rejection.reason}${detail}; the default compaction was used`;
+    this.reportPolicyError('contextTransform', new Error(message));
   }
 
   reportPolicyError(slot: PolicySlot, error: unknown): void {
@@ -336,15 +337,21 @@ export class RunSession {
     if (turn.messageOpen && turn.committedAssistant === null) {
       // A live message cut by the error: what was streamed is its content, with stopReason error.
       const streamed = turn.stream?.abort(errorMessage);
-      const message: AssistantMessage = { ...(streamed ?? { role: 'assistant', content: [], model: this.model.name }), stopReason: 'error', errorMessage };
+      const base = streamed ?? { role: 'assistant', content: [], model: this.model.name };
+      const message: AssistantMessage = { ...base, stopReason: 'error', errorMessage };
       this.publishAssistant(message, { called: true, published: true, message, error: null, invalidCalls: [] });
     }
     let results: ToolResultMessage[] = [];
     const assistant = turn.committedAssistant ?? turn.reply?.message ?? null;
     if (turn.committedAssistant === null && assistant) {
-      results = toolCallsOf(assistant).map(
-        (call) => turn.announcedEnds.get(call.id) ?? { role: 'toolResult', toolCallId: call.id, toolName: call.name, content: `not run: ${errorMessage}`, isError: true },
-      );
+      const notRun = (call: { id: string; name: string }): ToolResultMessage => ({
+        role: 'toolResult',
+        toolCallId: call.id,
+        toolName: call.name,
+        content: `not run: ${errorMessage}`,
+        isError: true,
+      });
+      results = toolCallsOf(assistant).map((call) => turn.announcedEnds.get(call.id) ?? notRun(call));
       for (const result of results) this.announceToolEnd(result);
       turn.committedAssistant = assistant;
       this.commit([assistant, ...results]);

@@ -81,7 +81,11 @@ export function nextMacrotask(signal: AbortSignal): Promise<void> {
 
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
   try {
-    return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
+    return (
+      (typeof value === 'object' || typeof value === 'function') &&
+      value !== null &&
+      typeof (value as { then?: unknown }).then === 'function'
+    );
   } catch {
     return false;
   }

@@ -4,19 +4,20 @@ import { unfinishedText } from '../../machines/tool-results.js';
 import type { BatchCommand, BatchInput, TurnEvent } from '../../machines/turn.machine.js';
 import type { PreparedCall } from '../../machines/turn.types.js';
 import type { ToolResultMessage } from '../domain/messages.js';
-import { runTool } from '../tools/run.js';
+import { runTool, type ToolRunResult } from '../tools/run.js';
 import { errorMessage } from './policy-runner.js';
 import { bindRun, runOf } from './run-registry.js';
 import { isolatedInspector } from './isolation.js';
 import type { RunSession } from './run-session.js';
 
 type ToolCallActor = ActorRefFrom<typeof toolCallMachine>;
+type ExecuteToolInput = Pick<ToolCallInput, 'position' | 'call'>;
 
 /** The tool-call machine wired to a run: start/end events, the tool itself, the progress relay. */
 export function provideToolCallMachine() {
   return toolCallMachine.provide({
     actors: {
-      executeTool: fromPromise<{ content: string; isError: boolean }, Pick<ToolCallInput, 'position' | 'call'>>(async ({ input, signal, system }) => {
+      executeTool: fromPromise<ToolRunResult, ExecuteToolInput>(async ({ input, signal, system }) => {
         // XState starts an invoked actor before the deferred entry actions of its parent's first
         // macrostep: one microtask lets toolExecutionStart be published before the tool runs.
         await Promise.resolve();
@@ -72,7 +73,8 @@ export function createToolBatch(toolCallLogic: ReturnType<typeof provideToolCall
     const execution = run.agent.resolved.toolExecution;
     const limit = typeof execution === 'object' && 'concurrency' in execution ? execution.concurrency : Number.POSITIVE_INFINITY;
     const inspect = isolatedInspector(run.agent.options.inspect, run.reportSubscriberError);
-    const actorOptions = { ...(run.agent.options.clock ? { clock: run.agent.options.clock } : {}), ...(inspect ? { inspect } : {}) };
+    const clock = run.agent.options.clock;
+    const actorOptions = { ...(clock ? { clock } : {}), ...(inspect ? { inspect } : {}) };
     let groupIndex = 0;
     let queue: PreparedCall[] = [];
     let settled = false;
@@ -90,7 +92,9 @@ export function createToolBatch(toolCallLogic: ReturnType<typeof provideToolCall
 
     const settleHeld = () => {
       const text = unfinishedText({ kind: 'steeringSkipped' });
-      for (const entry of input.prepared) if (!results.has(entry.position)) results.set(entry.position, cancelledResult(entry, text));
+      for (const entry of input.prepared) {
+        if (!results.has(entry.position)) results.set(entry.position, cancelledResult(entry, text));
+      }
       settle(true);
     };
 
@@ -110,7 +114,8 @@ export function createToolBatch(toolCallLogic: ReturnType<typeof provideToolCall
         complete: () => finishCall(entry, actor.getSnapshot().output?.result ?? null),
         // A throw inside the call's own actions: the call still gets its result (parity).
         error: (error) => {
-          const result = run.turn.announcedEnds.get(entry.call.id) ?? cancelledResult(entry, `internal error: ${errorMessage(error)}`);
+          const internal = `internal error: ${errorMessage(error)}`;
+          const result = run.turn.announcedEnds.get(entry.call.id) ?? cancelledResult(entry, internal);
           run.announceToolEnd(result);
           finishCall(entry, result);
         },
@@ -155,7 +160,8 @@ export function createToolBatch(toolCallLogic: ReturnType<typeof provideToolCall
         // A call whose end was already published (its actor is still finishing) keeps that result;
         // a call steering kept from starting is skipped, not cancelled.
         const unstarted = command.reason === 'steering' && !startedIds.has(entry.call.id);
-        results.set(entry.position, run.turn.announcedEnds.get(entry.call.id) ?? cancelledResult(entry, unstarted ? unfinishedText({ kind: 'steeringSkipped' }) : text));
+        const content = unstarted ? unfinishedText({ kind: 'steeringSkipped' }) : text;
+        results.set(entry.position, run.turn.announcedEnds.get(entry.call.id) ?? cancelledResult(entry, content));
       }
       settle(command.reason === 'steering');
     });

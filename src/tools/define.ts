@@ -76,7 +76,8 @@ export function assertValidTool(tool: AnyTool): void {
   if (tool.execution !== undefined && tool.execution !== 'parallel' && tool.execution !== 'sequential') {
     throw invalid('execution', `'parallel' or 'sequential'`, tool.execution);
   }
-  if (tool.timeoutMs !== undefined && !(Number.isFinite(tool.timeoutMs) && tool.timeoutMs >= 1 && tool.timeoutMs <= 2 ** 31 - 1)) {
+  const { timeoutMs } = tool;
+  if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs >= 1 && timeoutMs <= 2 ** 31 - 1)) {
     throw invalid('timeoutMs', 'a number of milliseconds from 1 to 2147483647', tool.timeoutMs);
   }
   parametersJsonSchema(name, tool.parameters);

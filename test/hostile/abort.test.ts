@@ -1,9 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock } from 'xstate';
 import { z } from 'zod';
-import { createAgent, defineTool, memoryStore, type Agent, type AgentOptions, type AgentRun, type SessionStore } from 'agentchart';
+import {
+  createAgent,
+  defineTool,
+  memoryStore,
+  type Agent,
+  type AgentOptions,
+  type AgentRun,
+  type SessionStore,
+} from 'agentchart';
 import { scriptedModel } from 'agentchart/testing';
-import { expectIdle, expectTrusted, macrotask, macrotasks, ofType, rawModel, settledFlag, watchTheProcess } from './harness.js';
+import {
+  expectIdle,
+  expectTrusted,
+  macrotask,
+  macrotasks,
+  ofType,
+  rawModel,
+  settledFlag,
+  watchTheProcess,
+} from './harness.js';
 
 // DESIGN §9, abort reaches every await: every wait on user code (model stream, tools, policies,
 // approval handler, context transform) races the run's signal, so run.result settles within one
@@ -16,7 +33,13 @@ const PROMPT = 'do the slow thing';
 const forever = () => new Promise<never>(() => {});
 
 /** Waits until the user code under test was reached, aborts, and asserts the result settled within one macrotask. */
-async function abortWhileStuck(agent: Agent, run: AgentRun, reached: () => boolean, reason: unknown, clock?: SimulatedClock) {
+async function abortWhileStuck(
+  agent: Agent,
+  run: AgentRun,
+  reached: () => boolean,
+  reason: unknown,
+  clock?: SimulatedClock,
+) {
   for (let i = 0; i < 50 && !reached(); i++) await macrotask();
   expect(reached(), 'the run reached the user code under test').toBe(true);
   const flag = settledFlag(run.result);
@@ -47,23 +70,60 @@ describe('abort() wins against user code that never settles', () => {
   const cases: Array<[string, (reached: { value: boolean }) => Partial<AgentOptions> & Pick<AgentOptions, 'model'>]> = [
     [
       'a model stream that ignores its signal',
-      (reached) => ({ model: rawModel([() => ({ [Symbol.asyncIterator]: () => ({ next: () => ((reached.value = true), forever()) }) })]) }),
+      (reached) => ({
+        model: rawModel([
+          () => ({ [Symbol.asyncIterator]: () => ({ next: () => ((reached.value = true), forever()) }) }),
+        ]),
+      }),
     ],
-    ['a tool that ignores its signal', (reached) => ({ model: scriptedModel([TOOL_CALL]), tools: [stuckTool(reached)] })],
-    ['a pre-turn policy', (reached) => ({ model: scriptedModel([{ text: 'never' }]), policies: { preTurn: [() => ((reached.value = true), forever())] } })],
+    [
+      'a tool that ignores its signal',
+      (reached) => ({ model: scriptedModel([TOOL_CALL]), tools: [stuckTool(reached)] }),
+    ],
+    [
+      'a pre-turn policy',
+      (reached) => ({
+        model: scriptedModel([{ text: 'never' }]),
+        policies: { preTurn: [() => ((reached.value = true), forever())] },
+      }),
+    ],
     [
       'a pre-dispatch policy',
-      (reached) => ({ model: scriptedModel([TOOL_CALL]), tools: [stuckTool({ value: false })], policies: { preDispatch: [() => ((reached.value = true), forever())] } }),
+      (reached) => ({
+        model: scriptedModel([TOOL_CALL]),
+        tools: [stuckTool({ value: false })],
+        policies: { preDispatch: [() => ((reached.value = true), forever())] },
+      }),
     ],
-    ['a post-turn policy', (reached) => ({ model: scriptedModel([{ text: 'answer' }]), policies: { postTurn: [() => ((reached.value = true), forever())] } })],
-    ['a post-loop policy', (reached) => ({ model: scriptedModel([{ text: 'answer' }]), policies: { postLoop: [() => ((reached.value = true), forever())] } })],
+    [
+      'a post-turn policy',
+      (reached) => ({
+        model: scriptedModel([{ text: 'answer' }]),
+        policies: { postTurn: [() => ((reached.value = true), forever())] },
+      }),
+    ],
+    [
+      'a post-loop policy',
+      (reached) => ({
+        model: scriptedModel([{ text: 'answer' }]),
+        policies: { postLoop: [() => ((reached.value = true), forever())] },
+      }),
+    ],
     [
       'an approval handler that ignores its signal',
-      (reached) => ({ model: scriptedModel([TOOL_CALL]), tools: [stuckTool({ value: false })], approvalMode: 'always', approval: () => ((reached.value = true), forever()) }),
+      (reached) => ({
+        model: scriptedModel([TOOL_CALL]),
+        tools: [stuckTool({ value: false })],
+        approvalMode: 'always',
+        approval: () => ((reached.value = true), forever()),
+      }),
     ],
     [
       'a context transform before the model call',
-      (reached) => ({ model: scriptedModel([{ text: 'never' }]), context: { maxTokens: 10_000, transform: () => ((reached.value = true), forever()) } }),
+      (reached) => ({
+        model: scriptedModel([{ text: 'never' }]),
+        context: { maxTokens: 10_000, transform: () => ((reached.value = true), forever()) },
+      }),
     ],
     [
       'a context transform during overflow recovery',
@@ -86,26 +146,50 @@ describe('abort() wins against user code that never settles', () => {
   });
 
   it('a durable approval waiting for resolveApproval: withdrawn on abort, nothing left pending', async () => {
-    const agent = createAgent({ model: scriptedModel([TOOL_CALL]), tools: [stuckTool({ value: false })], approvalMode: 'always', store: memoryStore(), sessionId: 's' });
+    const agent = createAgent({
+      model: scriptedModel([TOOL_CALL]),
+      tools: [stuckTool({ value: false })],
+      approvalMode: 'always',
+      store: memoryStore(),
+      sessionId: 's',
+    });
     await agent.ready;
     const run = agent.prompt(PROMPT);
-    const { events } = await abortWhileStuck(agent, run, () => agent.pendingApprovals().length === 1, 'user pressed stop');
+    const { events } = await abortWhileStuck(
+      agent,
+      run,
+      () => agent.pendingApprovals().length === 1,
+      'user pressed stop',
+    );
     expect(ofType(events, 'toolApprovalResolved').map((event) => event.approved)).toEqual([false]);
     expect(agent.pendingApprovals()).toEqual([]);
   });
 
   it('during a backoff on the simulated clock', async () => {
     const clock = new SimulatedClock();
-    const agent = createAgent({ model: scriptedModel([{ error: { kind: 'overloaded' } }, { text: 'never' }], { clock }), clock });
+    const agent = createAgent({
+      model: scriptedModel([{ error: { kind: 'overloaded' } }, { text: 'never' }], { clock }),
+      clock,
+    });
     const run = agent.prompt(PROMPT);
-    const { events } = await abortWhileStuck(agent, run, () => agent.running && agent.counters.modelCalls === 1, 'no more retries', clock);
+    const { events } = await abortWhileStuck(
+      agent,
+      run,
+      () => agent.running && agent.counters.modelCalls === 1,
+      'no more retries',
+      clock,
+    );
     expect(ofType(events, 'agentEnd')[0]?.error?.message).toBe('no more retries');
   });
 
   it('during the steering grace, with a tool that ignores its signal', async () => {
     const clock = new SimulatedClock();
     const reached = { value: false };
-    const agent = createAgent({ model: scriptedModel([TOOL_CALL, { text: 'never' }]), tools: [stuckTool(reached)], clock });
+    const agent = createAgent({
+      model: scriptedModel([TOOL_CALL, { text: 'never' }]),
+      tools: [stuckTool(reached)],
+      clock,
+    });
     const run = agent.prompt(PROMPT);
     for (let i = 0; i < 20 && !reached.value; i++) await macrotask();
     void agent.steer('change of plan');

@@ -12,10 +12,18 @@ import { expectTrusted, watchTheProcess } from './harness.js';
 watchTheProcess();
 
 const PROMPT = 'loop forever';
-const noop = defineTool({ name: 'noop', description: 'returns at once', parameters: z.object({}), execute: () => 'ok' });
+const noop = defineTool({
+  name: 'noop',
+  description: 'returns at once',
+  parameters: z.object({}),
+  execute: () => 'ok',
+});
 
 /** A model that asks for a tool call on every call, for ever (capped far beyond any run here). */
-const endless = () => scriptedModel((_request, callIndex) => (callIndex < 100_000 ? { toolCalls: [{ name: 'noop' }] } : undefined), { recordRequests: false });
+const endless = () =>
+  scriptedModel((_request, callIndex) => (callIndex < 100_000 ? { toolCalls: [{ name: 'noop' }] } : undefined), {
+    recordRequests: false,
+  });
 
 describe('a synchronous model and synchronous tools never starve the event loop', () => {
   it('abort() from a setTimeout takes effect within one turn of the timer firing', async () => {
@@ -67,7 +75,9 @@ describe('a synchronous model and synchronous tools never starve the event loop'
     agent.abort('enough');
     const { result } = await expectTrusted(run, [PROMPT]);
     expect(result.status).toBe('aborted');
-    expect(await (await receipt as Promise<unknown>)).toMatchObject({ status: expect.stringMatching(/delivered|stillQueued/) });
+    expect(await ((await receipt) as Promise<unknown>)).toMatchObject({
+      status: expect.stringMatching(/delivered|stillQueued/),
+    });
     expect(result.counters.turns).toBeLessThan(2_000);
   });
 });

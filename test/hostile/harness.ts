@@ -1,6 +1,15 @@
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { SimulatedClock } from 'xstate';
-import { CountersSchema, type Agent, type AgentEvent, type AgentRun, type Counters, type Model, type ModelStreamEvent, type RunResult } from 'agentchart';
+import {
+  CountersSchema,
+  type Agent,
+  type AgentEvent,
+  type AgentRun,
+  type Counters,
+  type Model,
+  type ModelStreamEvent,
+  type RunResult,
+} from 'agentchart';
 import { checkInvariants } from 'agentchart/testing';
 
 /**
@@ -54,7 +63,11 @@ export function settledFlag(promise: Promise<unknown>): { readonly settled: bool
  * Lets a run finish on the simulated clock: macrotasks, then the clock moves a step, until the
  * result settles (backoffs and timeouts elapse without real waiting). Fails if it never does.
  */
-export async function settleRun(run: AgentRun, clock?: SimulatedClock, { stepMs = 1_000, rounds = 400 } = {}): Promise<RunResult> {
+export async function settleRun(
+  run: AgentRun,
+  clock?: SimulatedClock,
+  { stepMs = 1_000, rounds = 400 } = {},
+): Promise<RunResult> {
   const flag = settledFlag(run.result);
   if (!clock) {
     // Real time (I/O): a guard against a hang, not a wait; a settled run returns at once.
@@ -101,18 +114,29 @@ export interface Trusted {
  * The checks every case makes once its run settled: invariants on the log and the history, the
  * user's inputs in history, sane counters, and agentEnd agreeing with the result.
  */
-export async function expectTrusted(run: AgentRun, inputs: readonly string[], clock?: SimulatedClock, settle: { stepMs?: number } = {}): Promise<Trusted> {
+export async function expectTrusted(
+  run: AgentRun,
+  inputs: readonly string[],
+  clock?: SimulatedClock,
+  settle: { stepMs?: number } = {},
+): Promise<Trusted> {
   const result = await settleRun(run, clock, settle);
   const events = logOf(run);
   expect(checkInvariants(events, result.messages).violations).toEqual([]);
   for (const input of inputs) {
-    expect(result.messages.some((message) => message.role === 'user' && message.content === input), `"${input}" is in history`).toBe(true);
+    expect(
+      result.messages.some((message) => message.role === 'user' && message.content === input),
+      `"${input}" is in history`,
+    ).toBe(true);
   }
   expectSaneCounters(result.counters);
   const end = events.at(-1);
   expect(end?.type).toBe('agentEnd');
   if (end?.type === 'agentEnd') {
-    expect({ status: end.status, endReason: end.endReason }).toEqual({ status: result.status, endReason: result.endReason });
+    expect({ status: end.status, endReason: end.endReason }).toEqual({
+      status: result.status,
+      endReason: result.endReason,
+    });
     expect(end.error).toEqual(result.error);
   }
   return { result, events };
@@ -128,7 +152,10 @@ export const ofType = <T extends AgentEvent['type']>(events: readonly AgentEvent
   events.filter((event): event is Extract<AgentEvent, { type: T }> => event.type === type);
 
 /** A model whose k-th call returns `calls[k]()` as its stream, whatever that is (hostile on purpose). */
-export function rawModel(calls: ReadonlyArray<(signal: AbortSignal) => unknown>, name = 'raw'): Model & { calls: number } {
+export function rawModel(
+  calls: ReadonlyArray<(signal: AbortSignal) => unknown>,
+  name = 'raw',
+): Model & { calls: number } {
   const model = {
     name,
     calls: 0,
@@ -152,7 +179,11 @@ export function generatorOf(values: readonly unknown[], closed: { count: number 
   };
 }
 
-export const TEXT = (text: string): unknown[] => [{ type: 'start' }, { type: 'textDelta', delta: text }, { type: 'done', stopReason: 'stop' }];
+export const TEXT = (text: string): unknown[] => [
+  { type: 'start' },
+  { type: 'textDelta', delta: text },
+  { type: 'done', stopReason: 'stop' },
+];
 export const CALL = (id: string, name: string, args: string): unknown[] => [
   { type: 'toolCallStart', index: 0, id, name },
   { type: 'toolCallDelta', index: 0, argumentsDelta: args },

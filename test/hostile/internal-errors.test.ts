@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock } from 'xstate';
 import { z } from 'zod';
-import { createAgent, defineTool, memoryStore, type AgentOptions, type AnyTool, type Model, type SessionStore } from 'agentchart';
+import {
+  createAgent,
+  defineTool,
+  memoryStore,
+  type AgentOptions,
+  type AnyTool,
+  type Model,
+  type SessionStore,
+} from 'agentchart';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 import { expectIdle, expectTrusted, macrotasks, ofType, watchTheProcess } from './harness.js';
 
@@ -72,13 +80,22 @@ describe('internal errors keep the log whole and the session loadable', () => {
     const model = throwsAfter(scriptedModel([{ text: 'shown to the user' }]), 'pricing', undefined, 0);
     const { result, events } = await internalFailure({ model, streaming: 'live' });
     expect(ofType(events, 'messageStart')).toHaveLength(1);
-    expect(ofType(events, 'messageEnd').map((event) => event.message)).toMatchObject([{ stopReason: 'error', content: [{ type: 'text', text: 'shown to the user' }] }]);
+    expect(ofType(events, 'messageEnd').map((event) => event.message)).toMatchObject([
+      { stopReason: 'error', content: [{ type: 'text', text: 'shown to the user' }] },
+    ]);
     expect(result.messages.at(-1)).toMatchObject({ role: 'assistant', stopReason: 'error' });
   });
 
   it('in a turn action after the tool-call reply was published: the reply is committed, each call gets a result', async () => {
     const tool = throwsAfter(plainTool('scan'), 'requiresApproval', false, 1);
-    const model = scriptedModel([{ toolCalls: [{ id: 'c1', name: 'scan' }, { id: 'c2', name: 'scan' }] }]);
+    const model = scriptedModel([
+      {
+        toolCalls: [
+          { id: 'c1', name: 'scan' },
+          { id: 'c2', name: 'scan' },
+        ],
+      },
+    ]);
     const { result, events } = await internalFailure({ model, tools: [tool] });
     expect(ofType(events, 'messageStart')).toHaveLength(1);
     expect(result.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'toolResult', 'toolResult']);
@@ -93,12 +110,27 @@ describe('internal errors keep the log whole and the session loadable', () => {
     const slow = plainTool('slow', () => new Promise<string>((resolve) => (release = () => resolve('slow ok'))));
     // Read once when the tool is registered; the batch's read throws.
     const broken = throwsAfter(plainTool('broken'), 'timeoutMs', undefined, 1);
-    const model = scriptedModel([{ toolCalls: [{ id: 'a', name: 'slow' }, { id: 'b', name: 'broken' }] }]);
+    const model = scriptedModel([
+      {
+        toolCalls: [
+          { id: 'a', name: 'slow' },
+          { id: 'b', name: 'broken' },
+        ],
+      },
+    ]);
     const { result, events } = await internalFailure({ model, tools: [slow, broken], approvalMode: 'bypass' });
     release();
     await macrotasks(2);
-    expect(result.messages.filter((message) => message.role === 'toolResult').map((message) => message.role === 'toolResult' && message.toolCallId)).toEqual(['a', 'b']);
-    expect(ofType(events, 'toolExecutionEnd').map((event) => event.toolCallId).sort()).toEqual(['a', 'b']);
+    expect(
+      result.messages
+        .filter((message) => message.role === 'toolResult')
+        .map((message) => message.role === 'toolResult' && message.toolCallId),
+    ).toEqual(['a', 'b']);
+    expect(
+      ofType(events, 'toolExecutionEnd')
+        .map((event) => event.toolCallId)
+        .sort(),
+    ).toEqual(['a', 'b']);
   });
 
   it('in a master action (the clock refuses the backoff timer): the open turn is closed, the run fails as internal', async () => {
@@ -134,13 +166,23 @@ describe('throws inside user code are isolated, not internal errors', () => {
     const touchy = defineTool({
       name: 'touchy',
       description: 'has a refine that throws',
-      parameters: z.object({ path: z.string().refine(() => { throw new Error('refine exploded'); }) }),
+      parameters: z.object({
+        path: z.string().refine(() => {
+          throw new Error('refine exploded');
+        }),
+      }),
       execute: () => 'never',
     });
-    const model = scriptedModel([{ toolCalls: [{ id: 'c1', name: 'touchy', arguments: { path: 'x' } }] }, { text: 'ok' }]);
+    const model = scriptedModel([
+      { toolCalls: [{ id: 'c1', name: 'touchy', arguments: { path: 'x' } }] },
+      { text: 'ok' },
+    ]);
     const agent = createAgent({ model, tools: [touchy] });
     const { result } = await expectTrusted(agent.prompt(PROMPT), [PROMPT]);
     expect(result).toMatchObject({ status: 'completed', counters: { toolCallsInvalid: 1, toolCallsExecuted: 0 } });
-    expect(result.messages.find((message) => message.role === 'toolResult')).toMatchObject({ isError: true, content: expect.stringContaining('refine exploded') });
+    expect(result.messages.find((message) => message.role === 'toolResult')).toMatchObject({
+      isError: true,
+      content: expect.stringContaining('refine exploded'),
+    });
   });
 });

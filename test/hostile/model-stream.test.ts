@@ -2,7 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { SimulatedClock } from 'xstate';
 import { createAgent, defineTool, type ModelStreamEvent } from 'agentchart';
 import { z } from 'zod';
-import { CALL, expectIdle, expectTrusted, generatorOf, macrotasks, ofType, rawModel, settledFlag, TEXT, watchTheProcess } from './harness.js';
+import {
+  CALL,
+  expectIdle,
+  expectTrusted,
+  generatorOf,
+  macrotasks,
+  ofType,
+  rawModel,
+  settledFlag,
+  TEXT,
+  watchTheProcess,
+} from './harness.js';
 
 // DESIGN §9, model stream boundary: every event is checked as it arrives; a wrong shape, a second
 // toolCallStart for an open index, or a stream that throws / rejects / is not iterable ends the
@@ -36,10 +47,29 @@ function expectRecoveredFromInvalidResponse({ result, events, agent }: Awaited<R
 
 const throwingGetter = () => {
   const event = {};
-  Object.defineProperty(event, 'type', { get: () => { throw new Error('getter exploded'); }, enumerable: true });
+  Object.defineProperty(event, 'type', {
+    get: () => {
+      throw new Error('getter exploded');
+    },
+    enumerable: true,
+  });
   return event;
 };
-const explodingProxy = () => new Proxy({}, { get: () => { throw new Error('proxy exploded'); }, has: () => { throw new Error('proxy exploded'); }, ownKeys: () => { throw new Error('proxy exploded'); } });
+const explodingProxy = () =>
+  new Proxy(
+    {},
+    {
+      get: () => {
+        throw new Error('proxy exploded');
+      },
+      has: () => {
+        throw new Error('proxy exploded');
+      },
+      ownKeys: () => {
+        throw new Error('proxy exploded');
+      },
+    },
+  );
 
 const BAD_EVENTS: Array<[string, () => unknown]> = [
   ['a textDelta whose delta is a number', () => ({ type: 'textDelta', delta: 5 })],
@@ -59,13 +89,21 @@ const BAD_EVENTS: Array<[string, () => unknown]> = [
 ];
 
 describe('hostile model streams: events of the wrong shape', () => {
-  it.each(BAD_EVENTS)('%s ends the attempt as invalidResponse; the retry recovers; the iterator was closed', async (_name, bad) => {
-    const closed = { count: 0 };
-    const outcome = await attemptThenRecover(generatorOf([{ type: 'start' }, { type: 'textDelta', delta: 'never shown' }, bad(), { type: 'done', stopReason: 'stop' }], closed));
-    expectRecoveredFromInvalidResponse(outcome);
-    expect(JSON.stringify(outcome.events)).not.toContain('never shown');
-    expect(closed.count).toBe(1);
-  });
+  it.each(BAD_EVENTS)(
+    '%s ends the attempt as invalidResponse; the retry recovers; the iterator was closed',
+    async (_name, bad) => {
+      const closed = { count: 0 };
+      const outcome = await attemptThenRecover(
+        generatorOf(
+          [{ type: 'start' }, { type: 'textDelta', delta: 'never shown' }, bad(), { type: 'done', stopReason: 'stop' }],
+          closed,
+        ),
+      );
+      expectRecoveredFromInvalidResponse(outcome);
+      expect(JSON.stringify(outcome.events)).not.toContain('never shown');
+      expect(closed.count).toBe(1);
+    },
+  );
 
   it('a second toolCallStart for an open index never glues two calls into one (invalidResponse)', async () => {
     const closed = { count: 0 };
@@ -96,35 +134,102 @@ describe('hostile model streams: events of the wrong shape', () => {
     expect(result).toMatchObject({ status: 'failed', endReason: 'retryExhausted', error: { code: 'invalidResponse' } });
     expect(result.error?.message).toContain('invalid model response');
     expect(ofType(events, 'messageEnd').map((event) => event.message.stopReason)).toEqual(['error']);
-    expect(result.counters).toMatchObject({ modelCalls: 2, retries: 1, turnsFailed: 1, failureCodes: { invalidResponse: 2 } });
+    expect(result.counters).toMatchObject({
+      modelCalls: 2,
+      retries: 1,
+      turnsFailed: 1,
+      failureCodes: { invalidResponse: 2 },
+    });
   });
 
   it("with streaming 'live', an invalid event after shown text ends the shown message with an error (no retry)", async () => {
     const clock = new SimulatedClock();
-    const model = rawModel([generatorOf([{ type: 'textDelta', delta: 'shown ' }, { type: 'textDelta', delta: null }], { count: 0 }), generatorOf(RECOVERED, { count: 0 })]);
+    const model = rawModel([
+      generatorOf(
+        [
+          { type: 'textDelta', delta: 'shown ' },
+          { type: 'textDelta', delta: null },
+        ],
+        { count: 0 },
+      ),
+      generatorOf(RECOVERED, { count: 0 }),
+    ]);
     const agent = createAgent({ model, clock, streaming: 'live', retry: { maxAttempts: 2, jitter: false } });
     const { result, events } = await expectTrusted(agent.prompt(PROMPT), [PROMPT], clock);
     // Already shown, so never redone: the retryable failure is final.
     expect(result).toMatchObject({ status: 'failed', endReason: 'retryExhausted', error: { code: 'invalidResponse' } });
     expect(ofType(events, 'messageStart')).toHaveLength(1);
-    expect(ofType(events, 'messageEnd')[0]?.message).toMatchObject({ stopReason: 'error', content: [{ type: 'text', text: 'shown ' }] });
+    expect(ofType(events, 'messageEnd')[0]?.message).toMatchObject({
+      stopReason: 'error',
+      content: [{ type: 'text', text: 'shown ' }],
+    });
     expect(model.calls).toBe(1);
   });
 });
 
 const STREAM_FAILURES: Array<[string, (signal: AbortSignal) => unknown]> = [
-  ['model.stream() throws', () => { throw new Error('stream() exploded'); }],
+  [
+    'model.stream() throws',
+    () => {
+      throw new Error('stream() exploded');
+    },
+  ],
   ['model.stream() returns a number', () => 42],
   ['model.stream() returns null', () => null],
-  ['model.stream() returns a promise of a stream (an async stream())', () => Promise.resolve(generatorOf(RECOVERED, { count: 0 })())],
+  [
+    'model.stream() returns a promise of a stream (an async stream())',
+    () => Promise.resolve(generatorOf(RECOVERED, { count: 0 })()),
+  ],
   ['model.stream() returns a rejected promise', () => Promise.reject(new Error('rejected before streaming'))],
   ['the iterable has no next()', () => ({ [Symbol.asyncIterator]: () => ({}) })],
-  ['the iterator getter throws', () => ({ get [Symbol.asyncIterator]() { throw new Error('no iterator for you'); } })],
-  ['next() rejects', () => ({ [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error('socket hang up in user code')) }) })],
-  ['next() throws synchronously', () => ({ [Symbol.asyncIterator]: () => ({ next: () => { throw new Error('next exploded'); } }) })],
-  ['next() resolves to a string', () => ({ [Symbol.asyncIterator]: () => ({ next: () => Promise.resolve('garbage') }) })],
-  ['next() returns a thenable whose then throws', () => ({ [Symbol.asyncIterator]: () => ({ next: () => ({ get then() { throw new Error('then exploded'); } }) }) })],
-  ['a generator that throws after its first event', () => (async function* () { yield { type: 'start' }; throw new Error('provider SDK bug'); })()],
+  [
+    'the iterator getter throws',
+    () => ({
+      get [Symbol.asyncIterator]() {
+        throw new Error('no iterator for you');
+      },
+    }),
+  ],
+  [
+    'next() rejects',
+    () => ({
+      [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error('socket hang up in user code')) }),
+    }),
+  ],
+  [
+    'next() throws synchronously',
+    () => ({
+      [Symbol.asyncIterator]: () => ({
+        next: () => {
+          throw new Error('next exploded');
+        },
+      }),
+    }),
+  ],
+  [
+    'next() resolves to a string',
+    () => ({ [Symbol.asyncIterator]: () => ({ next: () => Promise.resolve('garbage') }) }),
+  ],
+  [
+    'next() returns a thenable whose then throws',
+    () => ({
+      [Symbol.asyncIterator]: () => ({
+        next: () => ({
+          get then() {
+            throw new Error('then exploded');
+          },
+        }),
+      }),
+    }),
+  ],
+  [
+    'a generator that throws after its first event',
+    () =>
+      (async function* () {
+        yield { type: 'start' };
+        throw new Error('provider SDK bug');
+      })(),
+  ],
 ];
 
 describe('hostile model streams: streams that throw, reject or are not iterable', () => {
@@ -136,14 +241,26 @@ describe('hostile model streams: streams that throw, reject or are not iterable'
     const model = rawModel([() => TEXT('from an array')]);
     const agent = createAgent({ model });
     const { result } = await expectTrusted(agent.prompt(PROMPT), [PROMPT]);
-    expect(result).toMatchObject({ status: 'completed', messages: [{ role: 'user' }, { role: 'assistant', content: [{ type: 'text', text: 'from an array' }] }] });
+    expect(result).toMatchObject({
+      status: 'completed',
+      messages: [{ role: 'user' }, { role: 'assistant', content: [{ type: 'text', text: 'from an array' }] }],
+    });
   });
 });
 
 describe('hostile model streams: the end of a stream', () => {
   it('events after done are ignored and the generator is closed (its finally runs)', async () => {
     const closed = { count: 0 };
-    const model = rawModel([generatorOf([...TEXT('answer'), { type: 'textDelta', delta: 'AFTER-DONE' }, { type: 'error', error: { kind: 'auth', message: 'late' } }], closed)]);
+    const model = rawModel([
+      generatorOf(
+        [
+          ...TEXT('answer'),
+          { type: 'textDelta', delta: 'AFTER-DONE' },
+          { type: 'error', error: { kind: 'auth', message: 'late' } },
+        ],
+        closed,
+      ),
+    ]);
     const agent = createAgent({ model });
     const { result, events } = await expectTrusted(agent.prompt(PROMPT), [PROMPT]);
     expect(result.status).toBe('completed');
@@ -153,7 +270,16 @@ describe('hostile model streams: the end of a stream', () => {
 
   it('events after an error are ignored and the generator is closed', async () => {
     const closed = { count: 0 };
-    const model = rawModel([generatorOf([{ type: 'textDelta', delta: 'partial' }, { type: 'error', error: { kind: 'badRequest', message: 'bad' } }, { type: 'textDelta', delta: 'AFTER-ERROR' }], closed)]);
+    const model = rawModel([
+      generatorOf(
+        [
+          { type: 'textDelta', delta: 'partial' },
+          { type: 'error', error: { kind: 'badRequest', message: 'bad' } },
+          { type: 'textDelta', delta: 'AFTER-ERROR' },
+        ],
+        closed,
+      ),
+    ]);
     const agent = createAgent({ model });
     const { result, events } = await expectTrusted(agent.prompt(PROMPT), [PROMPT]);
     expect(result).toMatchObject({ status: 'failed', endReason: 'fatalError', error: { code: 'badRequest' } });
@@ -190,7 +316,8 @@ describe('hostile model streams: the end of a stream', () => {
       const values = [...TEXT('done')];
       return {
         [Symbol.asyncIterator]: () => ({
-          next: () => Promise.resolve(values.length ? { done: false, value: values.shift() } : { done: true, value: undefined }),
+          next: () =>
+            Promise.resolve(values.length ? { done: false, value: values.shift() } : { done: true, value: undefined }),
           return: () => {
             if (reject) return Promise.reject(new Error('return rejected'));
             throw new Error('return threw');
@@ -225,20 +352,28 @@ const BAD_USAGE: Array<[string, unknown]> = [
 ];
 
 describe('hostile model streams: usage', () => {
-  it.each(BAD_USAGE)('a usage count of %s counts as 0 (counters never NaN, negative or strings)', async (_name, bad) => {
-    const usage = { input: bad, output: 4, cacheRead: bad, cacheWrite: bad };
-    const model = { ...rawModel([generatorOf([{ type: 'usage', usage }, ...TEXT('ok')], { count: 0 })]), pricing: { input: 1, output: 2 } };
-    const agent = createAgent({ model });
-    const { result } = await expectTrusted(agent.prompt(PROMPT), [PROMPT]);
-    expect(result.counters).toMatchObject({ tokensIn: 0, tokensOut: 4, tokensCacheRead: 0, tokensCacheWrite: 0 });
-    expect(result.counters.costUsd).toBeCloseTo(8e-6);
-    expect(result.messages.at(-1)).toMatchObject({ usage: { input: 0, output: 4, cacheRead: 0, cacheWrite: 0 } });
-  });
+  it.each(BAD_USAGE)(
+    'a usage count of %s counts as 0 (counters never NaN, negative or strings)',
+    async (_name, bad) => {
+      const usage = { input: bad, output: 4, cacheRead: bad, cacheWrite: bad };
+      const model = {
+        ...rawModel([generatorOf([{ type: 'usage', usage }, ...TEXT('ok')], { count: 0 })]),
+        pricing: { input: 1, output: 2 },
+      };
+      const agent = createAgent({ model });
+      const { result } = await expectTrusted(agent.prompt(PROMPT), [PROMPT]);
+      expect(result.counters).toMatchObject({ tokensIn: 0, tokensOut: 4, tokensCacheRead: 0, tokensCacheWrite: 0 });
+      expect(result.counters.costUsd).toBeCloseTo(8e-6);
+      expect(result.messages.at(-1)).toMatchObject({ usage: { input: 0, output: 4, cacheRead: 0, cacheWrite: 0 } });
+    },
+  );
 
   it('the stored session with sanitized usage loads again', async () => {
     const { memoryStore } = await import('agentchart');
     const store = memoryStore();
-    const model = rawModel([generatorOf([{ type: 'usage', usage: { input: 'lots', output: Number.NaN } }, ...TEXT('ok')], { count: 0 })]);
+    const model = rawModel([
+      generatorOf([{ type: 'usage', usage: { input: 'lots', output: Number.NaN } }, ...TEXT('ok')], { count: 0 }),
+    ]);
     const agent = createAgent({ model, store, sessionId: 's1' });
     await agent.ready;
     await expectTrusted(agent.prompt(PROMPT), [PROMPT]);
@@ -252,21 +387,32 @@ describe('hostile model streams: usage', () => {
 
 describe('hostile model streams: error events', () => {
   it('a garbage retryAfterMs is dropped: the retry waits the exponential backoff, not NaN', async () => {
-    const outcome = await attemptThenRecover(generatorOf([{ type: 'error', error: { kind: 'rateLimit', message: 'slow down', retryAfterMs: 'soon' } }], { count: 0 }));
+    const outcome = await attemptThenRecover(
+      generatorOf([{ type: 'error', error: { kind: 'rateLimit', message: 'slow down', retryAfterMs: 'soon' } }], {
+        count: 0,
+      }),
+    );
     expect(ofType(outcome.events, 'retry').map((event) => event.delayMs)).toEqual([1_000]);
     expect(outcome.result.counters.backoffMs).toBe(1_000);
   });
 
   it('a huge retryAfterMs is clamped to retry.maxRetryAfterMs', async () => {
     const clock = new SimulatedClock();
-    const model = rawModel([generatorOf([{ type: 'error', error: { kind: 'overloaded', message: 'later', retryAfterMs: 1e15 } }], { count: 0 }), generatorOf(RECOVERED, { count: 0 })]);
+    const model = rawModel([
+      generatorOf([{ type: 'error', error: { kind: 'overloaded', message: 'later', retryAfterMs: 1e15 } }], {
+        count: 0,
+      }),
+      generatorOf(RECOVERED, { count: 0 }),
+    ]);
     const agent = createAgent({ model, clock, retry: { maxAttempts: 2, maxRetryAfterMs: 5_000 } });
     const { events } = await expectTrusted(agent.prompt(PROMPT), [PROMPT], clock);
     expect(ofType(events, 'retry').map((event) => event.delayMs)).toEqual([5_000]);
   });
 
   it('an error event given retryable: true for a fatal kind is not trusted: the kind decides (no retry)', async () => {
-    const model = rawModel([generatorOf([{ type: 'error', error: { kind: 'auth', message: 'bad key', retryable: true } }], { count: 0 })]);
+    const model = rawModel([
+      generatorOf([{ type: 'error', error: { kind: 'auth', message: 'bad key', retryable: true } }], { count: 0 }),
+    ]);
     const agent = createAgent({ model, retry: { maxAttempts: 3 } });
     const { result } = await expectTrusted(agent.prompt(PROMPT), [PROMPT]);
     expect(result).toMatchObject({ status: 'failed', endReason: 'fatalError', error: { code: 'auth' } });
@@ -274,12 +420,21 @@ describe('hostile model streams: error events', () => {
   });
 
   it('a tool call completed before the stream broke still gets a result (parity)', async () => {
-    const read = defineTool({ name: 'read', description: 'reads', parameters: z.object({ path: z.string() }), execute: () => 'content' });
-    const model = rawModel([generatorOf([...CALL('c1', 'read', '{"path":"a"}'), { type: 'textDelta', delta: 7 }], { count: 0 })]);
+    const read = defineTool({
+      name: 'read',
+      description: 'reads',
+      parameters: z.object({ path: z.string() }),
+      execute: () => 'content',
+    });
+    const model = rawModel([
+      generatorOf([...CALL('c1', 'read', '{"path":"a"}'), { type: 'textDelta', delta: 7 }], { count: 0 }),
+    ]);
     const agent = createAgent({ model, tools: [read], retry: { maxAttempts: 1 } });
     const { result } = await expectTrusted(agent.prompt(PROMPT), [PROMPT]);
     expect(result).toMatchObject({ status: 'failed', error: { code: 'invalidResponse' } });
-    expect(result.messages.filter((message) => message.role === 'toolResult')).toMatchObject([{ toolCallId: 'c1', isError: true }]);
+    expect(result.messages.filter((message) => message.role === 'toolResult')).toMatchObject([
+      { toolCallId: 'c1', isError: true },
+    ]);
   });
 });
 
@@ -309,12 +464,21 @@ function languageModel(parts: unknown[], cancelled: { count: number }, hold = fa
   };
 }
 
-const FINISH = { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: { inputTokens: { total: 3 }, outputTokens: { total: 2 } } };
+const FINISH = {
+  type: 'finish',
+  finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+  usage: { inputTokens: { total: 3 }, outputTokens: { total: 2 } },
+};
 
 describe('hostile providers behind fromAISDK', () => {
   it('the same tool-call id started twice while open is refused (invalidResponse), never glued', async () => {
     const { fromAISDK } = await import('agentchart/ai-sdk');
-    const remove = defineTool({ name: 'remove', description: 'removes', parameters: z.object({ path: z.string() }), execute: ({ path }) => `REMOVED ${path}` });
+    const remove = defineTool({
+      name: 'remove',
+      description: 'removes',
+      parameters: z.object({ path: z.string() }),
+      execute: ({ path }) => `REMOVED ${path}`,
+    });
     const parts = [
       { type: 'stream-start', warnings: [] },
       { type: 'tool-input-start', id: 'a', toolName: 'remove' },
@@ -324,7 +488,11 @@ describe('hostile providers behind fromAISDK', () => {
       { type: 'tool-input-end', id: 'a' },
       FINISH,
     ];
-    const agent = createAgent({ model: fromAISDK(languageModel(parts, { count: 0 }) as never), tools: [remove], retry: { maxAttempts: 1 } });
+    const agent = createAgent({
+      model: fromAISDK(languageModel(parts, { count: 0 }) as never),
+      tools: [remove],
+      retry: { maxAttempts: 1 },
+    });
     const { result } = await expectTrusted(agent.prompt(PROMPT), [PROMPT]);
     expect(result).toMatchObject({ status: 'failed', error: { code: 'invalidResponse' } });
     expect(JSON.stringify(result.messages)).not.toContain('REMOVED');
@@ -333,8 +501,15 @@ describe('hostile providers behind fromAISDK', () => {
   it('an error part: the provider stream is cancelled (the HTTP body released) even though it stays open', async () => {
     const { fromAISDK } = await import('agentchart/ai-sdk');
     const cancelled = { count: 0 };
-    const parts = [{ type: 'stream-start', warnings: [] }, { type: 'text-delta', id: 't', delta: 'partial' }, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }];
-    const agent = createAgent({ model: fromAISDK(languageModel(parts, cancelled, true) as never), retry: { maxAttempts: 1 } });
+    const parts = [
+      { type: 'stream-start', warnings: [] },
+      { type: 'text-delta', id: 't', delta: 'partial' },
+      { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+    ];
+    const agent = createAgent({
+      model: fromAISDK(languageModel(parts, cancelled, true) as never),
+      retry: { maxAttempts: 1 },
+    });
     const { result } = await expectTrusted(agent.prompt(PROMPT), [PROMPT]);
     expect(result).toMatchObject({ status: 'failed', error: { code: 'overloaded' } });
     expect(cancelled.count).toBe(1);

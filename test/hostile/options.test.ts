@@ -88,7 +88,9 @@ describe('createAgent refuses bad options by name', () => {
     ['an array', [model]],
     ['a string', 'gpt-4o'],
   ])('createAgent(%s) → InvalidOptions', (_name, options) => {
-    expect(() => createAgent(options as unknown as AgentOptions)).toThrow(expect.objectContaining({ code: 'InvalidOptions' }));
+    expect(() => createAgent(options as unknown as AgentOptions)).toThrow(
+      expect.objectContaining({ code: 'InvalidOptions' }),
+    );
   });
 
   it.each([
@@ -107,14 +109,25 @@ describe('createAgent refuses bad options by name', () => {
 
   it('an options object whose getter throws → InvalidOptions', () => {
     const options = { model };
-    Object.defineProperty(options, 'retry', { get: () => { throw new Error('getter exploded'); }, enumerable: true });
+    Object.defineProperty(options, 'retry', {
+      get: () => {
+        throw new Error('getter exploded');
+      },
+      enumerable: true,
+    });
     expect(() => createAgent(options)).toThrow(expect.objectContaining({ code: 'InvalidOptions' }));
   });
 
   it('defineTool refuses a timeoutMs that is not a delay', () => {
     for (const timeoutMs of [0, -1, Number.NaN, BIG, '100']) {
       expect(() =>
-        defineTool({ name: 'slow', description: 'slow', parameters: z.object({}), timeoutMs: timeoutMs as number, execute: () => 'ok' }),
+        defineTool({
+          name: 'slow',
+          description: 'slow',
+          parameters: z.object({}),
+          timeoutMs: timeoutMs as number,
+          execute: () => 'ok',
+        }),
       ).toThrow(expect.objectContaining({ code: 'InvalidOptions', message: expect.stringContaining('timeoutMs') }));
     }
   });

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock } from 'xstate';
 import { z } from 'zod';
-import { AgentError, createAgent, defineTool, memoryStore, type Agent, type MessageInput, type SessionStore } from 'agentchart';
+import {
+  AgentError,
+  createAgent,
+  defineTool,
+  memoryStore,
+  type Agent,
+  type MessageInput,
+  type SessionStore,
+} from 'agentchart';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 import { expectIdle, expectTrusted, macrotask, macrotasks, watchTheProcess } from './harness.js';
 
@@ -23,7 +31,12 @@ const codeOf = (call: () => unknown): string | null => {
 
 const throwingMessage = () => {
   const message = { role: 'user' };
-  Object.defineProperty(message, 'content', { get: () => { throw new Error('content getter exploded'); }, enumerable: true });
+  Object.defineProperty(message, 'content', {
+    get: () => {
+      throw new Error('content getter exploded');
+    },
+    enumerable: true,
+  });
   return message;
 };
 
@@ -74,7 +87,10 @@ describe('prompt()', () => {
   });
 
   it('prompt() before a stored session is loaded → NotReady', async () => {
-    const slow: SessionStore = { ...memoryStore(), load: () => new Promise((resolve) => setImmediate(() => resolve(null))) };
+    const slow: SessionStore = {
+      ...memoryStore(),
+      load: () => new Promise((resolve) => setImmediate(() => resolve(null))),
+    };
     const agent = createAgent({ model: scriptedModel([{ text: 'fine' }]), store: slow, sessionId: 's' });
     expect(codeOf(() => agent.prompt(PROMPT))).toBe('NotReady');
     expect(codeOf(() => agent.continue())).toBe('NotReady');
@@ -84,7 +100,10 @@ describe('prompt()', () => {
 
   it('prompt() from a subscriber of agentEnd → AlreadyRunning, isolated; the next prompt after it works', async () => {
     const reported: unknown[] = [];
-    const agent = createAgent({ model: scriptedModel([{ text: 'one' }, { text: 'two' }]), onSubscriberError: (error) => reported.push(error) });
+    const agent = createAgent({
+      model: scriptedModel([{ text: 'one' }, { text: 'two' }]),
+      onSubscriberError: (error) => reported.push(error),
+    });
     agent.events.subscribe((event) => event.type === 'agentEnd' && agent.prompt('re-entrant'));
     await expectTrusted(agent.prompt(PROMPT), [PROMPT]);
     expect(reported).toEqual([expect.objectContaining({ code: 'AlreadyRunning' })]);
@@ -158,7 +177,10 @@ describe('the rest of the surface', () => {
 
   it('prompt() right after abort(): a typed AlreadyRunning while the run ends, then (within a macrotask) a clean start', async () => {
     const clock = new SimulatedClock();
-    const agent = createAgent({ model: scriptedModel([{ text: 'slow', delayMs: 10_000 }, { text: 'fast' }], { clock }), clock });
+    const agent = createAgent({
+      model: scriptedModel([{ text: 'slow', delayMs: 10_000 }, { text: 'fast' }], { clock }),
+      clock,
+    });
     const first = agent.prompt('first');
     await macrotasks(2);
     agent.abort('next please');
@@ -183,7 +205,10 @@ describe('the rest of the surface', () => {
   });
 
   it('a hand-built tool object that is not a tool → InvalidOptions naming the field', () => {
-    const bad = { ...defineTool({ name: 'ok', description: 'ok', parameters: z.object({}), execute: () => 'ok' }), execute: 'not a function' };
+    const bad = {
+      ...defineTool({ name: 'ok', description: 'ok', parameters: z.object({}), execute: () => 'ok' }),
+      execute: 'not a function',
+    };
     expect(codeOf(() => createAgent({ model: scriptedModel([]), tools: [bad as never] }))).toBe('InvalidOptions');
   });
 });

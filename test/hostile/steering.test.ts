@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock } from 'xstate';
 import { z } from 'zod';
-import { createAgent, defineTool, memoryStore, type AgentEvent, type AgentOptions, type SessionStore } from 'agentchart';
+import {
+  createAgent,
+  defineTool,
+  memoryStore,
+  type AgentEvent,
+  type AgentOptions,
+  type SessionStore,
+} from 'agentchart';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 import { expectTrusted, macrotask, macrotasks, ofType, settleRun, watchTheProcess } from './harness.js';
 
@@ -37,7 +44,12 @@ function editTool() {
   return { tool, ran };
 }
 
-const TWO_EDITS = { toolCalls: [{ id: 'e1', name: 'edit', arguments: { file: 'a.ts' } }, { id: 'e2', name: 'edit', arguments: { file: 'b.ts' } }] };
+const TWO_EDITS = {
+  toolCalls: [
+    { id: 'e1', name: 'edit', arguments: { file: 'a.ts' } },
+    { id: 'e2', name: 'edit', arguments: { file: 'b.ts' } },
+  ],
+};
 
 /** Asserts the interrupted turn: no call started, each got `skipped: steering`, the steer was delivered next. */
 function expectSkipped(events: AgentEvent[], messages: readonly unknown[], ran: string[]) {
@@ -45,7 +57,10 @@ function expectSkipped(events: AgentEvent[], messages: readonly unknown[], ran: 
   expect(ofType(events, 'toolExecutionStart')).toEqual([]);
   const first = ofType(events, 'turnEnd')[0];
   expect(first?.reason).toBe('steeringInterrupt');
-  expect(first?.toolResults.map((result) => [result.toolCallId, result.isError])).toEqual([['e1', true], ['e2', true]]);
+  expect(first?.toolResults.map((result) => [result.toolCallId, result.isError])).toEqual([
+    ['e1', true],
+    ['e2', true],
+  ]);
   for (const result of first?.toolResults ?? []) expect(result.content).toMatch(SKIPPED);
   expect(messages).toContainEqual({ role: 'user', content: STEER });
 }
@@ -70,7 +85,11 @@ describe('a steer before the batch started: no call starts', () => {
   it('during a pre-turn policy', async () => {
     const { tool, ran } = editTool();
     const gate = deferred<{ verdict: 'continue' }>();
-    const agent = createAgent({ model: scriptedModel([TWO_EDITS, { text: 'ok' }]), tools: [tool], policies: { preTurn: [(ctx) => (ctx.turnIndex === 0 ? gate.promise : { verdict: 'continue' })] } });
+    const agent = createAgent({
+      model: scriptedModel([TWO_EDITS, { text: 'ok' }]),
+      tools: [tool],
+      policies: { preTurn: [(ctx) => (ctx.turnIndex === 0 ? gate.promise : { verdict: 'continue' })] },
+    });
     const run = agent.prompt(PROMPT);
     await macrotasks(2);
     void agent.steer(STEER);
@@ -83,7 +102,11 @@ describe('a steer before the batch started: no call starts', () => {
     const { tool, ran } = editTool();
     const gate = deferred<{ verdict: 'continue' }>();
     let asked = 0;
-    const agent = createAgent({ model: scriptedModel([TWO_EDITS, { text: 'ok' }]), tools: [tool], policies: { preDispatch: [() => (asked++ === 0 ? gate.promise : { verdict: 'continue' })] } });
+    const agent = createAgent({
+      model: scriptedModel([TWO_EDITS, { text: 'ok' }]),
+      tools: [tool],
+      policies: { preDispatch: [() => (asked++ === 0 ? gate.promise : { verdict: 'continue' })] },
+    });
     const run = agent.prompt(PROMPT);
     for (let i = 0; i < 10 && asked === 0; i++) await macrotask();
     void agent.steer(STEER);
@@ -107,7 +130,9 @@ describe('a steer before the batch started: no call starts', () => {
     void agent.steer(STEER);
     const { result, events } = await expectTrusted(run, [PROMPT, STEER]);
     expectSkipped(events, result.messages, ran);
-    expect(ofType(events, 'toolApprovalResolved').map((event) => [event.toolCallId, event.approved])).toEqual([['e1', false]]);
+    expect(ofType(events, 'toolApprovalResolved').map((event) => [event.toolCallId, event.approved])).toEqual([
+      ['e1', false],
+    ]);
     expect(signal?.aborted).toBe(true);
     expect(result.counters).toMatchObject({ approvalsRequested: 1, approvalsDenied: 1 });
   });
@@ -115,7 +140,13 @@ describe('a steer before the batch started: no call starts', () => {
   it('during a durable approval: withdrawn, nothing left pending, the stored session loads', async () => {
     const { tool, ran } = editTool();
     const store = memoryStore();
-    const agent = createAgent({ model: scriptedModel([TWO_EDITS, { text: 'ok' }]), tools: [tool], approvalMode: 'always', store, sessionId: 'durable' });
+    const agent = createAgent({
+      model: scriptedModel([TWO_EDITS, { text: 'ok' }]),
+      tools: [tool],
+      approvalMode: 'always',
+      store,
+      sessionId: 'durable',
+    });
     await agent.ready;
     const run = agent.prompt(PROMPT);
     for (let i = 0; i < 10 && agent.pendingApprovals().length === 0; i++) await macrotask();
@@ -133,7 +164,9 @@ describe('a steer before the batch started: no call starts', () => {
   it('during a backoff: the re-run attempt honours it', async () => {
     const clock = new SimulatedClock();
     const { tool, ran } = editTool();
-    const model = scriptedModel([{ error: { kind: 'rateLimit', retryAfterMs: 5_000 } }, TWO_EDITS, { text: 'ok' }], { clock });
+    const model = scriptedModel([{ error: { kind: 'rateLimit', retryAfterMs: 5_000 } }, TWO_EDITS, { text: 'ok' }], {
+      clock,
+    });
     const agent = createAgent({ model, clock, tools: [tool] });
     const run = agent.prompt(PROMPT);
     await macrotasks(3);
@@ -175,8 +208,16 @@ describe('a steer while the batch runs', () => {
         });
       },
     });
-    const calls = { toolCalls: ['a', 'b', 'c'].map((file, i) => ({ id: `e${i + 1}`, name: 'edit', arguments: { file } })) };
-    const agent = createAgent({ model: scriptedModel([calls, { text: 'ok' }]), clock, tools: [slow], toolExecution: 'sequential', steeringGraceMs: 250 });
+    const calls = {
+      toolCalls: ['a', 'b', 'c'].map((file, i) => ({ id: `e${i + 1}`, name: 'edit', arguments: { file } })),
+    };
+    const agent = createAgent({
+      model: scriptedModel([calls, { text: 'ok' }]),
+      clock,
+      tools: [slow],
+      toolExecution: 'sequential',
+      steeringGraceMs: 250,
+    });
     const run = agent.prompt(PROMPT);
     for (let i = 0; i < 10 && started.length === 0; i++) await macrotask();
     void agent.steer(STEER);
@@ -184,20 +225,36 @@ describe('a steer while the batch runs', () => {
     // e1 finished within the grace period and keeps its result; e2 and e3 never started.
     expect(started).toEqual(['a']);
     const results = ofType(events, 'turnEnd')[0]?.toolResults ?? [];
-    expect(results.map((r) => r.content)).toEqual(['edited a', expect.stringMatching(SKIPPED), expect.stringMatching(SKIPPED)]);
+    expect(results.map((r) => r.content)).toEqual([
+      'edited a',
+      expect.stringMatching(SKIPPED),
+      expect.stringMatching(SKIPPED),
+    ]);
     expect(ofType(events, 'turnEnd')[0]?.reason).toBe('steeringInterrupt');
     expect(result.counters.toolCallsExecuted).toBe(1);
   });
 
   it('a tool running past the grace period is cancelled with `cancelled: steering`', async () => {
     const clock = new SimulatedClock();
-    const hang = defineTool({ name: 'edit', description: 'hangs', parameters: z.object({ file: z.string() }), execute: () => new Promise<string>(() => {}) });
-    const agent = createAgent({ model: scriptedModel([{ toolCalls: [{ id: 'e1', name: 'edit', arguments: { file: 'a' } }] }, { text: 'ok' }]), clock, tools: [hang], steeringGraceMs: 250 });
+    const hang = defineTool({
+      name: 'edit',
+      description: 'hangs',
+      parameters: z.object({ file: z.string() }),
+      execute: () => new Promise<string>(() => {}),
+    });
+    const agent = createAgent({
+      model: scriptedModel([{ toolCalls: [{ id: 'e1', name: 'edit', arguments: { file: 'a' } }] }, { text: 'ok' }]),
+      clock,
+      tools: [hang],
+      steeringGraceMs: 250,
+    });
     const run = agent.prompt(PROMPT);
     await macrotasks(4);
     void agent.steer(STEER);
     const { events } = await expectTrusted(run, [PROMPT, STEER], clock);
-    expect(ofType(events, 'turnEnd')[0]?.toolResults.map((r) => r.content)).toEqual([expect.stringMatching(/^cancelled: steering/)]);
+    expect(ofType(events, 'turnEnd')[0]?.toolResults.map((r) => r.content)).toEqual([
+      expect.stringMatching(/^cancelled: steering/),
+    ]);
   });
 
   it('with steeringInterrupts false, steering waits for the batch: every call runs', async () => {
@@ -218,7 +275,11 @@ describe('a steer while the batch runs', () => {
     const { tool, ran } = editTool();
     const gate = deferred<{ verdict: 'continue' }>();
     let asked = 0;
-    const agent = createAgent({ model: scriptedModel([TWO_EDITS, { text: 'ok' }]), tools: [tool], policies: { postTurn: [() => (asked++ === 0 ? gate.promise : { verdict: 'continue' })] } });
+    const agent = createAgent({
+      model: scriptedModel([TWO_EDITS, { text: 'ok' }]),
+      tools: [tool],
+      policies: { postTurn: [() => (asked++ === 0 ? gate.promise : { verdict: 'continue' })] },
+    });
     const run = agent.prompt(PROMPT);
     for (let i = 0; i < 10 && asked === 0; i++) await macrotask();
     void agent.steer(STEER);
@@ -251,9 +312,17 @@ describe("a steer during a 'live' stream never stores a half-published attempt",
   it('crash after the steer: the resumed session stores one messageStart per message and pairs', async () => {
     const clock = new SimulatedClock();
     const store = crashableStore();
-    const options = (model: AgentOptions['model']): AgentOptions & { store: SessionStore; sessionId: string } => ({ model, clock, streaming: 'live', store, sessionId: 'live' });
+    const options = (model: AgentOptions['model']): AgentOptions & { store: SessionStore; sessionId: string } => ({
+      model,
+      clock,
+      streaming: 'live',
+      store,
+      sessionId: 'live',
+    });
     // The stream shows some text, then waits on the clock: the steer lands while the message is open.
-    const first = createAgent(options(scriptedModel([{ text: 'Half of an answer that is shown live', stall: true }], { clock })));
+    const first = createAgent(
+      options(scriptedModel([{ text: 'Half of an answer that is shown live', stall: true }], { clock })),
+    );
     await first.ready;
     const run = first.prompt(PROMPT);
     await macrotasks(3);
@@ -266,7 +335,9 @@ describe("a steer during a 'live' stream never stores a half-published attempt",
     await run.result;
     store.restart();
 
-    const second = createAgent(options(scriptedModel([{ text: 'A fresh answer' }, { text: 'Now on the new API' }], { clock })));
+    const second = createAgent(
+      options(scriptedModel([{ text: 'A fresh answer' }, { text: 'Now on the new API' }], { clock })),
+    );
     const { resumedRun } = await second.ready;
     expect(resumedRun).not.toBeNull();
     // The resumed run's own log starts mid-run: the whole stored log is what is checked.
@@ -276,13 +347,16 @@ describe("a steer during a 'live' stream never stores a half-published attempt",
     const stored = await store.loadEvents('live');
     expect(checkInvariants(stored, second.messages).violations).toEqual([]);
     const perTurn = new Map<number, number>();
-    for (const event of stored) if (event.type === 'messageStart') perTurn.set(event.turnIndex, (perTurn.get(event.turnIndex) ?? 0) + 1);
+    for (const event of stored)
+      if (event.type === 'messageStart') perTurn.set(event.turnIndex, (perTurn.get(event.turnIndex) ?? 0) + 1);
     expect([...perTurn.values()].every((count) => count === 1)).toBe(true);
     expect(second.messages).toContainEqual({ role: 'user', content: STEER });
   });
 });
 
-async function collect(agent: { currentRun: { events: { subscribe(fn: (event: AgentEvent) => void): unknown } } | null }) {
+async function collect(agent: {
+  currentRun: { events: { subscribe(fn: (event: AgentEvent) => void): unknown } } | null;
+}) {
   const events: AgentEvent[] = [];
   agent.currentRun?.events.subscribe((event) => events.push(event));
   return { events };

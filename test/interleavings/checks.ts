@@ -78,8 +78,11 @@ function checkSteeringInterrupts({ scenario, events, momentOf, sent }: CheckInpu
     if (!started || started.turnIndex === undefined) continue;
     const turn = started.turnIndex;
     if (before.some((e) => e.runId === runId && e.type === 'turnEnd' && e.turnIndex === turn)) continue;
-    const late = events.find((e, index) => momentOf[index]! > message.moment && e.runId === runId && e.turnIndex === turn && (e.type === 'toolExecutionStart' || e.type === 'toolApprovalRequested'));
-    if (late) out.push(`steering: "${message.text}" was accepted during turn ${turn}, yet ${late.type} followed at seq ${late.seq}`);
+    const startsWork = (e: AgentEvent) => e.type === 'toolExecutionStart' || e.type === 'toolApprovalRequested';
+    const late = events.find((e, index) => momentOf[index]! > message.moment && e.runId === runId && e.turnIndex === turn && startsWork(e));
+    if (late) {
+      out.push(`steering: "${message.text}" was accepted during turn ${turn}, yet ${late.type} followed at seq ${late.seq}`);
+    }
   }
 }
 
@@ -103,7 +106,8 @@ function checkCommittedResults(events: readonly AgentEvent[], out: string[]): vo
       if (published && (published.result !== result.content || published.isError !== result.isError)) {
         out.push(`results: ${result.toolCallId} was published as ${JSON.stringify(published.result)} but committed as ${JSON.stringify(result.content)} (turnEnd seq ${event.seq})`);
       }
-      if ((result.content.startsWith(CANCELLED_BY_STEERING) || result.content.startsWith(SKIPPED_BY_STEERING)) && event.reason !== 'steeringInterrupt' && event.reason !== 'aborted') {
+      const bySteering = result.content.startsWith(CANCELLED_BY_STEERING) || result.content.startsWith(SKIPPED_BY_STEERING);
+      if (bySteering && event.reason !== 'steeringInterrupt' && event.reason !== 'aborted') {
         out.push(`results: ${result.toolCallId} was cancelled by steering in a turn that ended ${event.reason} (seq ${event.seq})`);
       }
       if (result.content.startsWith(ABORTED_RESULT) && event.reason !== 'aborted') {
