@@ -133,6 +133,8 @@ export const AgentEventSchema = z.discriminatedUnion('type', [
     endReason: EndReasonSchema,
     messages: z.array(MessageSchema),
     counters: CountersSchema,
+    /** Why a failed or aborted run ended (the abort's reason for an aborted one); as in RunResult.error. */
+    error: z.object({ code: z.string(), message: z.string() }).optional(),
   }),
 ]);
 
