@@ -1,7 +1,8 @@
 import { fromPromise } from 'xstate';
-import type { ModelReply, TurnAttempt } from '../../machines/turn.types.js';
+import type { ModelReply, TurnInput } from '../../machines/turn.types.js';
 import { modelError, type ModelError } from '../domain/errors.js';
-import type { Message } from '../domain/messages.js';
+import type { MessageDelta } from '../domain/events.js';
+import type { AssistantMessage, Message } from '../domain/messages.js';
 import { StreamAccumulator } from '../model/accumulator.js';
 import type { Model, ModelRequest } from '../model/port.js';
 import { parseStreamEvent, preview } from '../model/stream-events.js';
@@ -11,45 +12,58 @@ import type { RunSession } from './run-session.js';
 import { ABORTED, isThenable, nextMacrotask, raceAbort, type Aborted, type RuntimeClock } from './timers.js';
 
 type Reply = Omit<ModelReply, 'published'>;
+type CallInput = Pick<TurnInput, 'turnIndex' | 'attempt' | 'overflowView' | 'modelIndex'>;
 
 /**
- * The ASSISTANT state's model call. The stream's deltas are buffered for the attempt: they are
- * published only when the turn knows the attempt is final, so a retried attempt's partial text
- * never reaches the event stream. An abort ends the call at once, even if the provider stalls.
+ * The ASSISTANT state's model call. The stream's deltas travel with the reply: they are published
+ * only when the turn knows the attempt is final, so a retried attempt's partial text never reaches
+ * the event stream ('live' streaming publishes them as they arrive). An abort ends the call at
+ * once, even if the provider stalls. The closing attempt of a turn a deferred failure left open
+ * calls no model: its reply is an empty aborted message.
  */
 export function createCallModel() {
-  return fromPromise<ModelReply, { turnIndex: number; attempt: TurnAttempt }>(async ({ input, system }) => {
+  return fromPromise<ModelReply, CallInput>(async ({ input, system }) => {
     const run = runOf(system);
+    const model = run.modelAt(input.modelIndex);
+    if (input.attempt === 'closing') return closingReply(model.name);
     // Fairness: one macrotask per model call, so a synchronous model and synchronous tools never
-    // starve timers and I/O. It also lets the deferred actions of the turn's first macrostep
-    // (turnStart, commitTurnInput) land before history is read.
+    // starve timers and I/O.
     await nextMacrotask(run.signal);
-    run.turn.deltas = [];
-    run.turn.messageOpen = false;
-    const view = await requestMessages(run);
-    const model = run.model;
+    run.live = null;
+    const view = await requestMessages(run, input);
     if (view === ABORTED || run.signal.aborted) {
       return {
         called: false,
         published: false,
-        message: emptyErrorMessage(run, 'aborted'),
+        message: emptyErrorMessage(model.name, 'aborted'),
+        deltas: [],
         error: modelError('aborted', run.abortReason),
         invalidCalls: [],
       };
     }
     const provider = model.provider !== undefined ? { provider: model.provider } : {};
     run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, ...provider, messages: view });
-    const reply = { ...(await streamReply(run, view)), published: run.turn.messageOpen };
+    const reply = await streamReply(run, view, model, input.turnIndex);
     run.ledger.recordUsage(reply.message.usage, model.pricing);
     if (reply.error && reply.error.kind !== 'aborted') run.ledger.recordFailure(reply.error.kind);
-    return reply;
+    return { ...reply, published: liveOpen(run) };
   });
 }
 
-async function requestMessages(run: RunSession): Promise<Message[] | Aborted> {
-  const { agent, turn } = run;
+/** Live streaming published this attempt's messageStart (the stream reader set `run.live`). */
+function liveOpen(run: RunSession): boolean {
+  return run.live?.open ?? false;
+}
+
+function closingReply(modelName: string): ModelReply {
+  const message: AssistantMessage = { role: 'assistant', content: [], stopReason: 'aborted', model: modelName };
+  return { called: true, published: false, message, deltas: [], error: null, invalidCalls: [] };
+}
+
+async function requestMessages(run: RunSession, input: CallInput): Promise<Message[] | Aborted> {
+  const { agent } = run;
   // After an overflow recovery every re-run of the turn (a rate-limit retry too) uses the compacted view.
-  if (turn.overflowView) return turn.overflowView;
+  if (input.overflowView) return input.overflowView;
   if (!agent.options.context) return agent.history.slice();
   const prepared = await raceAbort(
     agent.guard.prepare(agent.history, {
@@ -62,22 +76,16 @@ async function requestMessages(run: RunSession): Promise<Message[] | Aborted> {
   if (prepared === ABORTED) return ABORTED;
   if (!prepared.ok) {
     // Isolated like a policy: a throwing transform is reported and counts as no transform.
-    run.reportPolicyError('contextTransform', new Error(prepared.error.message));
+    run.reportPolicyError('contextTransform', new Error(prepared.error.message), input.turnIndex);
     return agent.history.slice();
   }
-  if (prepared.transformRejected) run.reportTransformRejection(prepared.transformRejected);
+  if (prepared.transformRejected) run.reportTransformRejection(prepared.transformRejected, input.turnIndex);
   // Proactive compaction is visible in beforeModelCall.messages; contextCompacted marks overflow recovery.
   return prepared.messages === agent.history ? agent.history.slice() : prepared.messages;
 }
 
-function emptyErrorMessage(run: RunSession, text: string) {
-  return {
-    role: 'assistant' as const,
-    content: [],
-    stopReason: 'error' as const,
-    model: run.model.name,
-    errorMessage: text,
-  };
+function emptyErrorMessage(modelName: string, text: string): AssistantMessage {
+  return { role: 'assistant', content: [], stopReason: 'error', model: modelName, errorMessage: text };
 }
 
 const invalidResponse = (problem: string): ModelError =>
@@ -91,14 +99,16 @@ type Interruption = 'aborted' | 'idle';
  * arrives, a wrong shape or a throw ends the attempt as `invalidResponse`, a silence of
  * `modelIdleMs` as `timeout`, and the iterator is closed on every exit path (after done/error too).
  */
-async function streamReply(run: RunSession, messages: Message[]): Promise<Reply> {
+async function streamReply(run: RunSession, messages: Message[], model: Model, turnIndex: number): Promise<Reply> {
   const { agent, signal } = run;
-  const model = run.model;
   const accumulator = new StreamAccumulator(model.name);
-  run.turn.stream = accumulator;
+  run.live = { turnIndex, open: false, accumulator };
+  const live = agent.options.streaming === 'live';
+  const deltas: MessageDelta[] = [];
   const aborted = (): Reply => ({
     called: true,
     message: accumulator.abort(),
+    deltas,
     error: modelError('aborted', run.abortReason),
     invalidCalls: [],
   });
@@ -137,7 +147,10 @@ async function streamReply(run: RunSession, messages: Message[]): Promise<Reply>
         accumulator.fail(invalidResponse(parsed.problem));
         break;
       }
-      for (const delta of accumulator.push(parsed.event)) run.streamDelta(delta, model.name);
+      for (const delta of accumulator.push(parsed.event)) {
+        if (live) run.streamLiveDelta(delta, turnIndex, model.name);
+        else deltas.push(delta);
+      }
       if (accumulator.terminal) break;
     }
   } catch (error) {
@@ -154,10 +167,11 @@ async function streamReply(run: RunSession, messages: Message[]): Promise<Reply>
   const message = accumulator.finish();
   const terminal = accumulator.terminal;
   const error = terminal?.kind === 'error' ? terminal.error : null;
-  if (error?.kind === 'aborted') return { called: true, message, error, invalidCalls: [] };
+  if (error?.kind === 'aborted') return { called: true, message, deltas, error, invalidCalls: [] };
   return {
     called: true,
     message,
+    deltas,
     error,
     invalidCalls: accumulator.invalidToolCalls.map((call) => ({
       id: call.id,

@@ -1,45 +1,52 @@
-import { cloneCounters } from '../domain/counters.js';
 import type { AgentEvent } from '../domain/events.js';
-import { toolCallsOf, type Message } from '../domain/messages.js';
-import type { RunCheckpoint, SessionCheckpoint, SessionStore, TurnCheckpoint } from '../store/types.js';
-import type { AgentState, RunSession } from './run-session.js';
-
-interface MasterView {
-  steeringQueue: Message[];
-  followUpQueue: Message[];
-  pending: Message[];
-  turnIndex: number;
-  turnsThisRun: number;
-  modelIndex: number;
-}
+import type { SessionCheckpoint, SessionStore } from '../store/types.js';
+import { checkpointOf, type ApprovalVersions } from './checkpoint.js';
+import type { AgentState, StepWriter } from './run-session.js';
 
 /**
- * Writes one step per committed change: the events since the last step and a checkpoint, in
- * order. Embedded stores commit each step synchronously; an async store gets the steps one after
- * another (a write waits for the previous one), so steps never reorder.
+ * Writes one step per committed change: the events since the last step and a checkpoint derived
+ * from the machines, in order. A step is taken after each actor step that changed something (an
+ * event published, history committed, a queue changed). Embedded stores commit each step
+ * synchronously; an async store gets the steps one after another (a write waits for the previous
+ * one), so steps never reorder.
  */
-export class Persister {
+export class Persister implements StepWriter {
   private buffered: AgentEvent[] = [];
   private readonly queue: Array<{ checkpoint: SessionCheckpoint; events: AgentEvent[] }> = [];
   private writing = false;
+  private dirty = false;
   private idle: Array<() => void> = [];
+  /** The version a durable approval request was first stored at (resolveApproval must quote it). */
+  readonly approvals: ApprovalVersions;
   /** The first write that failed; later steps are not written (the session would be inconsistent). */
   failure: unknown = null;
 
   constructor(
     private readonly store: SessionStore,
+    private readonly agent: AgentState,
     readonly sessionId: string,
     public version: number,
     private readonly onError: (error: unknown) => void,
-  ) {}
+  ) {
+    this.approvals = { durable: !agent.options.approval, pending: null };
+  }
 
   record(event: AgentEvent): void {
     this.buffered.push(event);
   }
 
-  step(agent: AgentState, run: RunSession | null): void {
+  markDirty(): void {
+    this.dirty = true;
+  }
+
+  flushStep(): void {
+    if (this.dirty) this.step();
+  }
+
+  step(): void {
+    this.dirty = false;
     this.version += 1;
-    const checkpoint = buildCheckpoint(this.sessionId, this.version, agent, run);
+    const checkpoint = checkpointOf(this.sessionId, this.version, this.agent, this.agent.run, this.approvals);
     const events = this.buffered;
     this.buffered = [];
     if (this.store.commitStepSync && !this.writing) {
@@ -84,53 +91,4 @@ export class Persister {
       },
     );
   }
-}
-
-function buildCheckpoint(sessionId: string, version: number, agent: AgentState, run: RunSession | null): SessionCheckpoint {
-  const master = run?.master?.getSnapshot().context as MasterView | undefined;
-  // Between a turnEnd and the master's decision the master has not advanced its turn index yet.
-  const closedAhead = run?.lastClosedTurn != null && master !== undefined && run.lastClosedTurn >= master.turnIndex;
-  return {
-    sessionId,
-    version,
-    history: agent.history.slice(),
-    steeringQueue: [...(master?.steeringQueue ?? agent.steeringQueue)],
-    followUpQueue: [...(master?.followUpQueue ?? agent.followUpQueue)],
-    counters: cloneCounters(agent.counters),
-    turnIndex: closedAhead ? (run?.lastClosedTurn ?? 0) + 1 : (master?.turnIndex ?? agent.turnIndex),
-    run: run && !run.ended ? runCheckpoint(run, master, closedAhead) : null,
-  };
-}
-
-function runCheckpoint(run: RunSession, master: MasterView | undefined, closedAhead: boolean): RunCheckpoint {
-  return {
-    runId: run.runId,
-    nextSeq: run.nextSeq,
-    pending: [...(master?.pending ?? [])],
-    turnsThisRun: (master?.turnsThisRun ?? 0) + (closedAhead ? 1 : 0),
-    modelIndex: run.modelIndex,
-    turn: run.turn.open ? turnCheckpoint(run) : null,
-  };
-}
-
-function turnCheckpoint(run: RunSession): TurnCheckpoint {
-  const { turn } = run;
-  const committed = turn.committedAssistant !== null;
-  return {
-    turnIndex: turn.turnIndex,
-    reply: turn.reply ? { message: turn.reply.message, invalidCalls: [...turn.reply.invalidCalls] } : null,
-    results: [...turn.announcedEnds.values()],
-    started: [...turn.started],
-    approved: [...turn.approved],
-    requested: [...turn.requested],
-    pendingApproval: turn.pendingApproval
-      ? { toolCallId: turn.pendingApproval.toolCallId, toolName: turn.pendingApproval.toolName, arguments: turn.pendingApproval.arguments, version: turn.pendingApproval.version }
-      : null,
-    committed,
-  };
-}
-
-/** Whether a committed reply asks for more work (its tool calls), for resuming between turns. */
-export function replyHadToolCalls(checkpoint: TurnCheckpoint): boolean {
-  return checkpoint.reply !== null && toolCallsOf(checkpoint.reply.message).length > 0;
 }

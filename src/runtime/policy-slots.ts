@@ -48,9 +48,10 @@ export function createPostLoopRunner() {
  * its tool-call blocks are exactly the original ones (parity with the committed results).
  */
 export function createPostTurnRunner() {
-  return fromPromise<ResponseOutput, { turnIndex: number; toolResults: ToolResultMessage[] }>(async ({ input, system, signal }) => {
+  type Input = { turnIndex: number; assistant: AssistantMessage | null; toolResults: ToolResultMessage[] };
+  return fromPromise<ResponseOutput, Input>(async ({ input, system, signal }) => {
     const run = runOf(system);
-    let assistant = run.turn.committedAssistant;
+    let assistant = input.assistant;
     const injected: Message[] = [];
     let stopped = false;
     for (const policy of run.agent.options.policies?.postTurn ?? []) {
@@ -60,7 +61,7 @@ export function createPostTurnRunner() {
         'postTurn',
         () => policy({ messages, assistant, toolResults: input.toolResults, turnIndex: input.turnIndex, counters: run.countersSnapshot() }),
         checkPostTurnVerdict,
-        (s, e) => run.reportPolicyError(s, e),
+        (s, e) => run.reportPolicyError(s, e, input.turnIndex),
         withRunSignal(run, signal),
       );
       // An abort while the policy ran: its verdict no longer applies (the history is final).
@@ -73,12 +74,13 @@ export function createPostTurnRunner() {
           replaceInHistory(run.agent.history, assistant, verdict.assistant);
           assistant = verdict.assistant;
         } else {
-          run.reportPolicyError('postTurn', new Error('replacement ignored: it changes the tool-call blocks of the committed assistant message'));
+          const problem = 'replacement ignored: it changes the tool-call blocks of the committed assistant message';
+          run.reportPolicyError('postTurn', new Error(problem), input.turnIndex);
         }
       }
       if (stopped) break;
     }
-    return { stopped, injected, assistant };
+    return { stopped, injected, assistant: assistant === input.assistant ? null : assistant };
   });
 }
 

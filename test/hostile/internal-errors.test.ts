@@ -70,7 +70,7 @@ describe('internal errors keep the log whole and the session loadable', () => {
   });
 
   it('in the model call effect (the model name getter throws): the turn ends with turnEnd(error)', async () => {
-    const model = throwsAfter(scriptedModel([{ text: 'never' }]), 'name', 'flaky', 3);
+    const model = throwsAfter(scriptedModel([{ text: 'never' }]), 'name', 'flaky', 1);
     const { events } = await internalFailure({ model });
     expect(ofType(events, 'turnEnd').map((event) => event.reason)).toEqual(['error']);
     expect(ofType(events, 'messageStart')).toHaveLength(ofType(events, 'messageEnd').length);
