@@ -81,6 +81,8 @@ export const masterMachine = masterSetup.createMachine({
               { guard: 'policyStoppedSession', target: '#master.ended', actions: ['recordOutcome', end('completed', 'policyStop')] },
               { guard: 'turnFailed', target: 'recovering', actions: 'recordOutcome' },
               { guard: 'isReportMode', target: 'judgingReport', actions: 'recordOutcome' },
+              // Tool results to answer: the next turn (the loop's usual way round).
+              { guard: 'turnRanTools', target: 'preTurn', actions: 'recordOutcome' },
               { target: 'continuing', actions: 'recordOutcome' },
             ],
             // A throw inside an effect or an action of the turn ends the session as an internal error,

@@ -53,7 +53,7 @@ export const turnMachine = turnSetup.createMachine({
           always: [
             // Resumed after a restart: a committed turn only lacks its turnEnd; a published reply's tools continue.
             { guard: 'resumesCommittedTurn', target: '#turn.done', actions: ['recordResumedReply', 'endAsResumedReply'] },
-            { guard: 'resumesWithToolsToRun', target: '#turn.TOOL_EXECUTION', actions: 'recordResumedReply' },
+            { guard: 'resumesWithToolsToRun', target: '#turn.TOOL_EXECUTION.preprocessing', actions: 'recordResumedReply' },
             { guard: 'resumesWithPublishedReply', target: '#turn.RESPONSE', actions: ['recordResumedReply', 'endAsResumedReply'] },
             { guard: 'isContinuationAttempt', target: '#turn.ASSISTANT' },
             { guard: 'hasPreTurnPolicies', target: 'runningPreTurnPolicies' },
@@ -101,6 +101,8 @@ export const turnMachine = turnSetup.createMachine({
             target: 'RESPONSE',
             actions: ['recordReply', 'publishAssistantMessage', end({ kind: 'failure', detail: 'fatal', reason: 'error' }), unfinished('replyFailed')],
           },
+          // Nothing to check before dispatch: the calls start at once (the hot path of a tool turn).
+          { guard: 'replyRunsAtOnce', target: 'TOOL_EXECUTION.running', actions: ['recordReply', 'publishAssistantMessage', 'startBatch'] },
           { guard: 'replyHasToolCalls', target: 'TOOL_EXECUTION', actions: ['recordReply', 'publishAssistantMessage'] },
           { target: 'RESPONSE', actions: ['recordReply', 'publishAssistantMessage', end({ kind: 'success', reason: 'complete' })] },
         ],
@@ -116,13 +118,27 @@ export const turnMachine = turnSetup.createMachine({
     },
 
     TOOL_EXECUTION: {
-      initial: 'preprocessing',
+      initial: 'dispatching',
       on: {
         // Before anything runs, an abort settles every unresolved call at once.
         ABORT: { target: 'RESPONSE', actions: abortedBeforeDispatch },
       },
       states: {
-        /** Unknown tools and invalid arguments get an error result each and never start. */
+        /**
+         * Which checks the calls go through before they start. The model-call effect has prepared
+         * them (unknown tools and invalid arguments got an error result each and never start).
+         */
+        dispatching: {
+          always: [
+            // Steering arrived while the model streamed, a backoff ran, or in the very step that
+            // published the reply: no call starts.
+            { guard: 'steeringInterruptsBatch', target: '#turn.RESPONSE', actions: interruptedBySteering },
+            { guard: 'preparedRunAtOnce', target: 'running', actions: 'startBatch' },
+            { guard: 'hasPreDispatchPolicies', target: 'runningPreDispatchPolicies' },
+            { target: 'approval' },
+          ],
+        },
+        /** A turn resumed after a restart: its published reply's calls are checked against the tool registry again. */
         preprocessing: {
           invoke: {
             src: 'prepareToolCalls',
@@ -132,15 +148,7 @@ export const turnMachine = turnSetup.createMachine({
               decided: decidedPositions(context.settled),
               approved: context.input.resume?.approvedCallIds ?? [],
             }),
-            onDone: [
-              // Steering arrived while the model streamed, a backoff ran, or in the very step that
-              // published the reply: no call starts.
-              { guard: 'steeringInterruptsBatch', target: '#turn.RESPONSE', actions: ['recordPrepared', ...interruptedBySteering] },
-              // Nothing to check before dispatch and a fixed strategy: straight to the tools.
-              { guard: 'runsAtOnce', target: 'running', actions: ['recordPrepared', 'startBatch'] },
-              { guard: 'hasPreDispatchPolicies', target: 'runningPreDispatchPolicies', actions: 'recordPrepared' },
-              { target: 'approval', actions: 'recordPrepared' },
-            ],
+            onDone: { target: 'dispatching', actions: 'recordPrepared' },
           },
         },
         /** Batch-wide and two-pass: every call clears pre-dispatch before any approval starts. */
@@ -229,6 +237,9 @@ export const turnMachine = turnSetup.createMachine({
           ],
         },
         partitioning: {
+          on: {
+            STEERING_ARRIVED: [{ guard: 'steeringInterruptsTools', target: '#turn.RESPONSE', actions: interruptedBySteering }, { actions: 'noteSteering' }],
+          },
           invoke: {
             id: 'partition',
             src: 'partitionCalls',

@@ -86,7 +86,7 @@ export const turnSetup = setup({
     preTurnPolicyStopped: ({ event }) => replyOf<{ stopped: boolean }>(event).stopped,
     steeringInterruptsTools: ({ context }) => context.input.features.steeringInterrupts,
     /** Steering arrived earlier in the turn (the model stream, a backoff, pre-turn policies) and interrupts. */
-    steeringInterruptsBatch: ({ context }) => context.steered && context.input.features.steeringInterrupts,
+    steeringInterruptsBatch: ({ context }) => steeringInterrupts(context),
     /** The ABORT arrived while the model streamed: whatever the reply says, the turn ends aborted. */
     abortArrivedWhileStreaming: stateIn('#turn.ASSISTANT.abortRequested'),
     /** The run was aborted before the model was called: there is no message to publish. */
@@ -111,17 +111,13 @@ export const turnSetup = setup({
     },
     replyFailed: ({ event }) => replyOf<ModelReply>(event).error != null,
     replyHasToolCalls: ({ event }) => toolCallsOf(replyOf<ModelReply>(event).message).length > 0,
-    /** Nothing to check before dispatch and a fixed strategy: the prepared calls start at once. */
-    runsAtOnce: ({ context, event }) => {
-      const { prepared } = replyOf<PreprocessOutput>(event);
-      const { features } = context.input;
-      return (
-        prepared.length > 0 &&
-        !features.preDispatchPolicies &&
-        features.execution.kind !== 'custom' &&
-        prepared.every((entry) => entry.approved)
-      );
+    /** The reply asks for tools, nothing is to be checked before dispatch, a fixed strategy: its calls start at once. */
+    replyRunsAtOnce: ({ context, event }) => {
+      const prepared = replyOf<ModelReply>(event).prepared?.prepared;
+      return prepared !== undefined && !steeringInterrupts(context) && runsAtOnce(context, prepared);
     },
+    /** Nothing to check before dispatch and a fixed strategy: the prepared calls start at once. */
+    preparedRunAtOnce: ({ context }) => runsAtOnce(context, context.prepared),
     preDispatchStopped: ({ event }) => replyOf<PreDispatchOutput>(event).stopped,
     hasCallsAwaitingApproval: ({ context }) => approvalAsked(context) !== null,
     /** An approval rewrote arguments: those calls clear pre-dispatch again before anything starts. */
@@ -162,19 +158,18 @@ export const turnSetup = setup({
 
     endTurnAs: assign((_, params: TurnEnding) => ({ ending: params })),
     noteSteering: assign({ steered: true }),
-    recordReply: assign({ reply: ({ event }) => replyOf<ModelReply>(event) }),
+    /** The reply, and its calls as the effect prepared them (unknown tools and invalid arguments settled). */
+    recordReply: assign(({ context, event }) => {
+      const reply = replyOf<ModelReply>(event);
+      return reply.prepared ? { reply, ...prepared(context, reply.prepared) } : { reply };
+    }),
     recordPreTurnInjections: assign({ inputInjected: ({ event }) => replyOf<{ injected: Message[] }>(event).injected }),
     /** Resumed with a published reply: the reply and the results decided before the restart. */
     recordResumedReply: assign(({ context }) => ({
       reply: context.input.resume?.reply ?? null,
       settled: context.input.resume ? settledFrom(context.input.resume.results, context.input.resume.notRerun) : null,
     })),
-    recordPrepared: assign(({ context, event }) => {
-      const { prepared, invalid } = replyOf<PreprocessOutput>(event);
-      let settled = context.settled;
-      for (const { position, result } of invalid) settled = settle(settled, position, result);
-      return { prepared, settled };
-    }),
+    recordPrepared: assign(({ context, event }) => prepared(context, replyOf<PreprocessOutput>(event))),
     recordPreDispatch: assign(({ context, event }) => {
       const output = replyOf<PreDispatchOutput>(event);
       let settled = context.settled;
@@ -263,6 +258,19 @@ export const turnSetup = setup({
     steeringGrace: ({ context }) => context.input.features.steeringGraceMs,
   },
 });
+
+const steeringInterrupts = (context: TurnContext) => context.steered && context.input.features.steeringInterrupts;
+
+function runsAtOnce(context: TurnContext, calls: readonly PreparedCall[]): boolean {
+  const { features } = context.input;
+  return calls.length > 0 && !features.preDispatchPolicies && features.execution.kind !== 'custom' && calls.every((entry) => entry.approved);
+}
+
+function prepared(context: TurnContext, output: PreprocessOutput): Pick<TurnContext, 'prepared' | 'settled'> {
+  let settled = context.settled;
+  for (const { position, result } of output.invalid) settled = settle(settled, position, result);
+  return { prepared: output.prepared, settled };
+}
 
 /** The tool-call actor of a prepared call: its id in the turn and its input. */
 function callSpawn(context: TurnContext, entry: PreparedCall) {

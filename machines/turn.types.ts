@@ -78,6 +78,11 @@ export interface ModelReply {
   error: ModelError | null;
   /** Tool calls whose arguments were malformed or cut off (stop reason length). */
   invalidCalls: ReadonlyArray<{ id: string; reason: 'malformedJson' | 'truncated'; rawArguments: string }>;
+  /**
+   * The reply's tool calls checked against the tool registry by the effect that read the stream
+   * (absent for a failed reply, and for a reply restored after a restart: the turn prepares those).
+   */
+  prepared?: PreprocessOutput;
 }
 
 /** A call that cleared preprocessing: a known tool with validated arguments. */

@@ -2,12 +2,13 @@ import { fromPromise } from 'xstate';
 import type { ModelReply, TurnInput } from '../../machines/turn.types.js';
 import { modelError, type ModelError } from '../domain/errors.js';
 import type { MessageDelta } from '../domain/events.js';
-import type { AssistantMessage, Message } from '../domain/messages.js';
+import { toolCallsOf, type AssistantMessage, type Message } from '../domain/messages.js';
 import { StreamAccumulator } from '../model/accumulator.js';
 import type { Model, ModelRequest } from '../model/port.js';
 import { parseStreamEvent, preview } from '../model/stream-events.js';
 import { errorMessage } from './policy-runner.js';
 import { runOf } from './run-registry.js';
+import { prepareCalls } from './tool-phases.js';
 import type { RunSession } from './run-session.js';
 import { ABORTED, isThenable, nextMacrotask, raceAbort, type Aborted, type RuntimeClock } from './timers.js';
 
@@ -46,7 +47,12 @@ export function createCallModel() {
     const reply = await streamReply(run, view, model, input.turnIndex);
     run.ledger.recordUsage(reply.message.usage, model.pricing);
     if (reply.error && reply.error.kind !== 'aborted') run.ledger.recordFailure(reply.error.kind);
-    return { ...reply, published: liveOpen(run) };
+    const done: ModelReply = { ...reply, published: liveOpen(run) };
+    // The reply's tool calls are checked against the registry here, where the reply is read.
+    if (!reply.error && toolCallsOf(reply.message).length > 0) {
+      done.prepared = prepareCalls(run, { turnIndex: input.turnIndex, reply: done, decided: [], approved: [] });
+    }
+    return done;
   });
 }
 

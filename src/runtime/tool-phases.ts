@@ -20,6 +20,8 @@ import type { AgentState, RunSession } from './run-session.js';
 export function prepareCalls(
   run: RunSession,
   input: { turnIndex: number; reply: ModelReply; decided: number[]; approved: string[] },
+  /** False for a reply restored after a restart: its invalid calls were counted before the crash. */
+  count = true,
 ): PreprocessOutput {
   const { reply } = input;
   const invalidCalls = new Map(reply.invalidCalls.map((call) => [call.id, call]));
@@ -38,7 +40,7 @@ export function prepareCalls(
       const timeoutMs = outcome.tool.timeoutMs ?? agent.resolved.timeouts.toolMs;
       prepared.push({ position, call: { ...call, arguments: outcome.arguments }, approved, cleared: false, timeoutMs });
     } else {
-      run.ledger.increment('toolCallsInvalid');
+      if (count) run.ledger.increment('toolCallsInvalid');
       invalid.push({ position, result: errorResult(call, outcome.message) });
     }
   });

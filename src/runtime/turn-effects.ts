@@ -18,7 +18,7 @@ export function provideTurnMachine() {
     actors: {
       runPreTurnPolicies: createPreTurnRunner(),
       callModel: createCallModel(),
-      prepareToolCalls: fromSync(({ input, system }) => prepareCalls(runOf(system), input)),
+      prepareToolCalls: fromSync(({ input, system }) => prepareCalls(runOf(system), input, false)),
       runPreDispatchPolicies: createPreDispatchRunner(),
       askApproval: createApprovalAsker(),
       partitionCalls: fromSync(({ input, system }) => partitionCalls(runOf(system), input.prepared)),
