@@ -28,25 +28,29 @@ describe('viewer model', () => {
       'master transition running.preTurn',
       'turn 0 transition ASSISTANT.streaming',
       'master transition running.turn',
-      'turn 0 transition ASSISTANT.classifyingReply',
-      'turn 0 transition TOOL_EXECUTION.preprocess',
+      'turn 0 transition TOOL_EXECUTION.dispatching',
+      'turn 0 transition TOOL_EXECUTION.approval',
     ]);
-    // Every microstep, plus the first snapshot of each actor that starts without one (the master, the 4 tool calls).
+    // Every microstep, the master's first snapshot, and each state of the 4 tool-call actors
+    // (starting, executing, their final state: they report snapshots, not microsteps).
     const microsteps = model.entries.filter((entry) => entry.kind === 'transition').length;
-    expect(model.steps).toHaveLength(microsteps + 5);
+    expect(model.steps).toHaveLength(microsteps + 1 + 4 * 3);
     expect(model.steps.at(-1)).toMatchObject({ kind: 'transition', value: 'ended', status: 'done' });
   });
 
   it('knows every active state at a step, compound states included', () => {
     const collecting = model.steps.findIndex(
-      (step) => step.sessionId === sessionOf('turn 0') && describeValue(step.value) === 'TOOL_EXECUTION.collect.running',
+      (step) => step.sessionId === sessionOf('turn 0') && describeValue(step.value) === 'TOOL_EXECUTION.running',
     );
     expect(model.steps[collecting]?.kind).toBe('transition');
-    expect(activeAt(collecting, 'turn 0')).toEqual(['turn.TOOL_EXECUTION', 'turn.TOOL_EXECUTION.collect', 'turn.TOOL_EXECUTION.collect.running']);
+    expect(activeAt(collecting, 'turn 0')).toEqual(['turn.TOOL_EXECUTION', 'turn.TOOL_EXECUTION.running']);
     expect(activeAt(collecting, 'master')).toEqual(['master.running', 'master.running.turn']);
-    // The tool-call actors start after the turn entered collect: none at that step, all three three steps later.
+    // The tool-call actors are created as the turn enters running, and start once that step is over.
     expect(activeAt(collecting, 'sum · c2')).toEqual([]);
-    expect(activeAt(collecting + 3, 'sum · c2')).toEqual(['toolCall.executing', 'toolCall.executing.running']);
+    expect(activeAt(collecting + 2, 'sum · c2')).toEqual(['toolCall.starting']);
+    expect(activeAt(collecting + 5, 'sum · c2')).toEqual(['toolCall.executing']);
+    const askingApproval = model.steps.findIndex((step) => describeValue(step.value) === 'TOOL_EXECUTION.askingApproval.waiting');
+    expect(activeAt(askingApproval, 'turn 0')).toEqual(['turn.TOOL_EXECUTION', 'turn.TOOL_EXECUTION.askingApproval', 'turn.TOOL_EXECUTION.askingApproval.waiting']);
     expect(activeAt(model.steps.length - 1, 'master')).toEqual(['master.ended']);
     expect(activeAt(model.steps.length - 1, 'broken · c4')).toEqual(['toolCall.failed']);
   });
