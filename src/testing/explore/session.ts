@@ -1,0 +1,234 @@
+import type { InspectionEvent, Observer } from 'xstate';
+import type { AgentEvent } from '../../domain/events.js';
+import type { Message } from '../../domain/messages.js';
+import type { RunResult } from '../../domain/outcomes.js';
+import { createAgent, type Agent, type AgentRun, type SteerReceipt } from '../../runtime/agent.js';
+import { memoryStore } from '../../store/memory.js';
+import type { SessionStore } from '../../store/types.js';
+import { TrackedClock } from '../tracked-clock.js';
+import { processStore, type ProcessStore } from './crash-store.js';
+import { exploredOptions, type Spec } from './spec.js';
+import { StateHash } from './state-hash.js';
+import type { Step } from './types.js';
+import { World, type Task } from './world.js';
+
+/**
+ * One explored session as the world sees it: the agent's process (a new one after each crash, on
+ * the same store), everything it published, and what the world did to it (messages sent, aborts).
+ * The explorer and the race driver move it; neither looks inside the agent.
+ */
+
+/** A steering or follow-up message the world sent, and its receipt once known. */
+export interface SentMessage {
+  kind: 'steer' | 'followUp';
+  text: string;
+  receipt: SteerReceipt | null;
+}
+
+export interface PathRecord {
+  pruned: boolean;
+  steps: Step[];
+  log: AgentEvent[];
+  messages: Message[];
+  result: RunResult | null;
+  queued: { steering: Message[]; followUp: Message[] };
+  sent: SentMessage[];
+  /** Each abort the world sent: the log's length then, and the calls into the world after it. */
+  aborts: Array<{ at: number; lateCalls: string[] }>;
+  /** Why the path stopped without a result (a hang or a runaway), if it did. */
+  stuck: string | null;
+  crashed: boolean;
+}
+
+export interface Process {
+  readonly index: number;
+  readonly agent: Agent;
+  readonly world: World;
+  readonly clock: TrackedClock;
+  readonly store: ProcessStore | null;
+  run: AgentRun | null;
+  result: RunResult | null;
+  dead: boolean;
+}
+
+export interface SessionHooks {
+  /** Attached to every agent of the path (writeTrace records with it). */
+  inspect?: Observer<InspectionEvent>;
+  /** Told of each process's clock (a trace is stamped with simulated time). */
+  onClock?: (clock: TrackedClock) => void;
+  /** Every agent event of the live process, as published (inside the agent's emit). */
+  onEvent?: (event: AgentEvent, process: Process) => void;
+  /** Every new process (the race driver schedules its world's tasks). */
+  onProcess?: (process: Process) => void;
+}
+
+const SESSION_ID = 'explored-session';
+
+export class Session {
+  readonly log: AgentEvent[] = [];
+  /** The log folded into a hash as it grows, plus the approval answers (a property may read them). */
+  readonly hash = new StateHash();
+  readonly steps: Step[] = [];
+  readonly sent: SentMessage[] = [];
+  readonly aborts: PathRecord['aborts'] = [];
+  /** Messages sent so far, per kind (they are numbered: "steer 1"). */
+  readonly counts = { steer: 0, followUp: 0 };
+  budget: number;
+  crashed = false;
+  current!: Process;
+  private readonly shared: SessionStore | null;
+
+  constructor(
+    readonly spec: Spec,
+    private readonly hooks: SessionHooks = {},
+  ) {
+    this.budget = spec.maxInterruptions;
+    this.shared = spec.interruptions.has('crash') ? memoryStore() : null;
+  }
+
+  async start(): Promise<void> {
+    await this.startProcess(0, 0, 0, false);
+  }
+
+  private async startProcess(index: number, now: number, modelCalls: number, resume: boolean): Promise<Process> {
+    const { spec, hooks } = this;
+    const clock = new TrackedClock(now);
+    hooks.onClock?.(clock);
+    const world = new World({
+      replies: spec.replies,
+      modelError: spec.interruptions.has('modelError'),
+      toolError: spec.interruptions.has('toolError'),
+      bodies: spec.bodies,
+      approvals: spec.approvals,
+    });
+    // Model calls are counted across processes: tool-call ids stay unique in the session.
+    world.modelCalls = modelCalls;
+    const store = this.shared ? processStore(this.shared) : null;
+    const base = typeof spec.agent === 'function' ? spec.agent() : spec.agent;
+    // With a store the world answers approvals through resolveApproval, so they survive a crash.
+    const options = exploredOptions(spec, base, world, clock, spec.approvals.size > 0 && !store);
+    const agent = createAgent({
+      ...options,
+      ...(store ? { store: store.store, sessionId: SESSION_ID } : {}),
+      ...(hooks.inspect ? { inspect: hooks.inspect } : {}),
+    });
+    const process: Process = { index, agent, world, clock, store, run: null, result: null, dead: false };
+    // Current before the prompt: the run's first events are published inside prompt().
+    this.current = process;
+    hooks.onProcess?.(process);
+    agent.events.subscribe((event) => {
+      if (process.dead) return;
+      world.touch();
+      this.log.push(event);
+      this.hash.update(canonicalEvent(event));
+      hooks.onEvent?.(event, process);
+    });
+    if (store) {
+      const { resumedRun } = await agent.ready;
+      process.run = resume ? resumedRun : agent.prompt(spec.prompt);
+    } else {
+      process.run = agent.prompt(spec.prompt);
+    }
+    void process.run?.result.then((result) => {
+      process.result = result;
+      world.touch();
+    });
+    return process;
+  }
+
+  /** The run has not ended (after a crash: a resumed run; a session the crash left without one has ended). */
+  get running(): boolean {
+    const process = this.current;
+    return process.result === null && (process.run !== null || !process.store || process.index === 0);
+  }
+
+  /** What the run waits on, for the readable path: "while the model answers call 1". */
+  during(): string {
+    const process = this.current;
+    const task = process.world.tasks()[0];
+    if (task) return waitingOn(task);
+    const approval = process.agent.pendingApprovals()[0];
+    if (approval) return `while the approval of ${approval.toolName} (${approval.toolCallId}) is pending`;
+    const delay = process.clock.pendingDelays()[0];
+    return delay !== undefined ? `while a ${delay} ms timer is pending` : 'while the run is busy';
+  }
+
+  /** The text the next message of this kind will carry. */
+  nextText(kind: 'steer' | 'followUp'): string {
+    return kind === 'steer' ? `steer ${this.counts.steer + 1}` : `follow-up ${this.counts.followUp + 1}`;
+  }
+
+  send(kind: 'steer' | 'followUp'): SentMessage {
+    const text = this.nextText(kind);
+    this.counts[kind]++;
+    const message: SentMessage = { kind, text, receipt: null };
+    this.sent.push(message);
+    const agent = this.current.agent;
+    void (kind === 'steer' ? agent.steer(text) : agent.followUp(text)).then((receipt) => {
+      message.receipt = receipt;
+    });
+    return message;
+  }
+
+  abort(): void {
+    const { world, agent } = this.current;
+    const entry = { at: this.log.length, lateCalls: [] as string[] };
+    this.aborts.push(entry);
+    // Anything the agent asks of the world from now on is work started after the abort.
+    world.onCreate = (task) => entry.lateCalls.push(waitingOn(task));
+    agent.abort('user abort');
+  }
+
+  /** The process dies (its writes are lost, it does nothing more); a new one resumes the session from the store. */
+  async crash(): Promise<void> {
+    const process = this.current;
+    process.store!.crash();
+    process.dead = true;
+    process.agent.abort('crash');
+    this.crashed = true;
+    await this.startProcess(process.index + 1, process.clock.now(), process.world.modelCalls, true);
+  }
+
+  /** The approval answers are part of the state: a property may read them from the steps. */
+  recordStep(step: Step): void {
+    this.steps.push(step);
+    if (step.kind === 'approval') this.hash.update(`approval:${step.label}`);
+  }
+
+  /** The path's record: after a crash the log is what the store kept (what was published but not stored is lost). */
+  async finish(stuck: string | null, pruned = false): Promise<PathRecord> {
+    const process = this.current;
+    if (!process.result) process.agent.abort(pruned ? 'explored before' : 'path ended');
+    const snapshot = process.agent.snapshot();
+    const log = this.crashed && this.shared && !pruned ? await this.shared.loadEvents(SESSION_ID) : this.log;
+    return {
+      pruned,
+      steps: this.steps,
+      log,
+      messages: snapshot.messages,
+      result: process.result,
+      queued: { steering: snapshot.steeringQueue, followUp: snapshot.followUpQueue },
+      sent: this.sent,
+      aborts: this.aborts,
+      stuck,
+      crashed: this.crashed,
+    };
+  }
+}
+
+export function waitingOn(task: Task): string {
+  switch (task.kind) {
+    case 'model':
+      return `while the model answers call ${task.subject}`;
+    case 'tool':
+      return `while ${task.toolName} (${task.subject}) runs`;
+    case 'approval':
+      return `while the approval of ${task.toolName} (${task.subject}) is pending`;
+  }
+}
+
+/** An event as the state sees it: without its run id (a crash and a fresh run differ only there). */
+function canonicalEvent(event: AgentEvent): string {
+  const { runId: _runId, ...rest } = event;
+  return JSON.stringify(rest);
+}
