@@ -19,3 +19,5 @@ export type {
   Violation,
 } from './testing/explore/types.js';
 export { writeTrace } from './testing/explore/trace.js';
+export { raceAgent } from './testing/race/race.js';
+export type { RaceOptions, RaceResult } from './testing/race/race.js';

@@ -50,11 +50,11 @@ function abortProblems(record: PathRecord): string[] {
     for (const call of abort.lateCalls) problems.push(`abort: after agent.abort() the agent still called out (${call})`);
   }
   const first = record.aborts[0];
-  if (first && record.result && record.result.status !== 'aborted') {
-    // An abort inside the subscriber of the last turn's end may find the outcome decided; one before a turn starts may not.
+  if (first && record.result && record.result.status !== 'aborted' && !record.crashed) {
+    // An abort while the run waited on the world, or one after which a turn starts, must win; one that
+    // lands in the subscriber of the last turn's end may find the outcome decided.
     const turnAfter = record.log.slice(first.at).some((event) => event.type === 'turnStart');
-    const waited = record.steps.some((step) => step.kind === 'abort' && step.during.startsWith('while'));
-    if (waited || turnAfter) problems.push(`abort: the run was aborted while running but ended ${record.result.status}/${record.result.endReason}`);
+    if (first.whileWaiting || turnAfter) problems.push(`abort: the run was aborted while running but ended ${record.result.status}/${record.result.endReason}`);
   }
   return problems;
 }

@@ -82,19 +82,25 @@ export async function exploreAgent(agent: AgentUnderTest, options: ExploreOption
 export async function assertAgent(agent: AgentUnderTest, options: ExploreOptions): Promise<ExploreResult> {
   const result = await exploreAgent(agent, options);
   if (result.violations.length > 0 || !result.complete) {
-    throw new AgentCheckError(describeFailure(result, compileSpec(agent, options).replies), result);
+    throw new AgentCheckError(describeFailure(result, compileSpec(agent, options).replies), { result, violation: result.violations[0] });
   }
   return result;
 }
 
-/** Thrown by assertAgent; `result` is the whole exploration. */
+/** Thrown by assertAgent and raceAgent: the readable counterexample, and the details to work with. */
 export class AgentCheckError extends Error {
   override readonly name = 'AgentCheckError';
-  constructor(
-    message: string,
-    readonly result: ExploreResult,
-  ) {
+  /** assertAgent: the whole exploration. */
+  readonly result?: ExploreResult;
+  /** The (shortest, or shrunk) counterexample; absent when the exploration only ran out of maxPaths. */
+  readonly violation?: Violation;
+  /** raceAgent: what replays the failing run. */
+  readonly seed?: number;
+  readonly path?: string;
+
+  constructor(message: string, details: { result?: ExploreResult; violation?: Violation | undefined; seed?: number; path?: string }) {
     super(message);
+    Object.assign(this, details);
   }
 }
 

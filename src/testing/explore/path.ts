@@ -60,7 +60,7 @@ export async function runPath(spec: Spec, hooks: PathHooks): Promise<PathRecord>
     session.budget--;
     if (kind === 'abort') {
       session.recordStep({ kind, label, during });
-      session.abort();
+      session.abort(false);
     } else {
       session.recordStep({ kind, label, text: session.send(kind).text, during });
     }
@@ -100,7 +100,7 @@ export async function runPath(spec: Spec, hooks: PathHooks): Promise<PathRecord>
       moves.push({ label: kind, budgeted: true, step: { kind, label: kind, text: session.nextText(kind), during }, apply: () => void session.send(kind) });
     }
     if (spec.interruptions.has('abort')) {
-      moves.push({ label: 'abort', budgeted: true, step: { kind: 'abort', label: 'abort', during }, apply: () => session.abort() });
+      moves.push({ label: 'abort', budgeted: true, step: { kind: 'abort', label: 'abort', during }, apply: () => session.abort(true) });
     }
     if (spec.interruptions.has('crash') && process.store) {
       moves.push({ label: 'crash', budgeted: true, step: { kind: 'crash', label: 'crash', during }, apply: () => session.crash() });
@@ -150,25 +150,21 @@ async function quiesce(process: Process): Promise<boolean> {
 }
 
 function taskMove(task: Task, choice: string, budgeted: boolean, approvals: Spec['approvals']): Move {
-  const apply = () => task.release(choice);
+  const step = stepOf(task, choice, approvals);
+  return { label: step.label, budgeted, step, apply: () => task.release(choice) };
+}
+
+/** The step of releasing a task with one of its choices; its label is what a replay names. */
+export function stepOf(task: Task, choice: string, approvals: Spec['approvals']): Step {
+  const label = task.kind === 'model' ? choice : `${choice} ${task.subject}`;
   switch (task.kind) {
-    case 'model': {
-      const modelCall = Number(task.subject);
-      const step: Step =
-        choice === 'modelError'
-          ? { kind: 'modelError', label: choice, modelCall }
-          : { kind: 'reply', label: choice, modelCall, reply: choice.slice('reply '.length) };
-      return { label: choice, budgeted, step, apply };
-    }
-    case 'tool': {
-      const label = `${choice} ${task.subject}`;
-      const outcome = choice === 'error' ? 'error' : 'ok';
-      return { label, budgeted, step: { kind: 'tool', label, toolCallId: task.subject, toolName: task.toolName, outcome }, apply };
-    }
-    case 'approval': {
-      const label = `${choice} ${task.subject}`;
-      const value = approvals.get(choice)!;
-      return { label, budgeted, step: { kind: 'approval', label, toolCallId: task.subject, toolName: task.toolName, decision: choice, value }, apply };
-    }
+    case 'model':
+      return choice === 'modelError'
+        ? { kind: 'modelError', label, modelCall: Number(task.subject) }
+        : { kind: 'reply', label, modelCall: Number(task.subject), reply: choice.slice('reply '.length) };
+    case 'tool':
+      return { kind: 'tool', label, toolCallId: task.subject, toolName: task.toolName, outcome: choice === 'error' ? 'error' : 'ok' };
+    case 'approval':
+      return { kind: 'approval', label, toolCallId: task.subject, toolName: task.toolName, decision: choice, value: approvals.get(choice)! };
   }
 }

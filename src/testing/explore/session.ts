@@ -33,8 +33,11 @@ export interface PathRecord {
   result: RunResult | null;
   queued: { steering: Message[]; followUp: Message[] };
   sent: SentMessage[];
-  /** Each abort the world sent: the log's length then, and the calls into the world after it. */
-  aborts: Array<{ at: number; lateCalls: string[] }>;
+  /**
+   * Each abort the world sent: the log's length then, the calls into the world after it, and
+   * whether the run was waiting on the world (then nothing was decided yet: the abort must win).
+   */
+  aborts: Array<{ at: number; lateCalls: string[]; whileWaiting: boolean }>;
   /** Why the path stopped without a result (a hang or a runaway), if it did. */
   stuck: string | null;
   crashed: boolean;
@@ -170,12 +173,12 @@ export class Session {
     return message;
   }
 
-  abort(): void {
+  abort(whileWaiting: boolean): void {
     const { world, agent } = this.current;
-    const entry = { at: this.log.length, lateCalls: [] as string[] };
+    const entry = { at: this.log.length, lateCalls: [] as string[], whileWaiting };
     this.aborts.push(entry);
     // Anything the agent asks of the world from now on is work started after the abort.
-    world.onCreate = (task) => entry.lateCalls.push(waitingOn(task));
+    world.watchers.push((task) => entry.lateCalls.push(waitingOn(task)));
     agent.abort('user abort');
   }
 

@@ -46,8 +46,8 @@ export class World {
   modelCalls = 0;
   /** Tasks created so far: calls into the model, the tools' bodies and the approval handler. */
   created = 0;
-  /** Told of every new task (the explorer watches for work started after an abort). */
-  onCreate: ((task: Task) => void) | null = null;
+  /** Told of every new task: work started after an abort, the race driver's scheduling. */
+  readonly watchers: Array<(task: Task) => void> = [];
   private readonly pending: Task[] = [];
 
   constructor(readonly config: WorldConfig) {}
@@ -88,7 +88,7 @@ export class World {
       if (signal?.aborted) return resolve(ABANDONED);
       signal?.addEventListener('abort', onAbort, { once: true });
       this.pending.push(task);
-      this.onCreate?.(task);
+      for (const watch of this.watchers) watch(task);
     });
   }
 
