@@ -30,7 +30,9 @@ describe('planted bugs in user configurations are found with a minimal counterex
     stats('re-injected declined call', broken);
     expect(labels(broken)).toEqual(['reply deploy', 'deny call_0_0', 'reply done']);
     expect(broken.violations[0]!.problems).toEqual([
-      'parity: tool call call_0_0_again (deploy) of assistant at history message 3 has no result before the next assistant message (history message 4)',
+      'invariant: parity: tool call call_0_0_again (deploy) of assistant at history message 3 has no result before the next assistant message (history message 4)',
+      'parity: final history: tool call call_0_0_again of message 3 has no result before message 4',
+      'parity: model request 1 (model): tool call call_0_0_again of message 3 has no result before the end of the history',
     ]);
     const fixed = await exploreAgent(deployAgent(), options);
     stats('without the re-injecting policy', fixed);

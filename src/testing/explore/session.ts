@@ -2,9 +2,11 @@ import type { InspectionEvent, Observer } from 'xstate';
 import type { AgentEvent } from '../../domain/events.js';
 import type { Message } from '../../domain/messages.js';
 import type { RunResult } from '../../domain/outcomes.js';
-import { createAgent, type Agent, type AgentRun, type SteerReceipt } from '../../runtime/agent.js';
+import { createAgent, type Agent, type AgentRun } from '../../runtime/agent.js';
 import { memoryStore } from '../../store/memory.js';
 import type { SessionStore } from '../../store/types.js';
+import { DEFAULT_RETRY } from '../../runtime/options.js';
+import type { Observed, ObservedMessage, ObservedRun, WorldCalls } from '../observed/types.js';
 import { TrackedClock } from '../tracked-clock.js';
 import { processStore, type ProcessStore } from './crash-store.js';
 import { exploredOptions, type Spec } from './spec.js';
@@ -18,26 +20,15 @@ import { World, type Task } from './world.js';
  * The explorer and the race driver move it; neither looks inside the agent.
  */
 
-/** A steering or follow-up message the world sent, and its receipt once known. */
-export interface SentMessage {
-  kind: 'steer' | 'followUp';
-  text: string;
-  receipt: SteerReceipt | null;
-}
-
 export interface PathRecord {
   pruned: boolean;
   steps: Step[];
+  /** The log (after a crash: what the store kept; what was published but not stored is lost). */
   log: AgentEvent[];
   messages: Message[];
   result: RunResult | null;
-  queued: { steering: Message[]; followUp: Message[] };
-  sent: SentMessage[];
-  /**
-   * Each abort the world sent: the log's length then, the calls into the world after it, and
-   * whether the run was waiting on the world (then nothing was decided yet: the abort must win).
-   */
-  aborts: Array<{ at: number; lateCalls: string[]; whileWaiting: boolean }>;
+  /** What the shared checker looks at. */
+  observed: Observed;
   /** Why the path stopped without a result (a hang or a runaway), if it did. */
   stuck: string | null;
   crashed: boolean;
@@ -72,8 +63,16 @@ export class Session {
   /** The log folded into a hash as it grows, plus the approval answers (a property may read them). */
   readonly hash = new StateHash();
   readonly steps: Step[] = [];
-  readonly sent: SentMessage[] = [];
-  readonly aborts: PathRecord['aborts'] = [];
+  readonly sent: ObservedMessage[] = [];
+  readonly aborts: ObservedRun['aborts'] = [];
+  /** One counter orders events, aborts, messages sent and calls into the world. */
+  private moment = 0;
+  private readonly momentOf: number[] = [];
+  private readonly invocations: WorldCalls['invocations'] = [];
+  private readonly executions: string[] = [];
+  private readonly approvalCalls: string[] = [];
+  /** From the agent's options: what the checker needs to know of them. */
+  private settings = { steeringInterrupts: true, modelCallsPerTurn: 4 };
   /** Messages sent so far, per kind (they are numbered: "steer 1"). */
   readonly counts = { steer: 0, followUp: 0 };
   budget: number;
@@ -108,6 +107,10 @@ export class Session {
     world.modelCalls = modelCalls;
     const store = this.shared ? processStore(this.shared) : null;
     const base = typeof spec.agent === 'function' ? spec.agent() : spec.agent;
+    this.settings = {
+      steeringInterrupts: base.steeringInterrupts ?? true,
+      modelCallsPerTurn: (base.retry?.maxAttempts ?? DEFAULT_RETRY.maxAttempts) * (1 + (base.fallbackModels?.length ?? 0)) + 1,
+    };
     // With a store the world answers approvals through resolveApproval, so they survive a crash.
     const options = exploredOptions(spec, base, world, clock, spec.approvals.size > 0 && !store);
     const agent = createAgent({
@@ -118,11 +121,17 @@ export class Session {
     const process: Process = { index, agent, world, clock, store, run: null, result: null, dead: false };
     // Current before the prompt: the run's first events are published inside prompt().
     this.current = process;
+    world.watchers.push((task) => {
+      this.invocations.push({ what: waitingOn(task).replace(/^while /, ''), moment: ++this.moment });
+      if (task.kind === 'tool') this.executions.push(task.subject);
+      if (task.kind === 'approval') this.approvalCalls.push(task.subject);
+    });
     hooks.onProcess?.(process);
     agent.events.subscribe((event) => {
       if (process.dead) return;
       world.touch();
       this.log.push(event);
+      this.momentOf.push(++this.moment);
       this.hash.update(canonicalEvent(event));
       hooks.onEvent?.(event, process);
     });
@@ -161,25 +170,30 @@ export class Session {
     return kind === 'steer' ? `steer ${this.counts.steer + 1}` : `follow-up ${this.counts.followUp + 1}`;
   }
 
-  send(kind: 'steer' | 'followUp'): SentMessage {
+  send(kind: 'steer' | 'followUp'): ObservedMessage {
     const text = this.nextText(kind);
     this.counts[kind]++;
-    const message: SentMessage = { kind, text, receipt: null };
+    const message: ObservedMessage = {
+      text,
+      source: kind === 'steer' ? 'steering' : 'followUp',
+      receipt: null,
+      inHistoryWhenResolved: false,
+      moment: ++this.moment,
+      duringRun: this.running,
+    };
     this.sent.push(message);
     const agent = this.current.agent;
     void (kind === 'steer' ? agent.steer(text) : agent.followUp(text)).then((receipt) => {
       message.receipt = receipt;
+      message.inHistoryWhenResolved = agent.messages.some((m) => m.role === 'user' && m.content === text);
     });
     return message;
   }
 
+  /** `whileWaiting`: the run waited on the world when the abort came (nothing was decided: it must win). */
   abort(whileWaiting: boolean): void {
-    const { world, agent } = this.current;
-    const entry = { at: this.log.length, lateCalls: [] as string[], whileWaiting };
-    this.aborts.push(entry);
-    // Anything the agent asks of the world from now on is work started after the abort.
-    world.watchers.push((task) => entry.lateCalls.push(waitingOn(task)));
-    agent.abort('user abort');
+    this.aborts.push({ at: this.log.length, moment: ++this.moment, whileWaiting });
+    this.current.agent.abort('user abort');
   }
 
   /** The process dies (its writes are lost, it does nothing more); a new one resumes the session from the store. */
@@ -201,21 +215,28 @@ export class Session {
   /** The path's record: after a crash the log is what the store kept (what was published but not stored is lost). */
   async finish(stuck: string | null, pruned = false): Promise<PathRecord> {
     const process = this.current;
-    if (!process.result) process.agent.abort(pruned ? 'explored before' : 'path ended');
-    const snapshot = process.agent.snapshot();
-    const log = this.crashed && this.shared && !pruned ? await this.shared.loadEvents(SESSION_ID) : this.log;
-    return {
-      pruned,
-      steps: this.steps,
-      log,
-      messages: snapshot.messages,
-      result: process.result,
-      queued: { steering: snapshot.steeringQueue, followUp: snapshot.followUpQueue },
-      sent: this.sent,
-      aborts: this.aborts,
-      stuck,
-      crashed: this.crashed,
+    const result = process.result;
+    if (!result) process.agent.abort(pruned ? 'explored before' : 'path ended');
+    const crashed = this.crashed && !pruned;
+    const log = crashed && this.shared ? await this.shared.loadEvents(SESSION_ID) : this.log;
+    const run: ObservedRun = { runId: log[0]?.runId ?? null, result, aborts: crashed ? [] : this.aborts, startedAt: 0 };
+    const world: WorldCalls = {
+      requests: process.world.requests,
+      executions: this.executions,
+      approvalCalls: process.store ? null : this.approvalCalls,
+      invocations: this.invocations,
+      providerAborted: false,
     };
+    // After a crash the stored log has no moments and the dead process's calls are not the survivor's counters.
+    const observed: Observed = {
+      agent: process.agent,
+      events: log,
+      runs: [run],
+      sent: this.sent,
+      ...(crashed ? {} : { momentOf: this.momentOf, world }),
+      ...this.settings,
+    };
+    return { pruned, steps: this.steps, log, messages: process.agent.snapshot().messages, result, observed, stuck, crashed };
   }
 }
 

@@ -46,7 +46,9 @@ export class World {
   modelCalls = 0;
   /** Tasks created so far: calls into the model, the tools' bodies and the approval handler. */
   created = 0;
-  /** Told of every new task: work started after an abort, the race driver's scheduling. */
+  /** Every model request's messages (copied), in call order, across the agent's models. */
+  readonly requests: Array<{ model: string; messages: unknown[] }> = [];
+  /** Told of every new task: the calls into the world, the race driver's scheduling. */
   readonly watchers: Array<(task: Task) => void> = [];
   private readonly pending: Task[] = [];
 
@@ -102,6 +104,7 @@ export class World {
       ...(provider !== undefined ? { provider } : {}),
       stream(request, options) {
         const callIndex = world.modelCalls++;
+        world.requests.push({ model: name, messages: copy(request.messages) });
         return (async function* (): AsyncGenerator<ModelStreamEvent> {
           const choice = await world.wait('model', String(callIndex), '', choices, options.signal);
           if (choice === ABANDONED) {
@@ -153,4 +156,13 @@ const INJECTED_MODEL_ERROR: ScriptEntry = { error: { kind: 'network', message: '
 function withCallIds(entry: ScriptEntry, callIndex: number): ScriptEntry {
   if (!entry.toolCalls) return entry;
   return { ...entry, toolCalls: entry.toolCalls.map((call, index) => ({ ...call, id: `call_${callIndex}_${index}` })) };
+}
+
+/** The messages as the model got them (a later change to the history must not show through). */
+function copy<T>(value: T): T {
+  try {
+    return structuredClone(value);
+  } catch {
+    return JSON.parse(JSON.stringify(value)) as T;
+  }
 }
