@@ -101,7 +101,7 @@ describe.skipIf(!hasChromium)('the offline trace viewer in headless chromium', (
     const entries = (await texts('#step-entries li')).map((text) => text.replace(/^\d+ ms /, ''));
     expect(entries[0]).toBe('actor created: write_note · c3 (toolCall)');
     expect(entries).toContain('event toolExecutionStart · write_note c3');
-    expect(entries.at(-1)).toBe('write_note · c3 · executing (active)');
+    expect(entries.at(-1)).toBe('write_note · c3 · executing.running (active)');
   });
 
   it('shows the agent events as a timeline per turn, tool calls as lanes, the future faded', async () => {
