@@ -21,3 +21,4 @@ export type {
 export { writeTrace } from './testing/explore/trace.js';
 export { raceAgent } from './testing/race/race.js';
 export type { RaceOptions, RaceResult } from './testing/race/race.js';
+export { approvedArguments, ranOnlyAsApproved } from './testing/explore/properties.js';
