@@ -71,6 +71,8 @@ export class Session {
   private readonly invocations: WorldCalls['invocations'] = [];
   private readonly executions: string[] = [];
   private readonly approvalCalls: string[] = [];
+  /** The process each abort went to. */
+  private readonly abortProcesses: number[] = [];
   /** From the agent's options: what the checker needs to know of them. */
   private settings = { steeringInterrupts: true, modelCallsPerTurn: 4 };
   /** Messages sent so far, per kind (they are numbered: "steer 1"). */
@@ -193,6 +195,7 @@ export class Session {
   /** `whileWaiting`: the run waited on the world when the abort came (nothing was decided: it must win). */
   abort(whileWaiting: boolean): void {
     this.aborts.push({ at: this.log.length, moment: ++this.moment, whileWaiting });
+    this.abortProcesses.push(this.current.index);
     this.current.agent.abort('user abort');
   }
 
@@ -204,6 +207,10 @@ export class Session {
     process.agent.abort('crash');
     this.crashed = true;
     await this.startProcess(process.index + 1, process.clock.now(), process.world.modelCalls, true);
+  }
+
+  private abortsAfterCrash(storedLength: number): ObservedRun['aborts'] {
+    return placeAborts(this.aborts, this.abortProcesses, this.current.index, this.log.length, storedLength);
   }
 
   /** The approval answers are part of the state: a property may read them from the steps. */
@@ -219,7 +226,7 @@ export class Session {
     if (!result) process.agent.abort(pruned ? 'explored before' : 'path ended');
     const crashed = this.crashed && !pruned;
     const log = crashed && this.shared ? await this.shared.loadEvents(SESSION_ID) : this.log;
-    const run: ObservedRun = { runId: log[0]?.runId ?? null, result, aborts: crashed ? [] : this.aborts, startedAt: 0 };
+    const run: ObservedRun = { runId: log[0]?.runId ?? null, result, aborts: crashed ? this.abortsAfterCrash(log.length) : this.aborts, startedAt: 0 };
     const world: WorldCalls = {
       requests: process.world.requests,
       executions: this.executions,
@@ -238,6 +245,14 @@ export class Session {
     };
     return { pruned, steps: this.steps, log, messages: process.agent.snapshot().messages, result, observed, stuck, crashed };
   }
+}
+
+/**
+ * After a crash the log is the stored one: an abort the last process got is placed by its distance
+ * from the end (the survivor's events are all stored); one the dead process got is gone with it.
+ */
+function placeAborts(aborts: ObservedRun['aborts'], processes: readonly number[], last: number, liveLength: number, storedLength: number): ObservedRun['aborts'] {
+  return aborts.filter((_, i) => processes[i] === last).map((abort) => ({ ...abort, at: storedLength - (liveLength - abort.at) }));
 }
 
 export function waitingOn(task: Task): string {
