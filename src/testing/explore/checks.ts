@@ -12,7 +12,13 @@ export function pathProblems(spec: Spec, record: PathRecord): string[] {
   if (record.stuck) return [record.stuck];
   const problems = checkObserved(record.observed);
   if (spec.property) problems.push(...propertyProblems(spec, record));
-  return problems;
+  return withoutRunIds(problems, record);
+}
+
+/** Run ids are random: a counterexample names its runs `#1`, `#2`… so it prints the same every time. */
+function withoutRunIds(problems: string[], record: PathRecord): string[] {
+  const ids = [...new Set(record.log.map((event) => event.runId))];
+  return problems.map((problem) => ids.reduce((text, id, index) => text.split(id).join(`#${index + 1}`), problem));
 }
 
 function propertyProblems(spec: Spec, record: PathRecord): string[] {

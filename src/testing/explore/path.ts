@@ -41,13 +41,20 @@ export async function runPath(spec: Spec, hooks: PathHooks): Promise<PathRecord>
     ...hooks,
     onEvent: (event, process) => {
       hooks.onEvent?.(event, process);
-      if (spec.reentrant) landInSubscriber(event);
+      if (!spec.reentrant || failure) return;
+      // The agent isolates its subscribers: an error of the explorer's own is carried out of here.
+      try {
+        landInSubscriber(event);
+      } catch (error) {
+        failure = error;
+      }
     },
   });
+  let failure: unknown = null;
 
   // Re-entrant interruptions: the chooser may land one inside the subscriber of any event.
   const landInSubscriber = (event: AgentEvent): void => {
-    if (!session.running || session.budget === 0 || event.type === 'agentEnd') return;
+    if (!session.running || session.budget === 0) return;
     const kinds = (['steer', 'followUp', 'abort'] as const).filter((kind) => spec.interruptions.has(kind));
     if (kinds.length === 0) return;
     const where = `${event.type} #${session.log.filter((logged) => logged.type === event.type).length}`;
@@ -120,8 +127,15 @@ export async function runPath(spec: Spec, hooks: PathHooks): Promise<PathRecord>
   await session.start();
   for (;;) {
     const process = session.current;
-    if (!(await quiesce(process))) return session.finish(`the agent kept working for ${MAX_ROUNDS} macrotasks without waiting on the world`);
+    const settled = await quiesce(process);
+    if (failure) {
+      await session.finish(null, true);
+      throw failure;
+    }
+    if (!settled) return session.finish(`the agent kept working for ${MAX_ROUNDS} macrotasks without waiting on the world`);
     if (!session.running) return session.finish(null);
+    // §9: an abort settles the run within a macrotask, whatever it waited on.
+    if (session.steps.at(-1)?.kind === 'abort') return session.finish(`abort: the run did not end after agent.abort() (${session.during()})`);
     if (session.steps.length >= MAX_STEPS) return session.finish(`runaway: more than ${MAX_STEPS} steps on one path`);
     const moves = movesOf(process);
     if (moves.length === 0) return session.finish('hang: the run neither ended nor waits on the model, a tool, an approval or a timer');

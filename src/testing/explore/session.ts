@@ -123,8 +123,9 @@ export class Session {
     const process: Process = { index, agent, world, clock, store, run: null, result: null, dead: false };
     // Current before the prompt: the run's first events are published inside prompt().
     this.current = process;
+    world.onPolicyCall = (what) => this.invocations.push({ what, moment: ++this.moment });
     world.watchers.push((task) => {
-      this.invocations.push({ what: waitingOn(task).replace(/^while /, ''), moment: ++this.moment });
+      this.invocations.push({ what: calledFor(task), moment: ++this.moment });
       if (task.kind === 'tool') this.executions.push(task.subject);
       if (task.kind === 'approval') this.approvalCalls.push(task.subject);
     });
@@ -223,6 +224,8 @@ export class Session {
   async finish(stuck: string | null, pruned = false): Promise<PathRecord> {
     const process = this.current;
     const result = process.result;
+    // The path is over: what the cleanup abort publishes is no part of it.
+    process.dead = true;
     if (!result) process.agent.abort(pruned ? 'explored before' : 'path ended');
     const crashed = this.crashed && !pruned;
     const log = crashed && this.shared ? await this.shared.loadEvents(SESSION_ID) : this.log;
@@ -253,6 +256,18 @@ export class Session {
  */
 function placeAborts(aborts: ObservedRun['aborts'], processes: readonly number[], last: number, liveLength: number, storedLength: number): ObservedRun['aborts'] {
   return aborts.filter((_, i) => processes[i] === last).map((abort) => ({ ...abort, at: storedLength - (liveLength - abort.at) }));
+}
+
+/** What a task is a call of: "the body of deploy (call_0_0)". */
+function calledFor(task: Task): string {
+  switch (task.kind) {
+    case 'model':
+      return `model for call ${task.subject}`;
+    case 'tool':
+      return `body of ${task.toolName} (${task.subject})`;
+    case 'approval':
+      return `approval handler for ${task.toolName} (${task.subject})`;
+  }
 }
 
 export function waitingOn(task: Task): string {

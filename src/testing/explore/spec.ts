@@ -114,6 +114,7 @@ export function exploredOptions(spec: Spec, base: AgentOptions, world: World, cl
     model: world.model(base.model?.name ?? 'model', base.model?.provider),
     ...(fallbackModels.length > 0 ? { fallbackModels } : {}),
     tools: (base.tools ?? []).map((tool) => world.tool(tool)),
+    ...(base.policies ? { policies: world.policies(base.policies) } : {}),
     clock,
     retry: { ...base.retry, jitter: false },
     timeouts: { ...base.timeouts, modelIdleMs: base.timeouts?.modelIdleMs ?? NEVER_MS },

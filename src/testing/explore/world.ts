@@ -1,6 +1,6 @@
 import { modelError } from '../../domain/errors.js';
 import type { Model, ModelStreamEvent } from '../../model/port.js';
-import type { ApprovalDecision, ApprovalHandler } from '../../policies/types.js';
+import type { ApprovalDecision, ApprovalHandler, Policies } from '../../policies/types.js';
 import type { AnyTool, ToolOutput } from '../../tools/types.js';
 import { scriptedModel, type ScriptEntry } from '../scripted-model.js';
 
@@ -50,6 +50,8 @@ export class World {
   readonly requests: Array<{ model: string; messages: unknown[] }> = [];
   /** Told of every new task: the calls into the world, the race driver's scheduling. */
   readonly watchers: Array<(task: Task) => void> = [];
+  /** Told of every call of the agent's own policies (they run as they are, between the world's tasks). */
+  onPolicyCall: (what: string) => void = () => {};
   private readonly pending: Task[] = [];
 
   constructor(readonly config: WorldConfig) {}
@@ -137,6 +139,21 @@ export class World {
         return `${tool.name} ok`;
       },
     };
+  }
+
+  /** The agent's policies, each call reported (nothing may ask a policy after an abort). */
+  policies(policies: Policies | undefined): Policies | undefined {
+    if (!policies) return policies;
+    const wrapped: Policies = {};
+    for (const slot of ['preTurn', 'preDispatch', 'postTurn', 'postLoop'] as const) {
+      const list = policies[slot] as Array<(ctx: never) => unknown> | undefined;
+      if (!list) continue;
+      (wrapped as Record<string, unknown>)[slot] = list.map((policy) => (ctx: never) => {
+        this.onPolicyCall(`${slot} policy`);
+        return policy(ctx);
+      });
+    }
+    return wrapped;
   }
 
   /** The approval handler: each request waits for the explorer's answer. */
