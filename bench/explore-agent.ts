@@ -20,10 +20,14 @@ const TOOLS = [tool('read_file'), tool('search'), tool('write_file'), tool('run_
 
 /** Writes outside src/ are skipped. */
 const protectSecrets: PreDispatchPolicy = ({ toolCall }) =>
-  toolCall.name === 'write_file' && !String(toolCall.arguments.path ?? '').startsWith('src/') ? { verdict: 'skip', reason: 'outside src/' } : { verdict: 'continue' };
+  toolCall.name === 'write_file' && !String(toolCall.arguments.path ?? '').startsWith('src/')
+    ? { verdict: 'skip', reason: 'outside src/' }
+    : { verdict: 'continue' };
 /** A failed tool gets a note to the model. */
 const noteFailures: PostTurnPolicy = ({ toolResults }) =>
-  toolResults.some((result) => result.isError) ? { verdict: 'inject', messages: ['A tool failed: check its result before going on.'] } : { verdict: 'continue' };
+  toolResults.some((result) => result.isError)
+    ? { verdict: 'inject', messages: ['A tool failed: check its result before going on.'] }
+    : { verdict: 'continue' };
 
 export const typicalAgent = (): AgentOptions => ({
   model: scriptedModel([]),
@@ -43,13 +47,33 @@ export const TYPICAL_REPLIES: Replies = {
 
 export const BOUNDS: Array<{ name: string; options: Omit<ExploreOptions, 'replies'> }> = [
   { name: 'approve/deny, 3 turns', options: { interruptions: ['approve', 'deny'] } },
-  { name: '+ steer, abort; 3 turns, 1 interruption (defaults)', options: { interruptions: ['approve', 'deny', 'steer', 'abort'] } },
+  {
+    name: '+ steer, abort; 2 turns, 1 interruption',
+    options: { interruptions: ['approve', 'deny', 'steer', 'abort'], maxTurns: 2 },
+  },
+  {
+    name: '+ steer, abort; 3 turns, 1 interruption (defaults)',
+    options: { interruptions: ['approve', 'deny', 'steer', 'abort'] },
+  },
   {
     name: '+ follow-up, tool and model errors; 3 turns, 1 interruption',
     options: { interruptions: ['approve', 'deny', 'steer', 'followUp', 'abort', 'toolError', 'modelError'] },
   },
-  { name: '+ crash (on a store); 3 turns, 1 interruption', options: { interruptions: ['approve', 'deny', 'steer', 'abort', 'crash'] } },
-  { name: 'steer, abort; 2 turns, 2 interruptions', options: { interruptions: ['approve', 'deny', 'steer', 'abort'], maxTurns: 2, maxInterruptions: 2 } },
+  {
+    name: '+ crash (on a store); 3 turns, 1 interruption',
+    options: { interruptions: ['approve', 'deny', 'steer', 'abort', 'crash'] },
+  },
+  {
+    name: 'every interruption; 2 turns, 1 interruption',
+    options: {
+      interruptions: ['approve', 'deny', 'steer', 'followUp', 'abort', 'toolError', 'modelError', 'crash'],
+      maxTurns: 2,
+    },
+  },
+  {
+    name: 'steer, abort; 2 turns, 2 interruptions',
+    options: { interruptions: ['approve', 'deny', 'steer', 'abort'], maxTurns: 2, maxInterruptions: 2 },
+  },
 ];
 
 export interface ExploreBench {
@@ -58,15 +82,28 @@ export interface ExploreBench {
   states: number;
   pruned: number;
   seconds: number;
+  /** CPU seconds of this process (user + system): the figure the machine's load does not inflate. */
+  cpuSeconds: number;
   pathsPerSecond: number;
 }
 
 export async function exploreBenchmark(): Promise<ExploreBench[]> {
   const rows: ExploreBench[] = [];
   for (const { name, options } of BOUNDS) {
+    const cpu = process.cpuUsage();
     const result = await exploreAgent(typicalAgent, { replies: TYPICAL_REPLIES, ...options });
-    if (result.violating > 0 || !result.complete) throw new Error(`bench: the typical agent should explore clean (${name})`);
-    rows.push({ name, paths: result.paths, states: result.states, pruned: result.pruned, seconds: result.elapsedMs / 1000, pathsPerSecond: result.pathsPerSecond });
+    const used = process.cpuUsage(cpu);
+    if (result.violating > 0 || !result.complete)
+      throw new Error(`bench: the typical agent should explore clean (${name})`);
+    rows.push({
+      name,
+      paths: result.paths,
+      states: result.states,
+      pruned: result.pruned,
+      seconds: result.elapsedMs / 1000,
+      cpuSeconds: (used.user + used.system) / 1e6,
+      pathsPerSecond: result.pathsPerSecond,
+    });
   }
   return rows;
 }

@@ -15,9 +15,12 @@ const lines = [
   `Node ${process.version}, load average ${load['1m']} / ${load['5m']} / ${load['15m']} before the run, then ${loadAverage()['1m']}.`,
   'Five tools (one behind an approval), two policies, six replies (one per tool and a final answer).',
   '',
-  '| bounds | paths | states | pruned | seconds | paths/s |',
-  '|---|---:|---:|---:|---:|---:|',
-  ...rows.map((r) => `| ${r.name} | ${r.paths} | ${r.states} | ${r.pruned} | ${r.seconds.toFixed(1)} | ${r.pathsPerSecond} |`),
+  '| bounds | paths | states | pruned | seconds | CPU seconds | paths/s |',
+  '|---|---:|---:|---:|---:|---:|---:|',
+  ...rows.map(
+    (r) =>
+      `| ${r.name} | ${r.paths} | ${r.states} | ${r.pruned} | ${r.seconds.toFixed(1)} | ${r.cpuSeconds.toFixed(1)} | ${r.pathsPerSecond} |`,
+  ),
   '',
 ];
 writeFileSync(fileURLToPath(new URL('explore-results.md', import.meta.url)), lines.join('\n'));

@@ -9,7 +9,16 @@ import { anyModel, DEPLOY_REPLIES, deploy, deployAgent, readLogs, reinjectDeclin
 
 /** exploreAgent itself: what it explores, what it reports, how a path replays, and what it refuses. */
 
-const EVERY_INTERRUPTION = ['approve', 'deny', 'steer', 'followUp', 'abort', 'toolError', 'modelError', 'crash'] as const;
+const EVERY_INTERRUPTION = [
+  'approve',
+  'deny',
+  'steer',
+  'followUp',
+  'abort',
+  'toolError',
+  'modelError',
+  'crash',
+] as const;
 
 /** Collects, through the property, what happened on the explored paths. */
 function collector() {
@@ -18,7 +27,11 @@ function collector() {
   return {
     kinds,
     results,
-    property: (_log: unknown, messages: readonly { role: string; content?: unknown }[], { steps }: { steps: readonly Step[] }) => {
+    property: (
+      _log: unknown,
+      messages: readonly { role: string; content?: unknown }[],
+      { steps }: { steps: readonly Step[] },
+    ) => {
       for (const step of steps) kinds.add(step.kind === 'tool' ? `tool ${step.outcome}` : step.kind);
       for (const m of messages) if (m.role === 'toolResult') results.add(String(m.content));
     },
@@ -28,7 +41,11 @@ function collector() {
 describe('exploreAgent', () => {
   it('a correct configuration explores its bound clean, with every interruption landing somewhere', async () => {
     const seen = collector();
-    const result = await exploreAgent(deployAgent, { replies: DEPLOY_REPLIES, interruptions: EVERY_INTERRUPTION, property: seen.property });
+    const result = await exploreAgent(deployAgent, {
+      replies: DEPLOY_REPLIES,
+      interruptions: EVERY_INTERRUPTION,
+      property: seen.property,
+    });
     reportStats(
       `explore [deploy agent, every interruption, 3 turns, 1 per path]: ${result.paths} paths, ${result.states} states, ` +
         `${result.pruned} pruned, longest ${result.longest} steps, ${result.elapsedMs} ms (${result.pathsPerSecond} paths/s)`,
@@ -36,7 +53,18 @@ describe('exploreAgent', () => {
     expect([result.violating, result.complete]).toEqual([0, true]);
     expect(result.paths).toBeGreaterThan(500);
     expect(result.states).toBeGreaterThan(300);
-    expect([...seen.kinds].sort()).toEqual(['abort', 'approval', 'clock', 'crash', 'followUp', 'modelError', 'reply', 'steer', 'tool error', 'tool ok']);
+    expect([...seen.kinds].sort()).toEqual([
+      'abort',
+      'approval',
+      'clock',
+      'crash',
+      'followUp',
+      'modelError',
+      'reply',
+      'steer',
+      'tool error',
+      'tool ok',
+    ]);
     // A crash while deploy ran: its replay rule ('never') gives the restart result instead of a second run.
     expect(seen.results).toContain(INTERRUPTED_BY_RESTART);
     expect(seen.results).toContain('rejected: denied');
@@ -51,7 +79,10 @@ describe('exploreAgent', () => {
     expect(result.violations.length).toBe(10);
     expect(result.violating).toBeGreaterThan(10);
     const last = result.violations.at(-1)!;
-    const replayed = await exploreAgent(deployAgent({ postTurn: [reinjectDeclined] }), { ...options, path: last.replay });
+    const replayed = await exploreAgent(deployAgent({ postTurn: [reinjectDeclined] }), {
+      ...options,
+      path: last.replay,
+    });
     expect(replayed.paths).toBe(1);
     expect(replayed.violations[0]!.replay).toBe(last.replay);
     const strip = (log: typeof last.log) => log.map(({ runId: _runId, ...rest }) => rest);
@@ -59,7 +90,13 @@ describe('exploreAgent', () => {
   });
 
   it('a path that does not replay names the step and the moves there', async () => {
-    await expect(exploreAgent(deployAgent, { replies: DEPLOY_REPLIES, interruptions: ['approve'], path: 'reply deploy → deny call_0_0' })).rejects.toThrow(
+    await expect(
+      exploreAgent(deployAgent, {
+        replies: DEPLOY_REPLIES,
+        interruptions: ['approve'],
+        path: 'reply deploy → deny call_0_0',
+      }),
+    ).rejects.toThrow(
       'exploreAgent: the path does not replay: step 2 is "deny call_0_0", but the moves here are "approve call_0_0".',
     );
   });
@@ -71,9 +108,12 @@ describe('exploreAgent', () => {
       interruptions: ['approve', 'deny', 'steer', 'abort'],
       maxTurns: 2,
       reentrant: true,
-      property: (_log, _messages, { steps }) => void steps.forEach((step) => step.label.includes(' at ') && labels.add(step.label.replace(/ #\d+$/, ''))),
+      property: (_log, _messages, { steps }) =>
+        void steps.forEach((step) => step.label.includes(' at ') && labels.add(step.label.replace(/ #\d+$/, ''))),
     });
-    reportStats(`explore [deploy agent, re-entrant, 2 turns]: ${result.paths} paths, ${result.states} states, ${result.pruned} pruned`);
+    reportStats(
+      `explore [deploy agent, re-entrant, 2 turns]: ${result.paths} paths, ${result.states} states, ${result.pruned} pruned`,
+    );
     expect([result.violating, result.complete]).toEqual([0, true]);
     expect(result.pruned).toBeGreaterThan(0);
     expect(labels).toContain('abort at toolApprovalRequested');
@@ -82,14 +122,23 @@ describe('exploreAgent', () => {
   });
 
   it("toolOrder 'any' finishes parallel calls in every order; 'callOrder' in call order only", async () => {
-    const replies = { both: { toolCalls: [{ name: 'read_logs', arguments: {} }, { name: 'read_logs', arguments: {} }] }, done: { text: 'ok' } };
+    const replies = {
+      both: {
+        toolCalls: [
+          { name: 'read_logs', arguments: {} },
+          { name: 'read_logs', arguments: {} },
+        ],
+      },
+      done: { text: 'ok' },
+    };
     const orders = async (toolOrder: 'any' | 'callOrder') => {
       const seen = new Set<string>();
       await exploreAgent(deployAgent, {
         replies,
         maxTurns: 1,
         toolOrder,
-        property: (log) => void seen.add(log.flatMap((e) => (e.type === 'toolExecutionEnd' ? [e.toolCallId] : [])).join(',')),
+        property: (log) =>
+          void seen.add(log.flatMap((e) => (e.type === 'toolExecutionEnd' ? [e.toolCallId] : [])).join(',')),
       });
       return [...seen].sort();
     };
@@ -129,46 +178,66 @@ describe('exploreAgent', () => {
   it('a run that waits on nothing the explorer controls is reported as a hang', async () => {
     const neverAnswers: AgentOptions = { model: anyModel(), tools: [deploy], approval: () => new Promise(() => {}) };
     const result = await exploreAgent(neverAnswers, { replies: DEPLOY_REPLIES, maxTurns: 1 });
-    expect(result.violations[0]?.problems).toEqual(['hang: the run neither ended nor waits on the model, a tool, an approval or a timer']);
+    expect(result.violations[0]?.problems).toEqual([
+      'hang: the run neither ended nor waits on the model, a tool, an approval or a timer',
+    ]);
     expect(result.violations[0]?.replay).toBe('reply deploy');
   });
 
   it('an agent that is not deterministic between paths is refused with the moves that differed', async () => {
     let calls = 0;
     // State kept across paths: every other deploy is skipped, so a replayed prefix meets other moves.
-    const flaky: PreDispatchPolicy = ({ toolCall }) => (toolCall.name === 'deploy' && calls++ % 2 === 1 ? { verdict: 'skip', reason: 'flaky' } : { verdict: 'continue' });
+    const flaky: PreDispatchPolicy = ({ toolCall }) =>
+      toolCall.name === 'deploy' && calls++ % 2 === 1 ? { verdict: 'skip', reason: 'flaky' } : { verdict: 'continue' };
     const options: AgentOptions = { model: anyModel(), tools: [deploy, readLogs], policies: { preDispatch: [flaky] } };
-    await expect(exploreAgent(options, { replies: DEPLOY_REPLIES, interruptions: ['approve', 'deny'] })).rejects.toThrow(/the agent is not deterministic/);
+    await expect(
+      exploreAgent(options, { replies: DEPLOY_REPLIES, interruptions: ['approve', 'deny'] }),
+    ).rejects.toThrow(/the agent is not deterministic/);
     // Fresh options per path keep it deterministic.
     calls = 0;
     const fresh = () => {
       let own = 0;
-      const policy: PreDispatchPolicy = ({ toolCall }) => (toolCall.name === 'deploy' && own++ % 2 === 1 ? { verdict: 'skip', reason: 'flaky' } : { verdict: 'continue' });
+      const policy: PreDispatchPolicy = ({ toolCall }) =>
+        toolCall.name === 'deploy' && own++ % 2 === 1 ? { verdict: 'skip', reason: 'flaky' } : { verdict: 'continue' };
       return { ...options, policies: { preDispatch: [policy] } };
     };
-    expect((await exploreAgent(fresh, { replies: DEPLOY_REPLIES, interruptions: ['approve', 'deny'] })).violating).toBe(0);
+    expect((await exploreAgent(fresh, { replies: DEPLOY_REPLIES, interruptions: ['approve', 'deny'] })).violating).toBe(
+      0,
+    );
   });
 
   it('maxPaths stops the exploration: complete is false and assertAgent says so', async () => {
     const options: ExploreOptions = { replies: DEPLOY_REPLIES, interruptions: ['approve', 'deny'], maxPaths: 5 };
     const result = await exploreAgent(deployAgent, options);
     expect([result.paths, result.complete]).toEqual([5, false]);
-    await expect(assertAgent(deployAgent, options)).rejects.toThrow(/stopped at maxPaths \(5 paths, \d+ states\) before its bound was exhausted/);
+    await expect(assertAgent(deployAgent, options)).rejects.toThrow(
+      /stopped at maxPaths \(5 paths, \d+ states\) before its bound was exhausted/,
+    );
   });
 
   it('refuses options it cannot explore', async () => {
-    await expect(exploreAgent(deployAgent, { replies: {} })).rejects.toMatchObject({ code: 'InvalidOptions', message: 'exploreAgent: replies must hold at least one reply.' });
-    await expect(exploreAgent(deployAgent, { replies: DEPLOY_REPLIES, interruptions: ['stear' as 'steer'] })).rejects.toMatchObject({
+    await expect(exploreAgent(deployAgent, { replies: {} })).rejects.toMatchObject({
+      code: 'InvalidOptions',
+      message: 'exploreAgent: replies must hold at least one reply.',
+    });
+    await expect(
+      exploreAgent(deployAgent, { replies: DEPLOY_REPLIES, interruptions: ['stear' as 'steer'] }),
+    ).rejects.toMatchObject({
       code: 'InvalidOptions',
       message: expect.stringContaining('unknown interruption "stear"'),
     });
-    await expect(exploreAgent(deployAgent, { replies: DEPLOY_REPLIES, maxTurns: 0 })).rejects.toMatchObject({ message: 'exploreAgent: maxTurns must be an integer ≥ 1.' });
+    await expect(exploreAgent(deployAgent, { replies: DEPLOY_REPLIES, maxTurns: 0 })).rejects.toMatchObject({
+      message: 'exploreAgent: maxTurns must be an integer ≥ 1.',
+    });
   });
 });
 
 describe('writeTrace', () => {
   it('writes a counterexample as a trace the viewer opens: its agent events are the violation log, with the machines stepping', async () => {
-    const result = await exploreAgent(deployAgent({ postTurn: [reinjectDeclined] }), { replies: DEPLOY_REPLIES, interruptions: ['approve', 'deny'] });
+    const result = await exploreAgent(deployAgent({ postTurn: [reinjectDeclined] }), {
+      replies: DEPLOY_REPLIES,
+      interruptions: ['approve', 'deny'],
+    });
     const violation = result.violations[0]!;
     const dir = mkdtempSync(join(tmpdir(), 'agentchart-trace-'));
     const written = await writeTrace(violation, join(dir, 'counterexample.jsonl'));
@@ -185,7 +254,9 @@ describe('writeTrace', () => {
   });
 
   it('refuses a violation that did not come from exploreAgent', async () => {
-    await expect(writeTrace({ path: [], replay: '', log: [], messages: [], message: '', problems: [] }, join(tmpdir(), 'x.jsonl'))).rejects.toMatchObject({
+    await expect(
+      writeTrace({ path: [], replay: '', log: [], messages: [], message: '', problems: [] }, join(tmpdir(), 'x.jsonl')),
+    ).rejects.toMatchObject({
       code: 'InvalidInput',
     });
   });

@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { defineTool, toolCallsOf, type AgentEvent, type AgentOptions, type Message, type PostTurnPolicy, type PreDispatchPolicy } from 'agentchart';
+import {
+  defineTool,
+  toolCallsOf,
+  type AgentEvent,
+  type AgentOptions,
+  type Message,
+  type PostTurnPolicy,
+  type PreDispatchPolicy,
+} from 'agentchart';
 import { scriptedModel, type PathInfo } from 'agentchart/testing';
 
 /**
@@ -51,7 +59,11 @@ export const deployAgent = (policies: AgentOptions['policies'] = {}): AgentOptio
 });
 
 /** Every deploy that starts runs with the arguments a human approved (those asked about, or those given with the approval). */
-export function deploysRunAsApproved(log: readonly AgentEvent[], _messages: readonly Message[], { steps }: PathInfo): string | void {
+export function deploysRunAsApproved(
+  log: readonly AgentEvent[],
+  _messages: readonly Message[],
+  { steps }: PathInfo,
+): string | void {
   for (const start of log) {
     if (start.type !== 'toolExecutionStart' || start.toolName !== 'deploy') continue;
     const asked = log.find((e) => e.type === 'toolApprovalRequested' && e.toolCallId === start.toolCallId);
@@ -66,7 +78,12 @@ export function deploysRunAsApproved(log: readonly AgentEvent[], _messages: read
   }
 }
 
-export const search = defineTool({ name: 'search', description: 'Searches.', parameters: z.object({ q: z.string() }), execute: () => 'found' });
+export const search = defineTool({
+  name: 'search',
+  description: 'Searches.',
+  parameters: z.object({ q: z.string() }),
+  execute: () => 'found',
+});
 
 /** A report-mode agent; `progressOnly` plants the bug of a report tool marked as a progress tool. */
 export function reportAgent(progressOnly: boolean): AgentOptions {
@@ -92,6 +109,7 @@ export function whatRanStaysInHistory(log: readonly AgentEvent[], messages: read
   const results = new Set(messages.flatMap((m) => (m.role === 'toolResult' ? [m.toolCallId] : [])));
   for (const event of log) {
     if (event.type !== 'toolExecutionStart') continue;
-    if (!calls.has(event.toolCallId) || !results.has(event.toolCallId)) return `${event.toolName} ${event.toolCallId} ran but is not in the history`;
+    if (!calls.has(event.toolCallId) || !results.has(event.toolCallId))
+      return `${event.toolName} ${event.toolCallId} ran but is not in the history`;
   }
 }

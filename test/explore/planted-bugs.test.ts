@@ -20,8 +20,10 @@ import {
 
 const labels = (result: ExploreResult) => result.violations[0]?.path.map((step) => step.label);
 const stats = (name: string, result: ExploreResult) =>
-  reportStats(`explore [${name}]: ${result.paths} paths, ${result.states} states, ${result.pruned} pruned, ${result.violating} violating, ` +
-    `longest ${result.longest} steps, ${result.elapsedMs} ms (${result.pathsPerSecond} paths/s)`);
+  reportStats(
+    `explore [${name}]: ${result.paths} paths, ${result.states} states, ${result.pruned} pruned, ${result.violating} violating, ` +
+      `longest ${result.longest} steps, ${result.elapsedMs} ms (${result.pathsPerSecond} paths/s)`,
+  );
 
 describe('planted bugs in user configurations are found with a minimal counterexample', () => {
   it('a post-turn policy that re-injects a declined call: parity breaks after deny, in 3 steps', async () => {
@@ -49,7 +51,9 @@ describe('planted bugs in user configurations are found with a minimal counterex
     const broken = await exploreAgent(deployAgent({ preDispatch: [pinToProd] }), options);
     stats('pre-dispatch rewrite after approval', broken);
     expect(labels(broken)).toEqual(['reply deploy', 'staging call_0_0', 'ok call_0_0', 'reply done']);
-    expect(broken.violations[0]!.problems).toEqual(['property: deploy call_0_0 ran with {"env":"prod"}, approved: {"env":"staging"}']);
+    expect(broken.violations[0]!.problems).toEqual([
+      'property: deploy call_0_0 ran with {"env":"prod"}, approved: {"env":"staging"}',
+    ]);
     const fixed = await exploreAgent(deployAgent(), options);
     stats('without the rewriting policy', fixed);
     expect([fixed.violating, fixed.complete]).toEqual([0, true]);

@@ -34,8 +34,16 @@ describe('raceAgent', () => {
       },
     });
     const agent: AgentOptions = { model: scriptedModel([]), tools: [journaled] };
-    const result = await raceAgent(agent, { replies: DEPLOY_REPLIES, interruptions: INTERRUPTIONS, maxInterruptions: 2, runs: 150, property: ranOnlyAsApproved('deploy') });
-    reportStats(`race [deploy agent, real bodies, 2 interruptions]: ${result.runs} runs (seed ${result.seed}), ${ran.length} deploys ran`);
+    const result = await raceAgent(agent, {
+      replies: DEPLOY_REPLIES,
+      interruptions: INTERRUPTIONS,
+      maxInterruptions: 2,
+      runs: 150,
+      property: ranOnlyAsApproved('deploy'),
+    });
+    reportStats(
+      `race [deploy agent, real bodies, 2 interruptions]: ${result.runs} runs (seed ${result.seed}), ${ran.length} deploys ran`,
+    );
     expect(result.runs).toBe(150);
     expect(ran.length).toBeGreaterThan(20);
   });
@@ -43,9 +51,17 @@ describe('raceAgent', () => {
   it('finds a planted bug and throws it with the seed and path that replay it', async () => {
     const options = { replies: DEPLOY_REPLIES, interruptions: ['approve', 'deny'] as const, runs: 200 };
     const failure = await failureOf(raceAgent(deployAgent({ postTurn: [reinjectDeclined] }), options));
-    expect(failure.message).toMatch(/^raceAgent: a run breaks the invariants or the property \(run \d+ of 200, shrunk \d+ times\)\. Replay it with \{ seed: -?\d+, path: '[\d:]+' \}:/);
+    expect(failure.message).toMatch(
+      /^raceAgent: a run breaks the invariants or the property \(run \d+ of 200, shrunk \d+ times\)\. Replay it with \{ seed: -?\d+, path: '[\d:]+' \}:/,
+    );
     expect(failure.violation?.problems[0]).toMatch(/^invariant: parity: tool call call_\d_0_again \(deploy\)/);
-    const again = await failureOf(raceAgent(deployAgent({ postTurn: [reinjectDeclined] }), { ...options, seed: failure.seed!, path: failure.path! }));
+    const again = await failureOf(
+      raceAgent(deployAgent({ postTurn: [reinjectDeclined] }), {
+        ...options,
+        seed: failure.seed!,
+        path: failure.path!,
+      }),
+    );
     expect(again.violation?.replay).toBe(failure.violation?.replay);
   });
 
@@ -59,6 +75,10 @@ describe('raceAgent', () => {
         runs: 300,
       }),
     );
-    expect(failure.violation?.problems).toContainEqual(expect.stringMatching(/^property: deploy \(call_\d_0\) ran with \{"env":"prod"\}, approved: \{"env":"staging"\}$/));
+    expect(failure.violation?.problems).toContainEqual(
+      expect.stringMatching(
+        /^property: deploy \(call_\d_0\) ran with \{"env":"prod"\}, approved: \{"env":"staging"\}$/,
+      ),
+    );
   });
 });

@@ -22,7 +22,9 @@ async function printedBy(code: string): Promise<string> {
   const imports = lines.filter((line) => line.startsWith('import '));
   const body = lines.filter((line) => !line.startsWith('import '));
   const source = [...imports, 'module.exports = (async () => {', ...body, '})();'].join('\n');
-  const js = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } }).outputText;
+  const js = ts.transpileModule(source, {
+    compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 },
+  }).outputText;
   const printed: string[] = [];
   const module = { exports: {} as unknown };
   const require = (name: string) => {
@@ -39,7 +41,7 @@ describe('README: model-check your agent', () => {
   const example = readmeExamples(README).find((e) => e.name === 'model-check');
   const output = readmeOutputs(README).get('model-check');
 
-  it('proves the approval property, then prints the broken variant\'s counterexample exactly as the README shows it', async () => {
+  it("proves the approval property, then prints the broken variant's counterexample exactly as the README shows it", async () => {
     expect(example && output).toBeTruthy();
     const printed = await printedBy(example!.code);
     const [first, ...rest] = printed.split('\n');

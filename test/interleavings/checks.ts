@@ -9,10 +9,16 @@ import type { WorldRecord } from './world.js';
  * with what this driver observed.
  */
 
-export type RunRecord = ObservedRun & { aborts: Array<{ at: number; moment: number; release: number }>; endedAtRelease: number | null };
+export type RunRecord = ObservedRun & {
+  aborts: Array<{ at: number; moment: number; release: number }>;
+  endedAtRelease: number | null;
+};
 export type SentMessage = ObservedMessage;
 
-export interface CheckInput extends Omit<Observed, 'world' | 'steeringInterrupts' | 'modelCallsPerTurn' | 'runs' | 'momentOf'> {
+export interface CheckInput extends Omit<
+  Observed,
+  'world' | 'steeringInterrupts' | 'modelCallsPerTurn' | 'runs' | 'momentOf'
+> {
   scenario: Scenario;
   momentOf: readonly number[];
   runs: readonly RunRecord[];

@@ -16,7 +16,9 @@ export function describeStep(step: Step, replies: ReadonlyMap<string, ScriptEntr
     case 'modelError':
       return `model call ${step.modelCall} fails (injected network error)`;
     case 'tool':
-      return step.outcome === 'ok' ? `${step.toolName} (${step.toolCallId}) finishes` : `${step.toolName} (${step.toolCallId}) fails (injected error)`;
+      return step.outcome === 'ok'
+        ? `${step.toolName} (${step.toolCallId}) finishes`
+        : `${step.toolName} (${step.toolCallId}) fails (injected error)`;
     case 'approval': {
       const value = step.value;
       const detail = value.approved ? ('arguments' in value ? ` with ${json(value.arguments)}` : '') : '';
@@ -39,7 +41,8 @@ function summarizeEntry(entry: ScriptEntry | undefined): string {
   if (!entry) return '';
   const parts: string[] = [];
   if (entry.text) parts.push(`text ${quote(entry.text)}`);
-  for (const call of entry.toolCalls ?? []) parts.push(`calls ${call.name} ${call.rawArguments ?? json(call.arguments ?? {})}`);
+  for (const call of entry.toolCalls ?? [])
+    parts.push(`calls ${call.name} ${call.rawArguments ?? json(call.arguments ?? {})}`);
   if (entry.error) parts.push(`error ${entry.error.kind}`);
   if (entry.stopReason === 'length') parts.push('cut (length)');
   return parts.length > 0 ? `: ${parts.join(', ')}` : '';
@@ -58,7 +61,9 @@ function describeEvent(event: AgentEvent): string {
       return line(event.steeringDelivered ? `(${event.steeringDelivered} steering)` : '');
     case 'beforeModelCall': {
       const last = event.messages.at(-1);
-      return line(`${event.model}, ${event.messages.length} messages${last ? `, last: ${describeMessageBrief(last)}` : ''}`);
+      return line(
+        `${event.model}, ${event.messages.length} messages${last ? `, last: ${describeMessageBrief(last)}` : ''}`,
+      );
     }
     case 'messageEnd':
       return line(describeAssistant(event.message) + (event.error ? ` (error ${event.error.kind})` : ''));
@@ -81,7 +86,9 @@ function describeEvent(event: AgentEvent): string {
     case 'policyError':
       return line(`${event.slot}: ${quote(event.message)}`);
     case 'agentEnd':
-      return line(`${event.status}/${event.endReason}${event.error ? ` (${event.error.code}: ${quote(event.error.message)})` : ''}`);
+      return line(
+        `${event.status}/${event.endReason}${event.error ? ` (${event.error.code}: ${quote(event.error.message)})` : ''}`,
+      );
     default:
       return line('');
   }

@@ -25,7 +25,17 @@ export async function exploreAgent(agent: AgentUnderTest, options: ExploreOption
   const spec = compileSpec(agent, options);
   const started = performance.now();
   const states = new Map<string, number>();
-  const result: ExploreResult = { paths: 0, states: 0, pruned: 0, violating: 0, violations: [], complete: true, longest: 0, elapsedMs: 0, pathsPerSecond: 0 };
+  const result: ExploreResult = {
+    paths: 0,
+    states: 0,
+    pruned: 0,
+    violating: 0,
+    violations: [],
+    complete: true,
+    longest: 0,
+    elapsedMs: 0,
+    pathsPerSecond: 0,
+  };
 
   const check = (record: PathRecord) => {
     result.paths++;
@@ -41,7 +51,10 @@ export async function exploreAgent(agent: AgentUnderTest, options: ExploreOption
     const record = await runPath(spec, { chooser, visit: () => true });
     const left = chooser.remaining();
     if (left.length > 0) {
-      throw new AgentError('InvalidInput', `exploreAgent: the path ended before its step "${left[0]}" (${left.length} steps left).`);
+      throw new AgentError(
+        'InvalidInput',
+        `exploreAgent: the path ended before its step "${left[0]}" (${left.length} steps left).`,
+      );
     }
     check(record);
   } else {
@@ -78,11 +91,17 @@ export async function exploreAgent(agent: AgentUnderTest, options: ExploreOption
   return result;
 }
 
-/** Explores like exploreAgent and throws the shortest counterexample, readable, if any path breaks (or the bound was not exhausted). */
+/**
+ * Explores like exploreAgent and throws the shortest counterexample, readable, if any path breaks
+ * (or when maxPaths stopped it before the bound was exhausted).
+ */
 export async function assertAgent(agent: AgentUnderTest, options: ExploreOptions): Promise<ExploreResult> {
   const result = await exploreAgent(agent, options);
   if (result.violations.length > 0 || !result.complete) {
-    throw new AgentCheckError(describeFailure(result, compileSpec(agent, options).replies), { result, violation: result.violations[0] });
+    throw new AgentCheckError(describeFailure(result, compileSpec(agent, options).replies), {
+      result,
+      violation: result.violations[0],
+    });
   }
   return result;
 }
@@ -98,7 +117,10 @@ export class AgentCheckError extends Error {
   readonly seed?: number;
   readonly path?: string;
 
-  constructor(message: string, details: { result?: ExploreResult; violation?: Violation | undefined; seed?: number; path?: string }) {
+  constructor(
+    message: string,
+    details: { result?: ExploreResult; violation?: Violation | undefined; seed?: number; path?: string },
+  ) {
     super(message);
     Object.assign(this, details);
   }
@@ -131,5 +153,12 @@ function keep(kept: Violation[], violation: Violation, max: number): void {
 }
 
 function isInterruption(step: Step): boolean {
-  return step.kind === 'steer' || step.kind === 'followUp' || step.kind === 'abort' || step.kind === 'crash' || step.kind === 'modelError' || (step.kind === 'tool' && step.outcome === 'error');
+  return (
+    step.kind === 'steer' ||
+    step.kind === 'followUp' ||
+    step.kind === 'abort' ||
+    step.kind === 'crash' ||
+    step.kind === 'modelError' ||
+    (step.kind === 'tool' && step.outcome === 'error')
+  );
 }

@@ -90,37 +90,80 @@ export async function runPath(spec: Spec, hooks: PathHooks): Promise<PathRecord>
       for (const pending of process.agent.pendingApprovals()) {
         for (const [name, decision] of spec.approvals) {
           const label = `${name} ${pending.toolCallId}`;
-          const step: Step = { kind: 'approval', label, toolCallId: pending.toolCallId, toolName: pending.toolName, decision: name, value: decision };
-          moves.push({ label, budgeted: false, step, apply: () => process.agent.resolveApproval(pending.toolCallId, decision, { version: pending.version }) });
+          const step: Step = {
+            kind: 'approval',
+            label,
+            toolCallId: pending.toolCallId,
+            toolName: pending.toolName,
+            decision: name,
+            value: decision,
+          };
+          moves.push({
+            label,
+            budgeted: false,
+            step,
+            apply: () => process.agent.resolveApproval(pending.toolCallId, decision, { version: pending.version }),
+          });
         }
       }
     }
     const delay = process.clock.pendingDelays()[0];
     if (delay !== undefined) {
       const label = `clock +${delay}ms`;
-      moves.push({ label, budgeted: false, step: { kind: 'clock', label, toMs: process.clock.now() + delay }, apply: () => void process.clock.fireNext() });
+      moves.push({
+        label,
+        budgeted: false,
+        step: { kind: 'clock', label, toMs: process.clock.now() + delay },
+        apply: () => void process.clock.fireNext(),
+      });
     }
     if (session.budget === 0 || !session.running) return moves;
     const during = session.during();
     for (const kind of ['steer', 'followUp'] as const) {
       if (!spec.interruptions.has(kind)) continue;
-      moves.push({ label: kind, budgeted: true, step: { kind, label: kind, text: session.nextText(kind), during }, apply: () => void session.send(kind) });
+      moves.push({
+        label: kind,
+        budgeted: true,
+        step: { kind, label: kind, text: session.nextText(kind), during },
+        apply: () => void session.send(kind),
+      });
     }
     if (spec.interruptions.has('abort')) {
-      moves.push({ label: 'abort', budgeted: true, step: { kind: 'abort', label: 'abort', during }, apply: () => session.abort(true) });
+      moves.push({
+        label: 'abort',
+        budgeted: true,
+        step: { kind: 'abort', label: 'abort', during },
+        apply: () => session.abort(true),
+      });
     }
     if (spec.interruptions.has('crash') && process.store) {
-      moves.push({ label: 'crash', budgeted: true, step: { kind: 'crash', label: 'crash', during }, apply: () => session.crash() });
+      moves.push({
+        label: 'crash',
+        budgeted: true,
+        step: { kind: 'crash', label: 'crash', during },
+        apply: () => session.crash(),
+      });
     }
     return moves;
   };
 
-  /** The state: the log so far (and approval answers), what the world waits on, the timers, the budget and messages left. */
+  /** The state: the log so far (and approval answers), what the world waits on, the timers, the budget, the receipts. */
   const stateKey = (process: Process): string => {
-    const tasks = process.world.tasks().map((task) => `${task.kind}:${task.subject}:${task.choices.map((c) => c.name).join('|')}`);
+    const tasks = process.world
+      .tasks()
+      .map((task) => `${task.kind}:${task.subject}:${task.choices.map((c) => c.name).join('|')}`);
     const approvals = process.store ? process.agent.pendingApprovals().map((a) => a.toolCallId) : [];
     const receipts = session.sent.map((m) => m.receipt?.status ?? null);
-    const rest = [tasks, approvals, process.clock.pendingDelays(), session.budget, session.counts, process.world.modelCalls, process.index, receipts];
+    const rest = [
+      tasks,
+      approvals,
+      process.clock.pendingDelays(),
+      session.budget,
+      session.counts,
+      process.world.modelCalls,
+      process.index,
+      receipts,
+    ];
     return session.hash.copy().update(JSON.stringify(rest)).digest();
   };
 
@@ -132,13 +175,16 @@ export async function runPath(spec: Spec, hooks: PathHooks): Promise<PathRecord>
       await session.finish(null, true);
       throw failure;
     }
-    if (!settled) return session.finish(`the agent kept working for ${MAX_ROUNDS} macrotasks without waiting on the world`);
+    if (!settled)
+      return session.finish(`the agent kept working for ${MAX_ROUNDS} macrotasks without waiting on the world`);
     if (!session.running) return session.finish(null);
     // §9: an abort settles the run within a macrotask, whatever it waited on.
-    if (session.steps.at(-1)?.kind === 'abort') return session.finish(`abort: the run did not end after agent.abort() (${session.during()})`);
+    if (session.steps.at(-1)?.kind === 'abort')
+      return session.finish(`abort: the run did not end after agent.abort() (${session.during()})`);
     if (session.steps.length >= MAX_STEPS) return session.finish(`runaway: more than ${MAX_STEPS} steps on one path`);
     const moves = movesOf(process);
-    if (moves.length === 0) return session.finish('hang: the run neither ended nor waits on the model, a tool, an approval or a timer');
+    if (moves.length === 0)
+      return session.finish('hang: the run neither ended nor waits on the model, a tool, an approval or a timer');
     if (!hooks.visit(stateKey(process), session.steps.length)) return session.finish(null, true);
     const move = moves[hooks.chooser.choose(moves.map((m) => m.label))]!;
     if (move.budgeted) session.budget--;
@@ -177,8 +223,21 @@ export function stepOf(task: Task, choice: string, approvals: Spec['approvals'])
         ? { kind: 'modelError', label, modelCall: Number(task.subject) }
         : { kind: 'reply', label, modelCall: Number(task.subject), reply: choice.slice('reply '.length) };
     case 'tool':
-      return { kind: 'tool', label, toolCallId: task.subject, toolName: task.toolName, outcome: choice === 'error' ? 'error' : 'ok' };
+      return {
+        kind: 'tool',
+        label,
+        toolCallId: task.subject,
+        toolName: task.toolName,
+        outcome: choice === 'error' ? 'error' : 'ok',
+      };
     case 'approval':
-      return { kind: 'approval', label, toolCallId: task.subject, toolName: task.toolName, decision: choice, value: approvals.get(choice)! };
+      return {
+        kind: 'approval',
+        label,
+        toolCallId: task.subject,
+        toolName: task.toolName,
+        decision: choice,
+        value: approvals.get(choice)!,
+      };
   }
 }

@@ -6,7 +6,10 @@ import type { Property, Step } from './types.js';
  * explorer's answer gave (`{ approved: true, arguments }`); an approval the agent's own handler gave
  * counts with the request's arguments. Calls denied or never asked are absent.
  */
-export function approvedArguments(log: readonly AgentEvent[], steps: readonly Step[]): Map<string, Record<string, unknown>> {
+export function approvedArguments(
+  log: readonly AgentEvent[],
+  steps: readonly Step[],
+): Map<string, Record<string, unknown>> {
   const asked = new Map<string, Record<string, unknown>>();
   const approved = new Map<string, Record<string, unknown>>();
   for (const event of log) {

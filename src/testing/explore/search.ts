@@ -25,7 +25,8 @@ export class DepthFirst {
         const depth = this.trail.length;
         const chosen = depth < prefix.length ? prefix[depth]! : 0;
         const before = this.prefixLabels[depth];
-        if (depth < prefix.length && before && before.join('\n') !== labels.join('\n')) throw nondeterministic(depth, before, labels);
+        if (depth < prefix.length && before && before.join('\n') !== labels.join('\n'))
+          throw nondeterministic(depth, before, labels);
         this.trail.push({ chosen, count: labels.length, labels });
         return chosen;
       },

@@ -111,7 +111,8 @@ export class Session {
     const base = typeof spec.agent === 'function' ? spec.agent() : spec.agent;
     this.settings = {
       steeringInterrupts: base.steeringInterrupts ?? true,
-      modelCallsPerTurn: (base.retry?.maxAttempts ?? DEFAULT_RETRY.maxAttempts) * (1 + (base.fallbackModels?.length ?? 0)) + 1,
+      modelCallsPerTurn:
+        (base.retry?.maxAttempts ?? DEFAULT_RETRY.maxAttempts) * (1 + (base.fallbackModels?.length ?? 0)) + 1,
     };
     // With a store the world answers approvals through resolveApproval, so they survive a crash.
     const options = exploredOptions(spec, base, world, clock, spec.approvals.size > 0 && !store);
@@ -229,7 +230,12 @@ export class Session {
     if (!result) process.agent.abort(pruned ? 'explored before' : 'path ended');
     const crashed = this.crashed && !pruned;
     const log = crashed && this.shared ? await this.shared.loadEvents(SESSION_ID) : this.log;
-    const run: ObservedRun = { runId: log[0]?.runId ?? null, result, aborts: crashed ? this.abortsAfterCrash(log.length) : this.aborts, startedAt: 0 };
+    const run: ObservedRun = {
+      runId: log[0]?.runId ?? null,
+      result,
+      aborts: crashed ? this.abortsAfterCrash(log.length) : this.aborts,
+      startedAt: 0,
+    };
     const world: WorldCalls = {
       requests: process.world.requests,
       executions: this.executions,
@@ -246,7 +252,16 @@ export class Session {
       ...(crashed ? {} : { momentOf: this.momentOf, world }),
       ...this.settings,
     };
-    return { pruned, steps: this.steps, log, messages: process.agent.snapshot().messages, result, observed, stuck, crashed };
+    return {
+      pruned,
+      steps: this.steps,
+      log,
+      messages: process.agent.snapshot().messages,
+      result,
+      observed,
+      stuck,
+      crashed,
+    };
   }
 }
 
@@ -254,8 +269,16 @@ export class Session {
  * After a crash the log is the stored one: an abort the last process got is placed by its distance
  * from the end (the survivor's events are all stored); one the dead process got is gone with it.
  */
-function placeAborts(aborts: ObservedRun['aborts'], processes: readonly number[], last: number, liveLength: number, storedLength: number): ObservedRun['aborts'] {
-  return aborts.filter((_, i) => processes[i] === last).map((abort) => ({ ...abort, at: storedLength - (liveLength - abort.at) }));
+function placeAborts(
+  aborts: ObservedRun['aborts'],
+  processes: readonly number[],
+  last: number,
+  liveLength: number,
+  storedLength: number,
+): ObservedRun['aborts'] {
+  return aborts
+    .filter((_, i) => processes[i] === last)
+    .map((abort) => ({ ...abort, at: storedLength - (liveLength - abort.at) }));
 }
 
 /** What a task is a call of: "the body of deploy (call_0_0)". */

@@ -5,7 +5,14 @@ import type { DurableOptions } from '../../runtime/agent.js';
 import type { AgentOptions } from '../../runtime/options.js';
 import type { ScriptEntry } from '../scripted-model.js';
 import { NEVER_MS, type TrackedClock } from '../tracked-clock.js';
-import { INTERRUPTIONS, type AgentUnderTest, type ExploreOptions, type Interruption, type Property, type Replies } from './types.js';
+import {
+  INTERRUPTIONS,
+  type AgentUnderTest,
+  type ExploreOptions,
+  type Interruption,
+  type Property,
+  type Replies,
+} from './types.js';
 import type { World } from './world.js';
 
 /** The exploration's settings, checked and resolved once. */
@@ -33,13 +40,15 @@ export function compileSpec(agent: AgentUnderTest, options: ExploreOptions): Spe
   if (typeof options !== 'object' || options === null) throw invalid('the second argument must be an options object');
   const interruptions = new Set(options.interruptions ?? []);
   for (const item of interruptions) {
-    if (!INTERRUPTIONS.includes(item)) throw invalid(`unknown interruption ${JSON.stringify(item)}; expected one of ${INTERRUPTIONS.join(', ')}`);
+    if (!INTERRUPTIONS.includes(item))
+      throw invalid(`unknown interruption ${JSON.stringify(item)}; expected one of ${INTERRUPTIONS.join(', ')}`);
   }
   const approvals = new Map<string, ApprovalDecision>();
   if (interruptions.has('approve')) approvals.set('approve', { approved: true });
   if (interruptions.has('deny')) approvals.set('deny', { approved: false, reason: 'denied' });
   for (const [name, decision] of Object.entries(options.approvals ?? {})) {
-    if (!/^\S+$/.test(name) || approvals.has(name)) throw invalid(`approval answer name ${JSON.stringify(name)} must be one word, unique`);
+    if (!/^\S+$/.test(name) || approvals.has(name))
+      throw invalid(`approval answer name ${JSON.stringify(name)} must be one word, unique`);
     approvals.set(name, decision);
   }
   const count = (value: number | undefined, fallback: number, name: string, min: number) => {
@@ -74,14 +83,16 @@ export function parseReplay(path: string): string[] {
 
 /** Named replies; an array's entries are named by what they do (`call deploy`, `text`, `error rateLimit`). */
 function alphabet(replies: Replies): ReadonlyMap<string, ScriptEntry> {
-  if (typeof replies !== 'object' || replies === null) throw invalid('replies must be an array or a record of script entries');
+  if (typeof replies !== 'object' || replies === null)
+    throw invalid('replies must be an array or a record of script entries');
   const entries: Array<[string, ScriptEntry]> = Array.isArray(replies)
     ? (replies as readonly ScriptEntry[]).map((entry) => [nameOf(entry), entry])
     : Object.entries(replies as Record<string, ScriptEntry>);
   if (entries.length === 0) throw invalid('replies must hold at least one reply');
   const named = new Map<string, ScriptEntry>();
   for (const [name, entry] of entries) {
-    if (name.includes(REPLAY_SEPARATOR.trim())) throw invalid(`reply name ${JSON.stringify(name)} must not contain "→"`);
+    if (name.includes(REPLAY_SEPARATOR.trim()))
+      throw invalid(`reply name ${JSON.stringify(name)} must not contain "→"`);
     let unique = name;
     for (let n = 2; named.has(unique); n++) unique = `${name} #${n}`;
     named.set(unique, entry);
@@ -104,10 +115,23 @@ function invalid(message: string): AgentError {
  * approval handler replaced by the world; the world's clock; no jitter; the turn bound; no model
  * idle timer unless the agent set one; no inspector or OpenTelemetry of its own.
  */
-export function exploredOptions(spec: Spec, base: AgentOptions, world: World, clock: TrackedClock, approvalHandler: boolean): AgentOptions {
-  if (typeof base !== 'object' || base === null) throw invalid('the agent options must be an object (or a function returning one)');
+export function exploredOptions(
+  spec: Spec,
+  base: AgentOptions,
+  world: World,
+  clock: TrackedClock,
+  approvalHandler: boolean,
+): AgentOptions {
+  if (typeof base !== 'object' || base === null)
+    throw invalid('the agent options must be an object (or a function returning one)');
   // The agent's own store, inspector and OpenTelemetry stay out: every path gets a fresh world.
-  const { inspect: _inspect, otel: _otel, store: _store, sessionId: _sessionId, ...rest } = base as AgentOptions & DurableOptions;
+  const {
+    inspect: _inspect,
+    otel: _otel,
+    store: _store,
+    sessionId: _sessionId,
+    ...rest
+  } = base as AgentOptions & DurableOptions;
   const fallbackModels = (base.fallbackModels ?? []).map((model) => world.model(model.name, model.provider));
   const options: AgentOptions = {
     ...rest,

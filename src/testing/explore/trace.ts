@@ -14,7 +14,11 @@ import type { Violation } from './types.js';
  */
 export async function writeTrace(violation: Violation, file: string): Promise<{ path: string; entries: number }> {
   const spec = specOf(violation);
-  if (!spec) throw new AgentError('InvalidInput', 'writeTrace: the violation must come from exploreAgent or assertAgent of this process.');
+  if (!spec)
+    throw new AgentError(
+      'InvalidInput',
+      'writeTrace: the violation must come from exploreAgent or assertAgent of this process.',
+    );
   let clock: TrackedClock | null = null;
   const recorder = createTraceRecorder({ now: () => clock?.now() ?? 0 });
   const labels = violation.path.map((step) => step.label);
@@ -27,7 +31,9 @@ export async function writeTrace(violation: Violation, file: string): Promise<{ 
     },
     onEvent: (event) => recorder.events.next?.(event),
   });
-  const same = JSON.stringify(record.log.map(({ runId: _r, ...rest }) => rest)) === JSON.stringify(violation.log.map(({ runId: _r, ...rest }) => rest));
+  const same =
+    JSON.stringify(record.log.map(({ runId: _r, ...rest }) => rest)) ===
+    JSON.stringify(violation.log.map(({ runId: _r, ...rest }) => rest));
   if (!same) throw new Error('writeTrace: the path did not replay to the same log: the agent is not deterministic.');
   const jsonl = recorder.toJSONL();
   const { writeFile } = await import('node:fs/promises');

@@ -47,18 +47,25 @@ export interface PathInfo {
  * A property of one path: true, nothing or undefined when it holds; false or a message when it does
  * not. A throw (e.g. a failed `expect`) is a violation with the error's message.
  */
-export type Property = (log: readonly AgentEvent[], messages: readonly Message[], path: PathInfo) => boolean | string | void;
+export type Property = (
+  log: readonly AgentEvent[],
+  messages: readonly Message[],
+  path: PathInfo,
+) => boolean | string | void;
 
 export interface ExploreOptions {
   /** The model's alphabet: at every model call each reply is tried. */
   replies: Replies;
-  /** What the world may do; default `['approve', 'deny']`. approve/deny answer approvals (not counted in the budget). */
+  /**
+   * What the world may do (default: nothing but the replies). `approve` / `deny` answer every approval
+   * request (free); the others use the interruption budget. Without approve/deny the agent's own handler answers.
+   */
   interruptions?: readonly Interruption[];
   /** More approval answers than approve/deny, by name (e.g. `{ staging: { approved: true, arguments: … } }`). */
   approvals?: Readonly<Record<string, ApprovalDecision>>;
   /** The agent's `maxTurns` while exploring (at most the agent's own). Default 3. */
   maxTurns?: number;
-  /** Interruptions per path other than approval answers (steer, followUp, abort, toolError, modelError, crash). Default 1. */
+  /** Interruptions per path (steer, followUp, abort, toolError, modelError, crash; approval answers are free). Default 1. */
   maxInterruptions?: number;
   /** Paths explored at most; past it the result says `complete: false` (and assertAgent throws). Default 20,000. */
   maxPaths?: number;
@@ -70,7 +77,7 @@ export interface ExploreOptions {
    * is explored (parallel batches multiply the paths by the orders).
    */
   toolOrder?: 'callOrder' | 'any';
-  /** 'stub' (default): tool bodies are replaced by a result `<name> ok`; 'real': the bodies run (they must be deterministic). */
+  /** 'stub' (default): tool bodies are replaced by a result `<name> ok`; 'real': the bodies run (deterministic ones). */
   toolBodies?: 'stub' | 'real';
   /** Also land steer/followUp/abort inside event subscribers, at every event (re-entrant calls). Default false. */
   reentrant?: boolean;

@@ -65,7 +65,13 @@ export class World {
   }
 
   /** Waits until the explorer releases this task; `ABANDONED` when the signal aborts first. */
-  wait(kind: TaskKind, subject: string, toolName: string, choices: Choice[], signal?: AbortSignal): Promise<string | typeof ABANDONED> {
+  wait(
+    kind: TaskKind,
+    subject: string,
+    toolName: string,
+    choices: Choice[],
+    signal?: AbortSignal,
+  ): Promise<string | typeof ABANDONED> {
     this.touch();
     return new Promise((resolve) => {
       const remove = () => {
@@ -99,7 +105,10 @@ export class World {
   /** A stand-in for one of the agent's models: every call waits for the explorer to pick its reply. */
   model(name: string, provider?: string): Model {
     const world = this;
-    const choices: Choice[] = [...this.config.replies.keys()].map((reply) => ({ name: `reply ${reply}`, budgeted: false }));
+    const choices: Choice[] = [...this.config.replies.keys()].map((reply) => ({
+      name: `reply ${reply}`,
+      budgeted: false,
+    }));
     if (this.config.modelError) choices.push({ name: 'modelError', budgeted: true });
     return {
       name,
@@ -113,7 +122,10 @@ export class World {
             yield { type: 'error', error: modelError('aborted', 'request aborted') };
             return;
           }
-          const entry = choice === 'modelError' ? INJECTED_MODEL_ERROR : withCallIds(world.config.replies.get(choice.slice('reply '.length))!, callIndex);
+          const entry =
+            choice === 'modelError'
+              ? INJECTED_MODEL_ERROR
+              : withCallIds(world.config.replies.get(choice.slice('reply '.length))!, callIndex);
           const played = scriptedModel([entry], { name, recordRequests: false }).stream(request, options);
           for await (const event of played) {
             world.touch();

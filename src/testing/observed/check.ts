@@ -18,14 +18,16 @@ import type { Observed } from './types.js';
 export function checkObserved(observed: Observed): string[] {
   const violations: string[] = [];
   const history = observed.agent.messages;
-  for (const violation of checkInvariants(observed.events, history).violations) violations.push(`invariant: ${violation}`);
+  for (const violation of checkInvariants(observed.events, history).violations)
+    violations.push(`invariant: ${violation}`);
   checkRuns(observed, violations);
   checkQueues(observed, violations);
   const parity = checkToolParity(history);
   if (!parity.ok) violations.push(...parity.violations.map((v) => `parity: final history: ${v}`));
   observed.world?.requests.forEach((request, index) => {
     const check = checkToolParity(request.messages as Message[]);
-    if (!check.ok) violations.push(...check.violations.map((v) => `parity: model request ${index} (${request.model}): ${v}`));
+    if (!check.ok)
+      violations.push(...check.violations.map((v) => `parity: model request ${index} (${request.model}): ${v}`));
   });
   checkCommittedResults(observed.events, violations);
   checkSteeringInterrupts(observed, violations);
@@ -50,9 +52,13 @@ function checkSteeringInterrupts({ steeringInterrupts, events, momentOf, sent }:
     const turn = started.turnIndex;
     if (before.some((e) => e.runId === runId && e.type === 'turnEnd' && e.turnIndex === turn)) continue;
     const startsWork = (e: AgentEvent) => e.type === 'toolExecutionStart' || e.type === 'toolApprovalRequested';
-    const late = events.find((e, index) => momentOf[index]! > message.moment && e.runId === runId && e.turnIndex === turn && startsWork(e));
+    const late = events.find(
+      (e, index) => momentOf[index]! > message.moment && e.runId === runId && e.turnIndex === turn && startsWork(e),
+    );
     if (late) {
-      out.push(`steering: "${message.text}" was accepted during turn ${turn}, yet ${late.type} followed at seq ${late.seq}`);
+      out.push(
+        `steering: "${message.text}" was accepted during turn ${turn}, yet ${late.type} followed at seq ${late.seq}`,
+      );
     }
   }
 }
@@ -70,19 +76,27 @@ function checkCommittedResults(events: readonly AgentEvent[], out: string[]): vo
   let ends = new Map<string, { result: string; isError: boolean }>();
   for (const event of events) {
     if (event.type === 'turnStart') ends = new Map();
-    if (event.type === 'toolExecutionEnd') ends.set(`${event.runId}:${event.toolCallId}`, { result: event.result, isError: event.isError });
+    if (event.type === 'toolExecutionEnd')
+      ends.set(`${event.runId}:${event.toolCallId}`, { result: event.result, isError: event.isError });
     if (event.type !== 'turnEnd') continue;
     for (const result of event.toolResults) {
       const published = ends.get(`${event.runId}:${result.toolCallId}`);
       if (published && (published.result !== result.content || published.isError !== result.isError)) {
-        out.push(`results: ${result.toolCallId} was published as ${JSON.stringify(published.result)} but committed as ${JSON.stringify(result.content)} (turnEnd seq ${event.seq})`);
+        out.push(
+          `results: ${result.toolCallId} was published as ${JSON.stringify(published.result)} but committed as ${JSON.stringify(result.content)} (turnEnd seq ${event.seq})`,
+        );
       }
-      const bySteering = result.content.startsWith(CANCELLED_BY_STEERING) || result.content.startsWith(SKIPPED_BY_STEERING);
+      const bySteering =
+        result.content.startsWith(CANCELLED_BY_STEERING) || result.content.startsWith(SKIPPED_BY_STEERING);
       if (bySteering && event.reason !== 'steeringInterrupt' && event.reason !== 'aborted') {
-        out.push(`results: ${result.toolCallId} was cancelled by steering in a turn that ended ${event.reason} (seq ${event.seq})`);
+        out.push(
+          `results: ${result.toolCallId} was cancelled by steering in a turn that ended ${event.reason} (seq ${event.seq})`,
+        );
       }
       if (result.content.startsWith(ABORTED_RESULT) && event.reason !== 'aborted') {
-        out.push(`results: ${result.toolCallId} got the aborted result in a turn that ended ${event.reason} (seq ${event.seq})`);
+        out.push(
+          `results: ${result.toolCallId} got the aborted result in a turn that ended ${event.reason} (seq ${event.seq})`,
+        );
       }
     }
   }

@@ -9,7 +9,8 @@ import type { Observed } from './types.js';
 export function checkQueues({ agent, sent, events }: Observed, out: string[]): void {
   const history = agent.messages;
   const snapshot = agent.snapshot();
-  const count = (messages: readonly Message[], text: string) => messages.filter((m) => m.role === 'user' && m.content === text).length;
+  const count = (messages: readonly Message[], text: string) =>
+    messages.filter((m) => m.role === 'user' && m.content === text).length;
   for (const message of sent) {
     const inHistory = count(history, message.text);
     const ownQueue = message.source === 'steering' ? snapshot.steeringQueue : snapshot.followUpQueue;
@@ -25,11 +26,17 @@ export function checkQueues({ agent, sent, events }: Observed, out: string[]): v
       continue;
     }
     if (receipt.status === 'delivered') {
-      if (inHistory !== 1) out.push(`receipt: ${where} is reported delivered (turn ${receipt.turnIndex}) but is not in history once`);
+      if (inHistory !== 1)
+        out.push(`receipt: ${where} is reported delivered (turn ${receipt.turnIndex}) but is not in history once`);
       // The model call of the turn the receipt names (if that turn made one) carries the message.
       const callOfTurn = events.find((e) => e.type === 'beforeModelCall' && e.turnIndex === receipt.turnIndex);
-      if (callOfTurn?.type === 'beforeModelCall' && !callOfTurn.messages.some((m) => m.role === 'user' && m.content === message.text)) {
-        out.push(`receipt: ${where} is reported delivered in turn ${receipt.turnIndex} but that turn's model call (seq ${callOfTurn.seq}) did not carry it`);
+      if (
+        callOfTurn?.type === 'beforeModelCall' &&
+        !callOfTurn.messages.some((m) => m.role === 'user' && m.content === message.text)
+      ) {
+        out.push(
+          `receipt: ${where} is reported delivered in turn ${receipt.turnIndex} but that turn's model call (seq ${callOfTurn.seq}) did not carry it`,
+        );
       }
       if (!message.inHistoryWhenResolved) out.push(`receipt: ${where} was reported delivered before it was committed`);
     } else if (message.inHistoryWhenResolved) {

@@ -17,7 +17,10 @@ import { drive, type TaskScheduler } from './scheduler.js';
  * the seed and path that replay it.
  */
 
-export interface RaceOptions extends Omit<ExploreOptions, 'path' | 'toolBodies' | 'toolOrder' | 'reentrant' | 'maxPaths' | 'maxViolations'> {
+export interface RaceOptions extends Omit<
+  ExploreOptions,
+  'path' | 'toolBodies' | 'toolOrder' | 'reentrant' | 'maxPaths' | 'maxViolations'
+> {
   /** Interleavings tried. Default 100. */
   runs?: number;
   /** fast-check's seed (printed with a failure). */
@@ -33,7 +36,7 @@ export interface RaceResult {
   seed: number;
 }
 
-/** What fast-check draws for one run: choices by ordinal (cycled), the faults and the interruptions with their delays. */
+/** What fast-check draws for one run: choices by ordinal (cycled), the faults, the interruptions and their delays. */
 interface Plan {
   replies: number[];
   answers: number[];
@@ -79,37 +82,54 @@ export async function raceAgent(agent: AgentUnderTest, options: RaceOptions): Pr
     const head =
       `raceAgent: a run breaks the invariants or the property (run ${details.numRuns} of ${runs}, shrunk ${details.numShrinks} times). ` +
       `Replay it with { seed: ${details.seed}, path: '${details.counterexamplePath ?? ''}' }:`;
-    throw new AgentCheckError(`${head}\n${describeViolation(violation, spec.replies)}`, { violation, seed: details.seed, path: details.counterexamplePath ?? '' });
+    throw new AgentCheckError(`${head}\n${describeViolation(violation, spec.replies)}`, {
+      violation,
+      seed: details.seed,
+      path: details.counterexamplePath ?? '',
+    });
   }
-  if (details.failed) throw details.errorInstance instanceof Error ? details.errorInstance : new Error(String(details.errorInstance));
+  if (details.failed)
+    throw details.errorInstance instanceof Error ? details.errorInstance : new Error(String(details.errorInstance));
   return { runs: details.numRuns, seed: details.seed };
 }
 
 function planArbitrary(fc: FastCheck, spec: Spec) {
   const index = (size: number) => fc.array(fc.nat({ max: Math.max(0, size - 1) }), { minLength: 1, maxLength: 6 });
   const faultKinds = (['toolError', 'modelError'] as const).filter((kind) => spec.interruptions.has(kind));
-  const interruptionKinds = (['steer', 'followUp', 'abort', 'crash'] as const).filter((kind) => spec.interruptions.has(kind));
+  const interruptionKinds = (['steer', 'followUp', 'abort', 'crash'] as const).filter((kind) =>
+    spec.interruptions.has(kind),
+  );
   const budget = spec.maxInterruptions;
-  const faults = faultKinds.length > 0 ? fc.array(fc.record({ kind: fc.constantFrom(...faultKinds), nth: fc.nat({ max: 5 }) }), { maxLength: budget }) : fc.constant([]);
+  const faults =
+    faultKinds.length > 0
+      ? fc.array(fc.record({ kind: fc.constantFrom(...faultKinds), nth: fc.nat({ max: 5 }) }), { maxLength: budget })
+      : fc.constant([]);
   const interruptions =
     interruptionKinds.length > 0
-      ? fc.array(fc.record({ kind: fc.constantFrom(...interruptionKinds), after: fc.nat({ max: 12 }) }), { maxLength: budget })
+      ? fc.array(fc.record({ kind: fc.constantFrom(...interruptionKinds), after: fc.nat({ max: 12 }) }), {
+          maxLength: budget,
+        })
       : fc.constant([]);
   return fc
     .record({ replies: index(spec.replies.size), answers: index(spec.approvals.size), faults, interruptions })
     .map((plan): Plan => {
       // Faults and interruptions share the budget: the first ones drawn are kept.
       const interruptionsKept = plan.interruptions.slice(0, budget);
-      return { ...plan, interruptions: interruptionsKept, faults: plan.faults.slice(0, budget - interruptionsKept.length) };
+      return {
+        ...plan,
+        interruptions: interruptionsKept,
+        faults: plan.faults.slice(0, budget - interruptionsKept.length),
+      };
     });
 }
 
-/** One run of the agent with the scheduler releasing every wait on the world, and the plan's interruptions among them. */
+/** One run of the agent: the scheduler releases every wait on the world, the plan's interruptions among them. */
 async function runRace(spec: Spec, plan: Plan, scheduler: TaskScheduler, patienceMs: number): Promise<PathRecord> {
   const replyNames = [...spec.replies.keys()];
   const answerNames = [...spec.approvals.keys()];
   const ordinals = { model: 0, tool: 0, approval: 0 };
-  const fault = (kind: 'toolError' | 'modelError', nth: number) => plan.faults.some((f) => f.kind === kind && f.nth === nth);
+  const fault = (kind: 'toolError' | 'modelError', nth: number) =>
+    plan.faults.some((f) => f.kind === kind && f.nth === nth);
   const release = (label: string, step: () => Step | null, act: () => void) => {
     void scheduler.schedule(Promise.resolve(), label).then(() => {
       const recorded = step();
@@ -120,10 +140,17 @@ async function runRace(spec: Spec, plan: Plan, scheduler: TaskScheduler, patienc
   const schedule = (task: Task) => {
     const nth = ordinals[task.kind]++;
     let choice: string;
-    if (task.kind === 'model') choice = fault('modelError', nth) ? 'modelError' : `reply ${replyNames[plan.replies[nth % plan.replies.length]!]!}`;
+    if (task.kind === 'model')
+      choice = fault('modelError', nth)
+        ? 'modelError'
+        : `reply ${replyNames[plan.replies[nth % plan.replies.length]!]!}`;
     else if (task.kind === 'tool') choice = fault('toolError', nth) ? 'error' : 'ok';
     else choice = answerNames[plan.answers[nth % plan.answers.length]!]!;
-    release(`${choice} ${task.subject}`, () => (session.current.world.tasks().includes(task) ? stepOf(task, choice, spec.approvals) : null), () => task.release(choice));
+    release(
+      `${choice} ${task.subject}`,
+      () => (session.current.world.tasks().includes(task) ? stepOf(task, choice, spec.approvals) : null),
+      () => task.release(choice),
+    );
   };
   const session: Session = new Session(spec, {
     onProcess: (process) => process.world.watchers.push(schedule),
@@ -132,7 +159,8 @@ async function runRace(spec: Spec, plan: Plan, scheduler: TaskScheduler, patienc
       clock.onTimer = (id, deadline) => {
         release(
           `clock reaches ${deadline} ms`,
-          () => (clock.isPending(id) ? { kind: 'clock', label: `clock +${deadline - clock.now()}ms`, toMs: deadline } : null),
+          () =>
+            clock.isPending(id) ? { kind: 'clock', label: `clock +${deadline - clock.now()}ms`, toMs: deadline } : null,
           () => {
             if (clock.isPending(id)) clock.set(Math.max(deadline, clock.now()));
           },
@@ -148,10 +176,21 @@ async function runRace(spec: Spec, plan: Plan, scheduler: TaskScheduler, patienc
       const pending = () => process.agent.pendingApprovals().find((p) => p.toolCallId === event.toolCallId);
       release(
         `${name} ${event.toolCallId}`,
-        () => (pending() ? { kind: 'approval', label: `${name} ${event.toolCallId}`, toolCallId: event.toolCallId, toolName: event.toolName, decision: name, value: decision } : null),
+        () =>
+          pending()
+            ? {
+                kind: 'approval',
+                label: `${name} ${event.toolCallId}`,
+                toolCallId: event.toolCallId,
+                toolName: event.toolName,
+                decision: name,
+                value: decision,
+              }
+            : null,
         () => {
           const waiting = pending();
-          if (waiting && !process.dead) process.agent.resolveApproval(waiting.toolCallId, decision, { version: waiting.version });
+          if (waiting && !process.dead)
+            process.agent.resolveApproval(waiting.toolCallId, decision, { version: waiting.version });
         },
       );
     },
@@ -159,7 +198,8 @@ async function runRace(spec: Spec, plan: Plan, scheduler: TaskScheduler, patienc
   await session.start();
   plan.interruptions.forEach(({ kind, after }, index) => {
     void (async () => {
-      for (let step = 0; step < after; step++) await scheduler.schedule(Promise.resolve(), `interruption ${index} (${kind}) waits ${step + 1}/${after}`);
+      for (let step = 0; step < after; step++)
+        await scheduler.schedule(Promise.resolve(), `interruption ${index} (${kind}) waits ${step + 1}/${after}`);
       await scheduler.schedule(Promise.resolve(), `interruption ${index}: ${kind}`);
       if (!session.running) return;
       const during = session.during();

@@ -14,7 +14,7 @@ const realDelay = (ms: number) => new Promise<void>((resolve) => setTimeout(reso
 export interface DriveHooks {
   /** The work is over (every run ended). */
   finished(): boolean;
-  /** Nothing is scheduled and the work is not over: unblock it (e.g. abort a stalled stream); false when nothing can. */
+  /** Nothing is scheduled and the work is not over: unblock it (a timer, a stalled stream); false when nothing can. */
   onIdle?(): boolean;
   /** Real milliseconds to wait for work outside the scheduler (real tool bodies doing I/O) before calling it a hang. */
   patienceMs?: number;
@@ -33,7 +33,8 @@ const MAX_ROUNDS = 1_000;
 export async function drive(scheduler: TaskScheduler, hooks: DriveHooks): Promise<string | null> {
   for (let round = 0; round < MAX_ROUNDS; round++) {
     await scheduler.waitIdle();
-    for (let spin = 0; spin < IDLE_MACROTASKS && scheduler.count() === 0 && !hooks.finished(); spin++) await macrotask();
+    for (let spin = 0; spin < IDLE_MACROTASKS && scheduler.count() === 0 && !hooks.finished(); spin++)
+      await macrotask();
     if (hooks.patienceMs) {
       const deadline = Date.now() + hooks.patienceMs;
       while (scheduler.count() === 0 && !hooks.finished() && Date.now() < deadline) await realDelay(1);
