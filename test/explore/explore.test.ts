@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { INTERRUPTED_BY_RESTART, parseTrace, type AgentOptions, type PreDispatchPolicy } from 'agentchart';
+import { z } from 'zod';
+import { defineTool, INTERRUPTED_BY_RESTART, parseTrace, type AgentOptions, type PreDispatchPolicy } from 'agentchart';
 import { assertAgent, exploreAgent, writeTrace, type ExploreOptions, type Step } from 'agentchart/testing';
 import { reportStats } from '../support/stats.js';
 import { anyModel, DEPLOY_REPLIES, deploy, deployAgent, readLogs, reinjectDeclined } from './fixtures.js';
@@ -160,6 +161,23 @@ describe('exploreAgent', () => {
     };
     expect(await results('real')).toEqual(['all quiet', 'deployed to prod']);
     expect(await results('stub')).toEqual(['deploy ok', 'read_logs ok']);
+  });
+
+  it('real bodies that work across macrotasks are waited for, not taken for a hang', async () => {
+    const slow = defineTool({
+      name: 'slow',
+      description: 'Takes a few macrotasks.',
+      parameters: z.object({}),
+      async execute() {
+        for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+        return 'slow done';
+      },
+    });
+    const result = await exploreAgent(
+      { model: anyModel(), tools: [slow] },
+      { replies: { slow: { toolCalls: [{ name: 'slow' }] }, done: { text: 'ok' } }, maxTurns: 2, toolBodies: 'real' },
+    );
+    expect([result.violating, result.paths]).toEqual([0, 3]);
   });
 
   it('a property that returns false, a message, or throws is a violation with that message', async () => {

@@ -34,7 +34,20 @@ const MAX_STEPS = 400;
 const QUIET_ROUNDS = 2;
 const MAX_ROUNDS = 10_000;
 
+/** Real time a run that seems stuck gets before it is called a hang. */
+const HANG_PATIENCE_MS = 200;
+
 const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+async function activityWithin(process: Process, ms: number): Promise<boolean> {
+  const before = process.world.activity;
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    await new Promise<void>((resolve) => setTimeout(resolve, 1));
+    if (process.world.activity !== before) return true;
+  }
+  return false;
+}
 
 export async function runPath(spec: Spec, hooks: PathHooks): Promise<PathRecord> {
   const session: Session = new Session(spec, {
@@ -183,8 +196,11 @@ export async function runPath(spec: Spec, hooks: PathHooks): Promise<PathRecord>
       return session.finish(`abort: the run did not end after agent.abort() (${session.during()})`);
     if (session.steps.length >= MAX_STEPS) return session.finish(`runaway: more than ${MAX_STEPS} steps on one path`);
     const moves = movesOf(process);
-    if (moves.length === 0)
+    if (moves.length === 0) {
+      // Real tool bodies may still be working outside the world (macrotask chains): give them time first.
+      if (await activityWithin(process, HANG_PATIENCE_MS)) continue;
       return session.finish('hang: the run neither ended nor waits on the model, a tool, an approval or a timer');
+    }
     if (!hooks.visit(stateKey(process), session.steps.length)) return session.finish(null, true);
     const move = moves[hooks.chooser.choose(moves.map((m) => m.label))]!;
     if (move.budgeted) session.budget--;
