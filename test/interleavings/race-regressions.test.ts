@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeReport, runScenario } from './scenario.js';
 import { scriptedScheduler } from './scripted-scheduler.js';
-import { afterSteps, onEvent, run, scenarioOf, type Scenario } from './spec.js';
+import { afterSteps, run, scenarioOf, type Scenario } from './spec.js';
 
 /**
  * Violations the interleavings found (V3–V9, all fixed), each kept as its minimal scenario and

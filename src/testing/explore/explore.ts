@@ -43,7 +43,7 @@ export async function exploreAgent(agent: AgentUnderTest, options: ExploreOption
     const problems = pathProblems(spec, record);
     if (problems.length === 0) return;
     result.violating++;
-    keep(result.violations, toViolation(spec, record, problems), spec.maxViolations);
+    keep(result.violations, toViolation(record, problems), spec.maxViolations);
   };
 
   if (spec.replay) {
@@ -126,7 +126,7 @@ export class AgentCheckError extends Error {
   }
 }
 
-function toViolation(spec: Spec, record: PathRecord, problems: string[]): Violation {
+export function toViolation(record: PathRecord, problems: string[]): Violation {
   return {
     path: record.steps,
     replay: record.steps.map((step) => step.label).join(REPLAY_SEPARATOR),

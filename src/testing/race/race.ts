@@ -1,10 +1,10 @@
 import { lazyPackage } from '../../model/optional-sdk.js';
 import { pathProblems } from '../explore/checks.js';
 import { describeViolation } from '../explore/describe.js';
-import { AgentCheckError } from '../explore/explore.js';
+import { AgentCheckError, toViolation } from '../explore/explore.js';
 import { Session, type PathRecord } from '../explore/session.js';
-import { compileSpec, REPLAY_SEPARATOR, type Spec } from '../explore/spec.js';
-import type { AgentUnderTest, ExploreOptions, Step, Violation } from '../explore/types.js';
+import { compileSpec, type Spec } from '../explore/spec.js';
+import type { AgentUnderTest, ExploreOptions, Step } from '../explore/types.js';
 import type { Task } from '../explore/world.js';
 import { stepOf } from '../explore/path.js';
 import { drive, type TaskScheduler } from './scheduler.js';
@@ -71,14 +71,7 @@ export async function raceAgent(agent: AgentUnderTest, options: RaceOptions): Pr
   });
   if (details.failed && failure) {
     const { record, problems } = failure as { record: PathRecord; problems: string[] };
-    const violation: Violation = {
-      path: record.steps,
-      replay: record.steps.map((step) => step.label).join(REPLAY_SEPARATOR),
-      log: record.log,
-      messages: record.messages,
-      message: problems.join('\n'),
-      problems,
-    };
+    const violation = toViolation(record, problems);
     const head =
       `raceAgent: a run breaks the invariants or the property (run ${details.numRuns} of ${runs}, shrunk ${details.numShrinks} times). ` +
       `Replay it with { seed: ${details.seed}, path: '${details.counterexamplePath ?? ''}' }:`;
