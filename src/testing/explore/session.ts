@@ -204,10 +204,12 @@ export class Session {
   /** The process dies (its writes are lost, it does nothing more); a new one resumes the session from the store. */
   async crash(): Promise<void> {
     const process = this.current;
-    process.store!.crash();
+    // Dead at once (its writes lost, its events no part of the path); its lease is let go meanwhile.
+    const released = process.store!.crash();
     process.dead = true;
     process.agent.abort('crash');
     this.crashed = true;
+    await released;
     await this.startProcess(process.index + 1, process.clock.now(), process.world.modelCalls, true);
   }
 
