@@ -45,6 +45,19 @@ export { viewerHtml, machineIdOfSvg } from './trace/viewer-html.js';
 export type { ViewerHtmlOptions } from './trace/viewer-html.js';
 export type { DurableOptions } from './runtime/agent.js';
 export { memoryStore } from './store/memory.js';
-export type { SessionStore, SessionCheckpoint, SessionSummary, PendingApproval, RunCheckpoint, TurnCheckpoint } from './store/types.js';
-export { SessionCheckpointSchema } from './store/types.js';
+export type {
+  SessionStore,
+  SessionCheckpoint,
+  SessionHead,
+  SessionStep,
+  HistoryChange,
+  HistoryRef,
+  StoredEvent,
+  SessionSummary,
+  PendingApproval,
+  RunCheckpoint,
+  TurnCheckpoint,
+} from './store/types.js';
+export { SessionCheckpointSchema, SessionHeadSchema, HistoryChangeSchema, HistoryRefSchema, StoredEventSchema } from './store/types.js';
+export { assembleCheckpoint, checkStep, expandEvents, parseHead, parseMessage, parseStoredEvent } from './store/validate.js';
 export { INTERRUPTED_BY_RESTART } from './runtime/resume.js';

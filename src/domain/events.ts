@@ -42,10 +42,21 @@ export type PolicySlot = z.infer<typeof PolicySlotSchema>;
 
 const ContextSizeSchema = z.object({ messages: z.number().int().nonnegative(), tokens: z.number().nonnegative() });
 
+export const BeforeModelCallEventSchema = z.object({ type: z.literal('beforeModelCall'), ...inTurn, model: z.string(), messages: z.array(MessageSchema) });
+
+export const AgentEndEventSchema = z.object({
+  type: z.literal('agentEnd'),
+  ...base,
+  status: RunStatusSchema,
+  endReason: EndReasonSchema,
+  messages: z.array(MessageSchema),
+  counters: CountersSchema,
+});
+
 export const AgentEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('agentStart'), ...base }),
   z.object({ type: z.literal('turnStart'), ...inTurn }),
-  z.object({ type: z.literal('beforeModelCall'), ...inTurn, model: z.string(), messages: z.array(MessageSchema) }),
+  BeforeModelCallEventSchema,
   z.object({ type: z.literal('messageStart'), ...inTurn, message: AssistantMessageSchema }),
   z.object({ type: z.literal('messageUpdate'), ...inTurn, delta: MessageDeltaSchema }),
   z.object({ type: z.literal('messageEnd'), ...inTurn, message: AssistantMessageSchema }),
@@ -97,14 +108,7 @@ export const AgentEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('contextCompacted'), ...base, before: ContextSizeSchema, after: ContextSizeSchema }),
   /** A policy or approval hook threw; it counted as Continue (added to the contract, see README). */
   z.object({ type: z.literal('policyError'), ...base, slot: PolicySlotSchema, message: z.string() }),
-  z.object({
-    type: z.literal('agentEnd'),
-    ...base,
-    status: RunStatusSchema,
-    endReason: EndReasonSchema,
-    messages: z.array(MessageSchema),
-    counters: CountersSchema,
-  }),
+  AgentEndEventSchema,
 ]);
 
 export type AgentEvent = z.infer<typeof AgentEventSchema>;

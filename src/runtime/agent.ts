@@ -10,6 +10,7 @@ import type { PendingApproval, SessionStore } from '../store/types.js';
 import { createToolRegistry } from '../tools/registry.js';
 import { AgentEventFeed } from './event-stream.js';
 import { resolveOptions, type AgentOptions } from './options.js';
+import { SessionHistory } from './history.js';
 import { Persister } from './persistence.js';
 import { errorMessage } from './policy-runner.js';
 import { planResume, restoreAgent } from './resume.js';
@@ -79,7 +80,10 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
       Object.defineProperty(this, 'guard', { value: guard });
       return guard;
     },
-    history: [],
+    log: new SessionHistory(),
+    get history() {
+      return this.log.messages;
+    },
     counters: zeroCounters(),
     feed: new AgentEventFeed(onSubscriberError),
     steeringQueue: [],

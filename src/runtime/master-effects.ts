@@ -63,7 +63,7 @@ export function provideMasterMachine() {
       // The failed reply leaves nothing in history; the re-run gets one guidance message instead.
       discardFailedReportTurn: ({ context, system }) => {
         const run = runOf(system);
-        run.agent.history.length = Math.min(run.agent.history.length, run.turn.replyStart);
+        run.agent.log.truncate(run.turn.replyStart);
         const error = modelError('unknown', 'report mode: the turn ran no valid tool and sent no final report');
         run.emit({ type: 'retry', turnIndex: run.turn.turnIndex, attempt: context.failedTurnRetries + 1, delayMs: 0, error });
       },

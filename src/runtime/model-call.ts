@@ -6,6 +6,7 @@ import { StreamAccumulator } from '../model/accumulator.js';
 import type { ModelStreamEvent } from '../model/port.js';
 import { errorMessage } from './policy-runner.js';
 import { runOf } from './run-registry.js';
+import type { ContextView } from './history.js';
 import type { RunSession } from './run-session.js';
 
 /**
@@ -24,27 +25,31 @@ export function createCallModel() {
     const view = await requestMessages(run);
     const model = run.model;
     if (run.signal.aborted) return { called: false, published: false, message: emptyErrorMessage(run, 'aborted'), error: modelError('aborted', 'aborted'), invalidCalls: [] };
-    run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, messages: view });
-    const reply = { ...(await streamReply(run, view)), published: run.turn.messageOpen };
+    // The event and the request share one view of the history: the exact context sent, not a copy per call.
+    const messages = view.messages() as Message[];
+    run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, messages }, view);
+    const reply = { ...(await streamReply(run, messages)), published: run.turn.messageOpen };
     run.ledger.recordUsage(reply.message.usage, model.pricing);
     if (reply.error && reply.error.kind !== 'aborted') run.ledger.recordFailure(reply.error.kind);
     return reply;
   });
 }
 
-async function requestMessages(run: RunSession): Promise<Message[]> {
+async function requestMessages(run: RunSession): Promise<ContextView> {
   const { agent, turn } = run;
+  const log = agent.log;
   // After an overflow recovery every re-run of the turn (a rate-limit retry too) uses the compacted view.
-  if (turn.overflowView) return turn.overflowView;
-  if (!agent.options.context) return agent.history.slice();
-  const prepared = await agent.guard.prepare(agent.history, { overflow: false, systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() });
+  if (turn.overflowView) return log.viewOf(turn.overflowView);
+  if (!agent.options.context) return log.view();
+  const history = agent.history;
+  const prepared = await agent.guard.prepare(history, { overflow: false, systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() });
   if (!prepared.ok) {
     // Isolated like a policy: a throwing transform is reported and counts as no transform.
     run.reportPolicyError('contextTransform', new Error(prepared.error.message));
-    return agent.history.slice();
+    return log.view();
   }
   // Proactive compaction is visible in beforeModelCall.messages; contextCompacted marks overflow recovery.
-  return prepared.messages === agent.history ? agent.history.slice() : prepared.messages;
+  return prepared.messages === history ? log.view() : log.viewOf(prepared.messages);
 }
 
 function emptyErrorMessage(run: RunSession, text: string) {

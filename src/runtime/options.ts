@@ -46,6 +46,11 @@ export interface AgentOptions {
   clock?: ActorOptions<AnyActorLogic>['clock'];
   /** XState inspection observer, e.g. `createWebSocketInspector().inspect` from @statelyai/inspect. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /**
+   * How many of a run's latest events `run.events` replays to a subscriber that comes late
+   * (default 10,000; 0 = none, live events only). Older events are in the store, if there is one.
+   */
+  replayBuffer?: number;
   /** Receives errors thrown by event subscribers (they are isolated from the run). */
   onSubscriberError?: (error: unknown) => void;
 }
@@ -68,6 +73,9 @@ export function resolveOptions(options: AgentOptions): ResolvedOptions {
   }
   const maxTurns = options.maxTurns ?? Number.POSITIVE_INFINITY;
   if (!(maxTurns >= 1)) throw new AgentError('InvalidOptions', 'maxTurns must be ≥ 1.');
+  if (options.replayBuffer !== undefined && !(Number.isInteger(options.replayBuffer) && options.replayBuffer >= 0)) {
+    throw new AgentError('InvalidOptions', 'replayBuffer must be an integer ≥ 0.');
+  }
   const execution = options.toolExecution ?? 'parallel';
   if (typeof execution === 'object' && 'concurrency' in execution && !(execution.concurrency >= 1)) {
     throw new AgentError('InvalidOptions', 'toolExecution.concurrency must be ≥ 1.');

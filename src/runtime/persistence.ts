@@ -1,7 +1,19 @@
+import { z } from 'zod';
 import { cloneCounters } from '../domain/counters.js';
+import { AgentError } from '../domain/errors.js';
 import type { AgentEvent } from '../domain/events.js';
-import { toolCallsOf, type Message } from '../domain/messages.js';
-import type { RunCheckpoint, SessionCheckpoint, SessionStore, TurnCheckpoint } from '../store/types.js';
+import { MessageSchema, toolCallsOf, type Message } from '../domain/messages.js';
+import {
+  SessionHeadSchema,
+  StoredEventSchema,
+  type RunCheckpoint,
+  type SessionHead,
+  type SessionStep,
+  type SessionStore,
+  type StoredEvent,
+  type TurnCheckpoint,
+} from '../store/types.js';
+import { contextViewOf, type SessionHistory } from './history.js';
 import type { AgentState, RunSession } from './run-session.js';
 
 interface MasterView {
@@ -13,14 +25,20 @@ interface MasterView {
   modelIndex: number;
 }
 
+/** Events buffered between steps before they are written anyway (a tool sending a million progress updates). */
+export const MAX_BUFFERED_EVENTS = 256;
+
 /**
- * Writes one step per committed change: the events since the last step and a checkpoint, in
- * order. Embedded stores commit each step synchronously; an async store gets the steps one after
- * another (a write waits for the previous one), so steps never reorder.
+ * Writes one step per committed change: the events since the last step, the history's change and
+ * a checkpoint, in order. Embedded stores commit each step synchronously; an async store gets the
+ * steps one after another (a write waits for the previous one), so steps never reorder. A step is
+ * validated before it is written: the store never holds what `load` would reject.
  */
 export class Persister {
   private buffered: AgentEvent[] = [];
-  private readonly queue: Array<{ checkpoint: SessionCheckpoint; events: AgentEvent[] }> = [];
+  /** Index in `buffered` of a messageStart whose messageEnd has not come yet (a live stream). */
+  private openMessageAt: number | null = null;
+  private readonly queue: SessionStep[] = [];
   private writing = false;
   private idle: Array<() => void> = [];
   /** The first write that failed; later steps are not written (the session would be inconsistent). */
@@ -33,31 +51,53 @@ export class Persister {
     private readonly onError: (error: unknown) => void,
   ) {}
 
-  record(event: AgentEvent): void {
+  record(event: AgentEvent, agent: AgentState, run: RunSession): void {
+    if (event.type === 'messageStart') this.openMessageAt = this.buffered.length;
     this.buffered.push(event);
+    if (event.type === 'messageEnd') this.openMessageAt = null;
+    // Progress updates change no state: past the limit they are written with an unchanged checkpoint.
+    if (event.type === 'toolExecutionUpdate' && this.buffered.length - (this.openMessageAt ?? 0) >= MAX_BUFFERED_EVENTS) this.step(agent, run);
   }
 
   step(agent: AgentState, run: RunSession | null): void {
-    this.version += 1;
-    const checkpoint = buildCheckpoint(this.sessionId, this.version, agent, run);
-    const events = this.buffered;
-    this.buffered = [];
-    if (this.store.commitStepSync && !this.writing) {
-      this.writeNow(checkpoint, events);
+    if (this.failure) return;
+    // A message still streaming (live) is written with its messageEnd: a crash in between leaves no
+    // messageStart without its end in the store, and the resumed run reuses those seq numbers.
+    const held = this.openMessageAt === null ? [] : this.buffered.slice(this.openMessageAt);
+    const events = this.openMessageAt === null ? this.buffered : this.buffered.slice(0, this.openMessageAt);
+    this.buffered = held;
+    if (this.openMessageAt !== null) this.openMessageAt = 0;
+    let step: SessionStep;
+    try {
+      step = validatedStep({
+        checkpoint: buildHead(this.sessionId, this.version + 1, agent, run, held[0]?.seq),
+        history: agent.log.takeChanges(),
+        events: events.map((event) => encodeEvent(event, agent.log)),
+      });
+    } catch (error) {
+      this.fail(error);
       return;
     }
-    this.queue.push({ checkpoint, events });
+    this.version += 1;
+    if (this.store.commitStepSync && !this.writing) {
+      this.writeNow(step);
+      return;
+    }
+    this.queue.push(step);
     if (!this.writing) this.drain();
   }
 
-  private writeNow(checkpoint: SessionCheckpoint, events: AgentEvent[]): void {
-    if (this.failure) return;
+  private writeNow(step: SessionStep): void {
     try {
-      this.store.commitStepSync?.(this.sessionId, { checkpoint, events });
+      this.store.commitStepSync?.(this.sessionId, step);
     } catch (error) {
-      this.failure = error;
-      this.onError(error);
+      this.fail(error);
     }
+  }
+
+  private fail(error: unknown): void {
+    this.failure = error;
+    this.onError(error);
   }
 
   /** Resolves when every step so far is written. */
@@ -78,34 +118,63 @@ export class Persister {
     this.store.commitStep(this.sessionId, next).then(
       () => this.drain(),
       (error: unknown) => {
-        this.failure = error;
-        this.onError(error);
+        this.fail(error);
         this.drain();
       },
     );
   }
 }
 
-function buildCheckpoint(sessionId: string, version: number, agent: AgentState, run: RunSession | null): SessionCheckpoint {
+/**
+ * An event as stored: a `messages` field backed by a history view becomes a reference (prefix
+ * length + tail). The view's positions are unchanged in the history it was made from as long as
+ * that is still the log's array (changes go to a copy); otherwise the messages are written out.
+ */
+function encodeEvent(event: AgentEvent, log: SessionHistory): StoredEvent {
+  const view = contextViewOf(event);
+  if (!view) return event;
+  const stored: Record<string, unknown> = {};
+  for (const key of Object.keys(event)) {
+    stored[key] = key !== 'messages' ? event[key as keyof AgentEvent] : view.isOver(log.messages) ? { historyPrefix: view.prefix, tail: view.tail } : { historyPrefix: 0, tail: view.messages() };
+  }
+  return stored as StoredEvent;
+}
+
+/** The step as the store will write it, checked against the schemas `load` and `loadEvents` apply. */
+function validatedStep(step: SessionStep): SessionStep {
+  const problems: string[] = [];
+  const check = (what: string, result: z.ZodSafeParseResult<unknown>) => {
+    if (!result.success) problems.push(`${what}: ${z.prettifyError(result.error)}`);
+  };
+  check('checkpoint', SessionHeadSchema.safeParse(step.checkpoint));
+  step.history.messages.forEach((message, index) => check(`message ${step.history.from + index}`, MessageSchema.safeParse(message)));
+  step.events.forEach((event) => check(`event ${event.type} (seq ${event.seq})`, StoredEventSchema.safeParse(event)));
+  if (problems.length > 0) {
+    throw new AgentError('StoreFailed', `the step was not written: it would not load again (${problems.join('; ')})`);
+  }
+  return step;
+}
+
+function buildHead(sessionId: string, version: number, agent: AgentState, run: RunSession | null, heldSeq: number | undefined): SessionHead {
   const master = run?.master?.getSnapshot().context as MasterView | undefined;
   // Between a turnEnd and the master's decision the master has not advanced its turn index yet.
   const closedAhead = run?.lastClosedTurn != null && master !== undefined && run.lastClosedTurn >= master.turnIndex;
   return {
     sessionId,
     version,
-    history: agent.history.slice(),
+    historyLength: agent.log.length,
     steeringQueue: [...(master?.steeringQueue ?? agent.steeringQueue)],
     followUpQueue: [...(master?.followUpQueue ?? agent.followUpQueue)],
     counters: cloneCounters(agent.counters),
     turnIndex: closedAhead ? (run?.lastClosedTurn ?? 0) + 1 : (master?.turnIndex ?? agent.turnIndex),
-    run: run && !run.ended ? runCheckpoint(run, master, closedAhead) : null,
+    run: run && !run.ended ? runCheckpoint(run, master, closedAhead, heldSeq) : null,
   };
 }
 
-function runCheckpoint(run: RunSession, master: MasterView | undefined, closedAhead: boolean): RunCheckpoint {
+function runCheckpoint(run: RunSession, master: MasterView | undefined, closedAhead: boolean, heldSeq: number | undefined): RunCheckpoint {
   return {
     runId: run.runId,
-    nextSeq: run.nextSeq,
+    nextSeq: heldSeq ?? run.nextSeq,
     pending: [...(master?.pending ?? [])],
     turnsThisRun: (master?.turnsThisRun ?? 0) + (closedAhead ? 1 : 0),
     modelIndex: run.modelIndex,

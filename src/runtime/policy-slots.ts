@@ -2,6 +2,7 @@ import { fromPromise } from 'xstate';
 import type { ResponseOutput } from '../../machines/turn.types.js';
 import { toMessage, toolCallsOf, type AssistantMessage, type Message, type ToolResultMessage } from '../domain/messages.js';
 import type { PostTurnVerdict, Verdict } from '../policies/types.js';
+import type { SessionHistory } from './history.js';
 import { isVerdictObject, runIsolated } from './policy-runner.js';
 import { runOf } from './run-registry.js';
 import type { RunSession } from './run-session.js';
@@ -67,7 +68,7 @@ export function createPostTurnRunner() {
       if (verdict.verdict === 'inject') injected.push(...verdict.messages.map(toMessage));
       if (verdict.verdict === 'replace' && assistant) {
         if (sameToolCalls(assistant, verdict.assistant)) {
-          replaceInHistory(run.agent.history, assistant, verdict.assistant);
+          replaceInHistory(run.agent.log, assistant, verdict.assistant);
           assistant = verdict.assistant;
         } else {
           run.reportPolicyError('postTurn', new Error('replacement ignored: it changes the tool-call blocks of the committed assistant message'));
@@ -86,7 +87,7 @@ function sameToolCalls(original: AssistantMessage, replacement: AssistantMessage
   return a.length === b.length && a.every((call, i) => call.id === b[i]?.id && call.name === b[i]?.name && JSON.stringify(call.arguments) === JSON.stringify(b[i]?.arguments));
 }
 
-function replaceInHistory(history: Message[], original: AssistantMessage, replacement: AssistantMessage): void {
-  const index = history.lastIndexOf(original);
-  if (index >= 0) history[index] = replacement;
+function replaceInHistory(log: SessionHistory, original: AssistantMessage, replacement: AssistantMessage): void {
+  const index = log.messages.lastIndexOf(original);
+  if (index >= 0) log.replace(index, replacement);
 }

@@ -109,7 +109,9 @@ function finishRun(state: AgentState, run: RunSession, context: EndContext, reso
   state.followUpQueue = [...context.followUpQueue, ...untaken.filter(([, source]) => source === 'followUp').map(([message]) => message)];
   state.turnIndex = context.turnIndex;
   const counters = cloneCounters(state.counters);
-  run.emit({ type: 'agentEnd', status: context.status, endReason: context.endReason, messages: state.history.slice(), counters });
+  // The history at the end, as a view: a session of many runs does not store a copy per run.
+  const view = state.log.view();
+  run.emit({ type: 'agentEnd', status: context.status, endReason: context.endReason, messages: view.messages() as Message[], counters }, view);
   run.ended = true;
   run.ledger.close();
   for (const message of [...state.steeringQueue, ...state.followUpQueue]) {

@@ -14,7 +14,8 @@ import type { AssistantMessage, Message, ToolResultMessage } from '../domain/mes
 import type { Model } from '../model/port.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { CounterLedger } from './counter-ledger.js';
-import { AgentEventFeed, RunEventLog } from './event-stream.js';
+import { AgentEventFeed, DEFAULT_REPLAY_BUFFER, RunEventLog } from './event-stream.js';
+import { attachContextView, type ContextView, type SessionHistory } from './history.js';
 import type { AgentOptions, ResolvedOptions } from './options.js';
 import { errorMessage } from './policy-runner.js';
 
@@ -81,6 +82,9 @@ export interface AgentState {
   readonly registry: ToolRegistry;
   /** Compacts on overflow; also before every call when the `context` option is set. */
   readonly guard: ContextGuard;
+  /** The history's storage: appends, views for events, changes for the store. */
+  readonly log: SessionHistory;
+  /** The history as an array (the log's current one: read it, change it through `log`). */
   readonly history: Message[];
   readonly counters: Counters;
   readonly feed: AgentEventFeed;
@@ -142,7 +146,7 @@ export class RunSession {
     runCounter += 1;
     this.runId = resumed?.runId ?? `run_${Date.now().toString(36)}_${runCounter.toString(36)}`;
     this.seq = resumed?.nextSeq ?? 0;
-    this.log = new RunEventLog(onSubscriberError);
+    this.log = new RunEventLog(onSubscriberError, agent.options.replayBuffer ?? DEFAULT_REPLAY_BUFFER);
     this.ledger = new CounterLedger(agent.counters);
   }
 
@@ -154,11 +158,13 @@ export class RunSession {
     return this.agent.resolved.models[this.modelIndex] as Model;
   }
 
-  emit(body: AgentEventBody): AgentEvent | null {
+  /** Publishes an event; `view` backs a `messages` field (beforeModelCall, agentEnd) instead of a copy. */
+  emit(body: AgentEventBody, view?: ContextView): AgentEvent | null {
     if (this.ended) return null;
     const event = { ...body, runId: this.runId, seq: this.seq++ } as AgentEvent;
+    if (view && 'messages' in event) attachContextView(event, view);
     this.ledger.observe(event);
-    this.agent.persister?.record(event);
+    this.agent.persister?.record(event, this.agent, this);
     this.log.push(event);
     this.agent.feed.push(event);
     if (CHECKPOINTED_EVENTS.has(event.type)) this.checkpoint();
@@ -194,9 +200,9 @@ export class RunSession {
 
   /** Appends messages to the agent's history, resolving steer()/followUp() receipts (delivered in `turnIndex`). */
   commit(messages: readonly Message[], turnIndex = this.turn.turnIndex): void {
-    const { history, receipts, sources } = this.agent;
+    const { log, receipts, sources } = this.agent;
     for (const message of messages) {
-      history.push(message);
+      log.append(message);
       const source = sources.get(message);
       if (source === undefined) continue;
       sources.delete(message);

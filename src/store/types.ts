@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CountersSchema } from '../domain/counters.js';
-import { AgentEventSchema, type AgentEvent } from '../domain/events.js';
+import { AgentEndEventSchema, AgentEventSchema, BeforeModelCallEventSchema, type AgentEvent } from '../domain/events.js';
 import { AssistantMessageSchema, MessageSchema, ToolResultMessageSchema } from '../domain/messages.js';
 
 /** The reply a crashed turn had already published: the resumed turn continues from it. */
@@ -59,6 +59,40 @@ export const SessionCheckpointSchema = z.object({
 });
 export type SessionCheckpoint = z.infer<typeof SessionCheckpointSchema>;
 
+/** The checkpoint as a step writes it: everything but the history, which is appended separately. */
+export const SessionHeadSchema = SessionCheckpointSchema.omit({ history: true }).extend({
+  /** The history's length after this step (the store checks its messages add up to it). */
+  historyLength: z.number().int().nonnegative(),
+});
+export type SessionHead = z.infer<typeof SessionHeadSchema>;
+
+/** How the history changed in a step: positions from `from` on are replaced by `messages` (usually an append). */
+export const HistoryChangeSchema = z.object({ from: z.number().int().nonnegative(), messages: z.array(MessageSchema) });
+export type HistoryChange = z.infer<typeof HistoryChangeSchema>;
+
+/**
+ * A `messages` field as stored: the first `historyPrefix` messages of the session's history
+ * followed by `tail` (what a context transform changed). A model call at turn 5,000 stores a
+ * number, not 10,000 messages.
+ */
+export const HistoryRefSchema = z.object({ historyPrefix: z.number().int().nonnegative(), tail: z.array(MessageSchema) });
+export type HistoryRef = z.infer<typeof HistoryRefSchema>;
+
+/** An event as stored: an AgentEvent whose `messages` (beforeModelCall, agentEnd) may be a HistoryRef. */
+export const StoredEventSchema = z.union([
+  AgentEventSchema,
+  BeforeModelCallEventSchema.extend({ messages: HistoryRefSchema }),
+  AgentEndEventSchema.extend({ messages: HistoryRefSchema }),
+]);
+export type StoredEvent = z.infer<typeof StoredEventSchema>;
+
+/** One committed step: the new checkpoint (without history), the history's change, the events since the last step. */
+export interface SessionStep {
+  checkpoint: SessionHead;
+  history: HistoryChange;
+  events: StoredEvent[];
+}
+
 export interface SessionSummary {
   sessionId: string;
   version: number;
@@ -67,20 +101,25 @@ export interface SessionSummary {
 }
 
 /**
- * Where sessions live. One `commitStep` is one transaction: the events since the last step and
- * the new checkpoint, accepted only if the stored version is `checkpoint.version - 1` (optimistic
- * concurrency, so two processes never both advance one session). Async so a server database
- * (Postgres) can implement it; the embedded stores answer synchronously inside the promise.
+ * Where sessions live. One `commitStep` is one transaction: the events since the last step, the
+ * history's change and the new checkpoint, accepted only if the stored version is
+ * `checkpoint.version - 1` (optimistic concurrency: two processes never both advance one session).
+ * A step appends: its cost does not grow with the session (no store rewrites the history). The
+ * runtime validates every step before it is written, so a store may write it as it is.
+ * Async so a server database can implement it; the embedded stores answer synchronously inside
+ * the promise.
  */
 export interface SessionStore {
+  /** The last checkpoint with the whole history, or null for a new session. */
   load(sessionId: string): Promise<SessionCheckpoint | null>;
-  commitStep(sessionId: string, step: { checkpoint: SessionCheckpoint; events: AgentEvent[] }): Promise<void>;
+  commitStep(sessionId: string, step: SessionStep): Promise<void>;
   /**
    * Embedded stores also commit synchronously: then every step is on disk before the runtime
    * moves on (a steering message is persisted before `steer()` returns).
    */
-  commitStepSync?(sessionId: string, step: { checkpoint: SessionCheckpoint; events: AgentEvent[] }): void;
-  loadEvents(sessionId: string): Promise<AgentEvent[]>;
+  commitStepSync?(sessionId: string, step: SessionStep): void;
+  /** The session's events in order, `messages` fields expanded (`from`: skip the first `from` events). */
+  loadEvents(sessionId: string, options?: { from?: number }): Promise<AgentEvent[]>;
   list(): Promise<SessionSummary[]>;
   delete(sessionId: string): Promise<void>;
 }

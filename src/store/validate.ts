@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { AgentError } from '../domain/errors.js';
-import { AgentEventSchema, type AgentEvent } from '../domain/events.js';
-import { SessionCheckpointSchema, type SessionCheckpoint } from './types.js';
+import type { AgentEvent } from '../domain/events.js';
+import { MessageSchema, type Message } from '../domain/messages.js';
+import { SessionHeadSchema, StoredEventSchema, type SessionCheckpoint, type SessionHead, type SessionStep, type StoredEvent } from './types.js';
 
 /** Parses stored JSON; anything unreadable is a typed error naming the session — never a silent reset. */
-export function parseCheckpoint(sessionId: string, json: string): SessionCheckpoint {
-  const parsed = SessionCheckpointSchema.safeParse(parseJson(sessionId, json, 'checkpoint'));
+export function parseHead(sessionId: string, json: string): SessionHead {
+  const parsed = SessionHeadSchema.safeParse(parseJson(sessionId, json, 'checkpoint'));
   if (!parsed.success) {
     throw new AgentError('StoreCorrupted', `session "${sessionId}": the stored checkpoint is invalid: ${z.prettifyError(parsed.error)}`);
   }
@@ -15,10 +16,58 @@ export function parseCheckpoint(sessionId: string, json: string): SessionCheckpo
   return parsed.data;
 }
 
-export function parseEvent(sessionId: string, json: string): AgentEvent {
-  const parsed = AgentEventSchema.safeParse(parseJson(sessionId, json, 'event'));
+export function parseMessage(sessionId: string, json: string, position: number): Message {
+  const parsed = MessageSchema.safeParse(parseJson(sessionId, json, `message ${position}`));
+  if (!parsed.success) throw new AgentError('StoreCorrupted', `session "${sessionId}": stored message ${position} is invalid: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
+
+export function parseStoredEvent(sessionId: string, json: string): StoredEvent {
+  const parsed = StoredEventSchema.safeParse(parseJson(sessionId, json, 'event'));
   if (!parsed.success) throw new AgentError('StoreCorrupted', `session "${sessionId}": a stored event is invalid: ${z.prettifyError(parsed.error)}`);
   return parsed.data;
+}
+
+/** The checkpoint `load` returns: the stored head with its history (which must add up to it). */
+export function assembleCheckpoint(sessionId: string, head: SessionHead, history: Message[]): SessionCheckpoint {
+  if (history.length !== head.historyLength) {
+    throw new AgentError('StoreCorrupted', `session "${sessionId}": the checkpoint counts ${head.historyLength} messages, the store holds ${history.length}`);
+  }
+  const { historyLength: _length, ...rest } = head;
+  return { ...rest, history };
+}
+
+/**
+ * Stored events with their `messages` references resolved against the history. `history` is
+ * read only when an event refers to it (loaded on first need).
+ */
+export function expandEvents(sessionId: string, events: StoredEvent[], history: () => Message[]): AgentEvent[] {
+  let messages: Message[] | null = null;
+  return events.map((event) => {
+    if (event.type !== 'beforeModelCall' && event.type !== 'agentEnd') return event;
+    if (Array.isArray(event.messages)) return event as AgentEvent;
+    const ref = event.messages;
+    messages ??= history();
+    if (ref.historyPrefix > messages.length) {
+      throw new AgentError('StoreCorrupted', `session "${sessionId}": event ${event.seq} of run ${event.runId} refers to ${ref.historyPrefix} messages, the store holds ${messages.length}`);
+    }
+    return { ...event, messages: [...messages.slice(0, ref.historyPrefix), ...ref.tail] } as AgentEvent;
+  });
+}
+
+/**
+ * The checks every store makes before it writes a step: the version follows the stored one, and
+ * the history change starts inside the stored history and ends at the checkpoint's length.
+ */
+export function checkStep(sessionId: string, stored: { version: number; historyLength: number }, step: SessionStep): void {
+  const { checkpoint, history } = step;
+  if (checkpoint.version !== stored.version + 1) throw staleVersion(sessionId, stored.version, checkpoint.version);
+  if (history.from > stored.historyLength || history.from + history.messages.length !== checkpoint.historyLength) {
+    throw new AgentError(
+      'InvalidInput',
+      `session "${sessionId}": the step replaces messages from ${history.from} with ${history.messages.length} (stored ${stored.historyLength}) but its checkpoint counts ${checkpoint.historyLength}`,
+    );
+  }
 }
 
 function parseJson(sessionId: string, json: string, what: string): unknown {
