@@ -32,7 +32,7 @@ export class IsolatedObservable<T> extends Observable<T> {
 }
 
 /** Events of a run kept for late subscribers, by default (the `replayBuffer` option). */
-export const DEFAULT_REPLAY_BUFFER = 10_000;
+export const DEFAULT_REPLAY_BUFFER = 5_000;
 
 /**
  * Fan-out of one run's events: replays the run's last `capacity` events to late subscribers, then

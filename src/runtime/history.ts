@@ -1,4 +1,7 @@
+import { ContextView } from '../domain/history-view.js';
 import type { Message } from '../domain/messages.js';
+
+export { attachContextView, contextViewOf, type ContextView } from '../domain/history-view.js';
 
 /**
  * A session's history, append-only as far as anyone holding a view can tell. Events and model
@@ -76,54 +79,4 @@ export class SessionHistory {
     this.items = this.items.slice();
     this.viewed = 0;
   }
-}
-
-/**
- * `items[0, prefix)` followed by `tail`, materialized on access as a frozen array. The array is
- * kept only while someone holds it (a WeakRef), so an event log of a long session does not hold a
- * copy of the history per model call.
- */
-export class ContextView {
-  private cached: WeakRef<readonly Message[]> | null = null;
-
-  constructor(
-    private readonly items: readonly Message[],
-    readonly prefix: number,
-    readonly tail: readonly Message[],
-  ) {}
-
-  get length(): number {
-    return this.prefix + this.tail.length;
-  }
-
-  /** Whether the view was made from `items` (then its prefix is still `items[0, prefix)`). */
-  isOver(items: readonly Message[]): boolean {
-    return this.items === items;
-  }
-
-  messages(): readonly Message[] {
-    const cached = this.cached?.deref();
-    if (cached) return cached;
-    const head = this.items.slice(0, this.prefix);
-    const messages = Object.freeze(this.tail.length === 0 ? head : head.concat(this.tail));
-    this.cached = new WeakRef(messages);
-    return messages;
-  }
-}
-
-const viewsOfEvents = new WeakMap<object, ContextView>();
-
-/**
- * Turns `event.messages` into an enumerable getter over `view`, in place (the key keeps its
- * position): JSON.stringify, spreading and iteration see the same plain array as before.
- */
-export function attachContextView<E extends { messages: readonly Message[] }>(event: E, view: ContextView): E {
-  Object.defineProperty(event, 'messages', { get: () => view.messages(), enumerable: true, configurable: true });
-  viewsOfEvents.set(event, view);
-  return event;
-}
-
-/** The view behind an event's `messages`, if it has one (the stores write the view, not the copy). */
-export function contextViewOf(event: object): ContextView | undefined {
-  return viewsOfEvents.get(event);
 }

@@ -48,7 +48,7 @@ export interface AgentOptions {
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
   /**
    * How many of a run's latest events `run.events` replays to a subscriber that comes late
-   * (default 10,000; 0 = none, live events only). Older events are in the store, if there is one.
+   * (default 5,000; 0 = none, live events only). Older events are in the store, if there is one.
    */
   replayBuffer?: number;
   /** Receives errors thrown by event subscribers (they are isolated from the run). */

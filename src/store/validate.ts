@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AgentError } from '../domain/errors.js';
 import type { AgentEvent } from '../domain/events.js';
+import { attachContextView, ContextView } from '../domain/history-view.js';
 import { MessageSchema, type Message } from '../domain/messages.js';
 import { SessionHeadSchema, StoredEventSchema, type SessionCheckpoint, type SessionHead, type SessionStep, type StoredEvent } from './types.js';
 
@@ -38,8 +39,9 @@ export function assembleCheckpoint(sessionId: string, head: SessionHead, history
 }
 
 /**
- * Stored events with their `messages` references resolved against the history. `history` is
- * read only when an event refers to it (loaded on first need).
+ * Stored events with their `messages` references resolved against the history: as views over the
+ * one loaded history (materialized on access), so loading the log of a long session does not
+ * build a copy of the history per model call. `history` is read only when an event refers to it.
  */
 export function expandEvents(sessionId: string, events: StoredEvent[], history: () => Message[]): AgentEvent[] {
   let messages: Message[] | null = null;
@@ -51,7 +53,7 @@ export function expandEvents(sessionId: string, events: StoredEvent[], history: 
     if (ref.historyPrefix > messages.length) {
       throw new AgentError('StoreCorrupted', `session "${sessionId}": event ${event.seq} of run ${event.runId} refers to ${ref.historyPrefix} messages, the store holds ${messages.length}`);
     }
-    return { ...event, messages: [...messages.slice(0, ref.historyPrefix), ...ref.tail] } as AgentEvent;
+    return attachContextView({ ...event, messages: [] as Message[] } as AgentEvent & { messages: Message[] }, new ContextView(messages, ref.historyPrefix, ref.tail));
   });
 }
 
