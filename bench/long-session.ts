@@ -22,17 +22,25 @@ export interface LongSessionPoint {
   historyHeapMB: number;
   historyJsonMB: number;
   heapOverHistory: number;
-  /** SQLite database + WAL, MB, and per turn, KB. */
+  /** The SQLite database file, MB, and its WAL (bounded scratch space of the whole file: SQLite checkpoints it at ~4 MB and reuses it). */
   fileMB: number;
+  walMB: number;
+  /** Database file / history JSON (the WAL is not the session's: it is shared and bounded). */
   fileOverHistoryJson: number;
 }
 
 export interface LongSessionResult {
   store: 'sqlite' | 'none';
+  replayBuffer: number | 'default';
   points: LongSessionPoint[];
   /** heap at the last point / heap at the first point (turns ratio: `turnsRatio`). */
   heapRatio: number;
   turnsRatio: number;
+  /** Heap and file growth between the first and the last point, per byte of history growth. */
+  heapGrowthOverHistory: number;
+  fileGrowthOverHistoryJson: number;
+  /** Database growth per turn between the first and the last point, KB. */
+  fileKBPerTurn: number;
   /** Median commitStep time over the steps of the first and the last `window` turns, µs. */
   commitFirstUs: number;
   commitLastUs: number;
@@ -117,13 +125,11 @@ async function oneSession(turns: number, checkpoints: number[], withStore: boole
   let agent: ReturnType<typeof createAgent> | null = null;
   const measure = async (turn: number) => {
     const history = agent?.messages ?? [];
-    const heap = liveBytes();
     await fullGc();
     const heapBytes = liveBytes() - baseline;
-    void heap;
     const historyHeap = await heapOf(() => structuredClone(history));
     const json = JSON.stringify(history).length;
-    const file = withStore ? fileSize(path) : 0;
+    const [file, wal] = withStore ? fileSizes(path) : [0, 0];
     points.push({
       turns: turn,
       heapMB: round2(heapBytes / MB),
@@ -131,6 +137,7 @@ async function oneSession(turns: number, checkpoints: number[], withStore: boole
       historyJsonMB: round2(json / MB),
       heapOverHistory: round2(heapBytes / historyHeap),
       fileMB: round2(file / MB),
+      walMB: round2(wal / MB),
       fileOverHistoryJson: withStore ? round2(file / json) : 0,
     });
   };
@@ -154,24 +161,31 @@ async function oneSession(turns: number, checkpoints: number[], withStore: boole
     const to = stepsAtTurn[fromTurn + window] ?? commitTimes.length;
     return median(commitTimes.slice(from, to));
   };
-  if (points.length === 0) return { store: 'none', points, heapRatio: 0, turnsRatio: 0, commitFirstUs: 0, commitLastUs: 0, commitRatio: 0, window, runMs: 0 };
+  const growth = (pick: (p: LongSessionPoint) => number, over: (p: LongSessionPoint) => number) =>
+    points.length < 2 ? 0 : round2((pick(points.at(-1) as LongSessionPoint) - pick(points[0] as LongSessionPoint)) / (over(points.at(-1) as LongSessionPoint) - over(points[0] as LongSessionPoint)));
+  const base = { store: withStore ? ('sqlite' as const) : ('none' as const), replayBuffer: replayBuffer ?? ('default' as const), points, window };
+  if (points.length === 0) {
+    return { ...base, heapRatio: 0, turnsRatio: 0, heapGrowthOverHistory: 0, fileGrowthOverHistoryJson: 0, fileKBPerTurn: 0, commitFirstUs: 0, commitLastUs: 0, commitRatio: 0, runMs: 0 };
+  }
   const first = points[0] as LongSessionPoint;
   const last = points.at(-1) as LongSessionPoint;
   const commitFirstUs = withStore ? round2(meanOver(1)) : 0;
   const commitLastUs = withStore ? round2(meanOver(turns - window)) : 0;
   return {
-    store: withStore ? 'sqlite' : 'none',
-    points,
+    ...base,
     heapRatio: round2(last.heapMB / first.heapMB),
     turnsRatio: round2(last.turns / first.turns),
+    heapGrowthOverHistory: growth((p) => p.heapMB, (p) => p.historyHeapMB),
+    fileGrowthOverHistoryJson: growth((p) => p.fileMB, (p) => p.historyJsonMB),
+    fileKBPerTurn: growth((p) => p.fileMB * 1024, (p) => p.turns),
     commitFirstUs,
     commitLastUs,
     commitRatio: withStore ? round2(commitLastUs / commitFirstUs) : 0,
-    window,
     runMs: Math.round(runMs),
   };
 }
 
-function fileSize(path: string): number {
-  return [path, `${path}-wal`].filter(existsSync).reduce((sum, file) => sum + statSync(file).size, 0);
+function fileSizes(path: string): [number, number] {
+  const size = (file: string) => (existsSync(file) ? statSync(file).size : 0);
+  return [size(path), size(`${path}-wal`)];
 }

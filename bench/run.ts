@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { longSession } from './long-session.js';
 import { relayBenchmark } from './relay.js';
 import { renderMarkdown, type BenchResults } from './report.js';
 import { sessionsBenchmark } from './sessions.js';
@@ -55,6 +56,12 @@ const inspection = await step('inspection', () => inspectionCost(200, 1, rounds(
 const inspectionTools = await step('inspection K=20', () => inspectionCost(50, 20, rounds(9), 2));
 const creation = await step('agent creation', () => agentCreation(1_000, rounds(5)));
 const relay = await step('relay', () => relayBenchmark(3, quick ? 10_000 : 100_000, rounds(5), 1));
+const longTurns = quick ? 1_000 : 4_000;
+const longPoints = quick ? [250, 1_000] : [1_000, 2_000, 4_000];
+const longSessions = {
+  sqlite: await step('long session (SQLite)', () => longSession(longTurns, longPoints, true)),
+  noReplay: await step('long session (replayBuffer 0)', () => longSession(longTurns, longPoints, false, 0)),
+};
 const sessions = await step('sessions', () => sessionsBenchmark(quick ? 1_000 : 10_000, rounds(5), samplePeak));
 
 const results: BenchResults = {
@@ -77,6 +84,7 @@ const results: BenchResults = {
   batch,
   history,
   sessions,
+  longSessions,
   relay,
   inspection: { perTurn: inspection, perTool: inspectionTools },
   agentCreationUs: creation,

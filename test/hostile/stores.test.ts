@@ -1,0 +1,226 @@
+import { mkdtempSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AgentError, CountersSchema, createAgent, memoryStore, type AgentEvent, type AgentRun, type RunResult, type SessionStep, type SessionStore } from 'agentchart';
+import { sqliteStore } from 'agentchart/sqlite';
+import { checkInvariants, scriptedModel } from 'agentchart/testing';
+import { step, user } from '../stores/conformance.js';
+
+/**
+ * Damaged and unavailable stores (DESIGN §9, "Stores"): typed errors naming the path or session,
+ * checkpoints validated before they are written, and a resumed log that still pairs. Every run case
+ * asserts: the run settles, the typed error (or the outcome) it expects, the invariants on the run's
+ * log and on the stored log, the user's input in history, finite non-negative counters, the stored
+ * session loads again, and no unhandled rejection reached the process.
+ */
+
+const escaped: unknown[] = [];
+const onRejection = (reason: unknown) => escaped.push(reason);
+beforeAll(() => process.on('unhandledRejection', onRejection));
+afterAll(() => process.off('unhandledRejection', onRejection));
+afterEach(async () => {
+  for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+  expect(escaped.splice(0).map(String), 'an unhandled rejection reached the process').toEqual([]);
+});
+
+const tempDir = () => mkdtempSync(join(tmpdir(), 'agentchart-hostile-store-'));
+const tempDb = () => join(tempDir(), 'sessions.db');
+const quoted = (path: string) => new RegExp(`"${path.replace(/[/.\\-]/g, '\\$&')}"`);
+
+async function settled(run: AgentRun): Promise<{ result: RunResult; events: AgentEvent[] }> {
+  let guard: ReturnType<typeof setTimeout> | undefined;
+  const hung = new Promise<'hung'>((resolve) => (guard = setTimeout(() => resolve('hung'), 10_000)));
+  const outcome = await Promise.race([run.result, hung]);
+  clearTimeout(guard);
+  expect(outcome, 'the run never settled').not.toBe('hung');
+  const events: AgentEvent[] = [];
+  run.events.subscribe((event) => events.push(event));
+  return { result: await run.result, events };
+}
+
+function expectSaneCounters(counters: unknown): void {
+  const parsed = CountersSchema.safeParse(counters);
+  expect(parsed.success, JSON.stringify(counters)).toBe(true);
+  for (const [key, value] of Object.entries(counters as Record<string, unknown>)) {
+    if (key !== 'failureCodes') expect(typeof value === 'number' && Number.isFinite(value) && value >= 0, `${key} = ${String(value)}`).toBe(true);
+  }
+}
+
+/**
+ * The stored session loads in a fresh agent (which finishes a run the failure interrupted): its
+ * counters are sane, the input is in history, and the stored log of the whole session pairs.
+ */
+async function expectStoredSessionLoads(store: SessionStore, sessionId: string, input: string): Promise<void> {
+  const checkpoint = await store.load(sessionId);
+  expect(checkpoint).not.toBeNull();
+  expectSaneCounters(checkpoint?.counters);
+  expect(checkpoint?.history).toContainEqual(user(input));
+  const again = createAgent({ model: scriptedModel(() => ({ text: 'resumed' })), store, sessionId });
+  const { resumedRun } = await again.ready;
+  if (resumedRun) expect((await resumedRun.result).status).toBe('completed');
+  await again.flush();
+  const stored = await store.loadEvents(sessionId);
+  expect(checkInvariants(stored, again.messages).violations).toEqual([]);
+  expectSaneCounters(again.counters);
+}
+
+/** A store whose process "dies" on demand: from then on nothing it is given reaches the data. */
+function dyingStore(store: SessionStore & { commitStepSync: NonNullable<SessionStore['commitStepSync']> }) {
+  let dead = false;
+  const commitStepSync = (sessionId: string, s: SessionStep) => {
+    if (!dead) store.commitStepSync(sessionId, s);
+  };
+  return { store: { ...store, commitStepSync, commitStep: async (id: string, s: SessionStep) => commitStepSync(id, s) } as SessionStore, die: () => (dead = true) };
+}
+
+describe('stores that cannot be opened are StoreUnavailable, naming the path', () => {
+  it.each([
+    ['a directory', () => tempDir()],
+    ['a file in a missing directory', () => join(tempDir(), 'missing', 'sessions.db')],
+    ['a path under /proc', () => '/proc/agentchart-sessions.db'],
+  ])('%s', (_name, makePath) => {
+    const path = makePath();
+    const attempt = () => sqliteStore(path);
+    expect(attempt).toThrow(AgentError);
+    expect(attempt).toThrow(expect.objectContaining({ code: 'StoreUnavailable', message: expect.stringMatching(quoted(path)) }));
+  });
+
+  it('an empty path is InvalidOptions', () => {
+    expect(() => sqliteStore('')).toThrow(expect.objectContaining({ code: 'InvalidOptions' }));
+  });
+});
+
+describe('damaged files are StoreCorrupted, never a silent reset', () => {
+  it('a file that is not a database names the file and is left as it was', () => {
+    const path = tempDb();
+    writeFileSync(path, 'this is not sqlite '.repeat(500));
+    expect(() => sqliteStore(path)).toThrow(expect.objectContaining({ code: 'StoreCorrupted', message: expect.stringMatching(quoted(path)) }));
+    expect(readFileSync(path, 'utf8').startsWith('this is not sqlite')).toBe(true);
+  });
+
+  it('a database truncated mid-page', async () => {
+    const path = tempDb();
+    const store = sqliteStore(path);
+    for (let version = 0; version < 50; version++) {
+      await store.commitStep('s1', step(version, version * 40, Array.from({ length: 40 }, (_, i) => user(`message ${version}.${i} `.repeat(20)))));
+    }
+    store.close();
+    truncateSync(path, Math.floor(statSync(path).size / 3) + 100);
+    const reopen = async () => {
+      const damaged = sqliteStore(path);
+      try {
+        await damaged.load('s1');
+        await damaged.loadEvents('s1');
+      } finally {
+        damaged.close();
+      }
+    };
+    await expect(reopen()).rejects.toMatchObject({ name: 'AgentError', code: 'StoreCorrupted', message: expect.stringMatching(quoted(path)) });
+  });
+
+  it('a damaged checkpoint row or message row names the session; the agent is NotReady, not fresh', async () => {
+    const path = tempDb();
+    const store = sqliteStore(path);
+    await store.commitStep('s1', step(0, 0, [user('v0')]));
+    await store.commitStep('s2', step(0, 0, [user('v0')], [], 's2'));
+    store.close();
+    const { DatabaseSync } = await import('node:sqlite');
+    const db = new DatabaseSync(path);
+    db.prepare(`UPDATE sessions SET head = '{"sessionId":"s1","version":"x"' WHERE session_id = 's1'`).run();
+    db.prepare(`UPDATE messages SET message = '{"role":"user"}' WHERE sid = (SELECT sid FROM sessions WHERE session_id = 's2')`).run();
+    db.close();
+    const reopened = sqliteStore(path);
+    await expect(reopened.load('s1')).rejects.toMatchObject({ code: 'StoreCorrupted', message: expect.stringMatching(/^session "s1": the stored checkpoint is not valid JSON/) });
+    await expect(reopened.load('s2')).rejects.toMatchObject({ code: 'StoreCorrupted', message: expect.stringMatching(/^session "s2": stored message 0 is invalid/) });
+    const agent = createAgent({ model: scriptedModel([]), store: reopened, sessionId: 's2' });
+    await expect(agent.ready).rejects.toMatchObject({ code: 'StoreCorrupted' });
+    expect(() => agent.prompt('hi')).toThrow(expect.objectContaining({ code: 'NotReady' }));
+    reopened.close();
+  });
+});
+
+describe('a checkpoint is validated before it is written', () => {
+  it.each([
+    ['NaN', Number.NaN],
+    ['a negative number', -5],
+    ['a string', '0lots'],
+  ])('usage of %s never reaches the store; the session loads again', async (_name, bad) => {
+    const store = memoryStore();
+    const written: SessionStep[] = [];
+    const watching: SessionStore = { ...store, commitStepSync: (id, s) => (written.push(s), store.commitStepSync(id, s)) };
+    const model = scriptedModel([{ text: 'Counted.', usage: { input: bad as number, output: 2 } }]);
+    const agent = createAgent({ model, store: watching, sessionId: 's' });
+    await agent.ready;
+    const { result } = await settled(agent.prompt('count this'));
+    expect(result.messages).toContainEqual(user('count this'));
+    expect(written.length).toBeGreaterThan(0);
+    for (const s of written) expectSaneCounters(s.checkpoint.counters);
+    await expectStoredSessionLoads(store, 's', 'count this');
+  });
+});
+
+describe('after a resume the stored log still pairs', () => {
+  it('a steer during a live stream, then a crash: no second messageStart for one message; the steer is delivered once', async () => {
+    const base = memoryStore();
+    const { store, die } = dyingStore(base);
+    const first = createAgent({ model: scriptedModel([{ text: 'Thinking out loud', stall: true }]), store, sessionId: 's', streaming: 'live' });
+    await first.ready;
+    const run = first.prompt('write the report');
+    const steered = new Promise<void>((resolve) => {
+      run.events.subscribe((event) => {
+        if (event.type !== 'messageUpdate') return;
+        void first.steer('mention the changelog').then(() => {});
+        // The process dies right after the steer was accepted (and checkpointed).
+        die();
+        resolve();
+      });
+    });
+    await steered;
+    first.abort('the process died');
+    await run.result;
+
+    const model = scriptedModel([{ text: 'Report written.' }, { text: 'Changelog mentioned.' }]);
+    const second = createAgent({ model, store: base, sessionId: 's', streaming: 'live' });
+    const { resumedRun } = await second.ready;
+    expect(resumedRun).not.toBeNull();
+    const { result } = await settled(resumedRun as AgentRun);
+    expect(result.status).toBe('completed');
+    const stored = await base.loadEvents('s');
+    expect(checkInvariants(stored, result.messages).violations).toEqual([]);
+    const starts = stored.filter((e) => e.type === 'messageStart').map((e) => ('turnIndex' in e ? e.turnIndex : -1));
+    expect(new Set(starts).size).toBe(starts.length);
+    expect(result.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['write the report', 'mention the changelog']);
+    expect(result.counters.steeringDelivered).toBe(1);
+    expectSaneCounters(result.counters);
+    await expectStoredSessionLoads(base, 's', 'write the report');
+  });
+
+  it('a crash in the middle of a buffered stream: the resumed run calls the model again under one messageStart', async () => {
+    const path = tempDb();
+    const raw = sqliteStore(path);
+    const { store, die } = dyingStore(raw);
+    const first = createAgent({ model: scriptedModel([{ text: 'partial', stall: true }]), store, sessionId: 's' });
+    await first.ready;
+    const run = first.prompt('summarize');
+    await new Promise<void>((resolve) => run.events.subscribe((event) => event.type === 'beforeModelCall' && resolve()));
+    die();
+    first.abort('the process died');
+    await run.result;
+
+    const model = scriptedModel([{ text: 'Summary.' }]);
+    const second = createAgent({ model, store: raw, sessionId: 's' });
+    const { resumedRun } = await second.ready;
+    const { result } = await settled(resumedRun as AgentRun);
+    expect(result.status).toBe('completed');
+    const stored = await raw.loadEvents('s');
+    expect(checkInvariants(stored, result.messages).violations).toEqual([]);
+    expect(stored.filter((e) => e.type === 'messageStart')).toHaveLength(1);
+    expect(model.calls).toBe(1);
+    expectSaneCounters(result.counters);
+    await expectStoredSessionLoads(raw, 's', 'summarize');
+    raw.close();
+  });
+});
+
+
