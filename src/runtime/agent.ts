@@ -8,6 +8,7 @@ import type { RunResult } from '../domain/outcomes.js';
 import type { ApprovalDecision } from '../policies/types.js';
 import type { PendingApproval, SessionStore } from '../store/types.js';
 import { createToolRegistry } from '../tools/registry.js';
+import type { EffectHost } from './effects.js';
 import { AgentEventFeed } from './event-stream.js';
 import { resolveOptions, type AgentOptions } from './options.js';
 import { SessionHistory } from './history.js';
@@ -65,6 +66,11 @@ export interface DurableOptions {
 export type { SteerReceipt };
 
 export function createAgent(options: AgentOptions & DurableOptions): Agent {
+  return createHostedAgent(options, null);
+}
+
+/** createAgent whose effects go through a durable-execution engine (used by agentchart/restate). */
+export function createHostedAgent(options: AgentOptions & DurableOptions, host: EffectHost | null): Agent {
   const resolved = resolveOptions(options);
   const onSubscriberError = options.onSubscriberError ?? ((error: unknown) => console.error('agentchart: an event subscriber threw:', error));
   if ((options.store === undefined) !== (options.sessionId === undefined)) {
@@ -94,6 +100,7 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
     unacknowledged: new Map(),
     run: null,
     persister: null,
+    host,
   };
   let loaded = !options.store;
   const handleOf = (run: RunSession): AgentRun => ({ runId: run.runId, events: run.handle!.events, result: run.handle!.result });

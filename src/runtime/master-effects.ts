@@ -22,7 +22,7 @@ export function provideMasterMachine() {
         const { agent } = run;
         const before = agent.history.slice();
         const request = { systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() };
-        const prepared = await agent.guard.prepare(before, { overflow: true, ...request });
+        const prepared = await run.awaitUser(agent.guard.prepare(before, { overflow: true, ...request }));
         if (run.ended || run.signal.aborted) return { recovered: false };
         // A throwing transform is reported and the default compaction (pairs kept together) recovers instead.
         if (!prepared.ok) run.reportPolicyError('contextTransform', new Error(prepared.error.message));
@@ -52,9 +52,12 @@ export function provideMasterMachine() {
         run.emit({ type: 'modelFallback', turnIndex: context.turnIndex, from, to: run.model.name });
       },
       closeOpenTurnAsAborted: ({ system }) => runOf(system).closeTurnAsAborted(),
-      planRetry: assign(({ context, system }) => ({
-        retryDelayMs: backoffDelay(runOf(system).agent.resolved.retry, context.attemptsOnModel, context.lastOutcome?.error ?? null),
-      })),
+      planRetry: assign(({ context, system }) => {
+        const { agent } = runOf(system);
+        // A durable host draws the jitter so that a replay waits as long as the original did.
+        const random = agent.host ? () => agent.host!.random() : undefined;
+        return { retryDelayMs: backoffDelay(agent.resolved.retry, context.attemptsOnModel, context.lastOutcome?.error ?? null, random) };
+      }),
       countFailedReportTurn: ({ system }) => {
         const run = runOf(system);
         run.ledger.increment('turnsFailed');

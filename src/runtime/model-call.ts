@@ -1,6 +1,7 @@
 import { fromPromise } from 'xstate';
 import type { ModelReply, TurnAttempt } from '../../machines/turn.types.js';
 import { modelError } from '../domain/errors.js';
+import type { MessageDelta } from '../domain/events.js';
 import type { Message } from '../domain/messages.js';
 import { StreamAccumulator } from '../model/accumulator.js';
 import type { ModelStreamEvent } from '../model/port.js';
@@ -28,7 +29,7 @@ export function createCallModel() {
     // The event and the request share one view of the history: the exact context sent, not a copy per call.
     const messages = view.messages() as Message[];
     run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, messages }, view);
-    const reply = { ...(await streamReply(run, messages)), published: run.turn.messageOpen };
+    const reply = { ...(await attemptReply(run, messages, input.turnIndex)), published: run.turn.messageOpen };
     run.ledger.recordUsage(reply.message.usage, model.pricing);
     if (reply.error && reply.error.kind !== 'aborted') run.ledger.recordFailure(reply.error.kind);
     return reply;
@@ -42,7 +43,7 @@ async function requestMessages(run: RunSession): Promise<ContextView> {
   if (turn.overflowView) return log.viewOf(turn.overflowView);
   if (!agent.options.context) return log.view();
   const history = agent.history;
-  const prepared = await agent.guard.prepare(history, { overflow: false, systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() });
+  const prepared = await run.awaitUser(agent.guard.prepare(history, { overflow: false, systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() }));
   if (!prepared.ok) {
     // Isolated like a policy: a throwing transform is reported and counts as no transform.
     run.reportPolicyError('contextTransform', new Error(prepared.error.message));
@@ -56,7 +57,25 @@ function emptyErrorMessage(run: RunSession, text: string) {
   return { role: 'assistant' as const, content: [], stopReason: 'error' as const, model: run.model.name, errorMessage: text };
 }
 
-async function streamReply(run: RunSession, messages: Message[]): Promise<Omit<ModelReply, 'published'>> {
+/**
+ * Streams the reply, or with a durable host runs the attempt as one journaled step: its deltas are
+ * recorded and published once the step is done, so a replay publishes exactly what the first run did.
+ */
+async function attemptReply(run: RunSession, messages: Message[], turnIndex: number): Promise<Omit<ModelReply, 'published'>> {
+  const host = run.agent.host;
+  if (!host) return streamReply(run, messages, (delta, modelName) => run.streamDelta(delta, modelName));
+  const model = run.model;
+  const key = `model ${turnIndex}:${run.nextSeq}`;
+  const recorded = await host.modelAttempt(key, async () => {
+    const deltas: MessageDelta[] = [];
+    const reply = await streamReply(run, messages, (delta) => deltas.push(delta));
+    return { reply, deltas };
+  });
+  for (const delta of recorded.deltas) run.streamDelta(delta, model.name);
+  return recorded.reply;
+}
+
+async function streamReply(run: RunSession, messages: Message[], onDelta: (delta: MessageDelta, modelName: string) => void): Promise<Omit<ModelReply, 'published'>> {
   const { agent, signal } = run;
   const model = run.model;
   const accumulator = new StreamAccumulator(model.name);
@@ -79,7 +98,7 @@ async function streamReply(run: RunSession, messages: Message[]): Promise<Omit<M
         return aborted();
       }
       if (next.done) break;
-      for (const delta of accumulator.push(next.value)) run.streamDelta(delta, model.name);
+      for (const delta of accumulator.push(next.value)) onDelta(delta, model.name);
       if (accumulator.terminal) break;
     }
   } catch (error) {

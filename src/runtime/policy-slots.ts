@@ -23,7 +23,7 @@ export async function runLoopPolicies(
   for (const policy of policies) {
     // After an abort no policy is asked anything more.
     if (run.signal.aborted) break;
-    const verdict = await runIsolated(slot, () => policy({ messages, newMessages, turnIndex, counters: run.countersSnapshot() }), isVerdict, (s, e) => run.reportPolicyError(s, e));
+    const verdict = await run.awaitUser(runIsolated(slot, () => policy({ messages, newMessages, turnIndex, counters: run.countersSnapshot() }), isVerdict, (s, e) => run.reportPolicyError(s, e)));
     if (verdict?.verdict === 'stop') return { stopped: true, injected };
     if (verdict?.verdict === 'inject') injected.push(...verdict.messages.map(toMessage));
   }
@@ -55,11 +55,13 @@ export function createPostTurnRunner() {
     for (const policy of run.agent.options.policies?.postTurn ?? []) {
       if (signal.aborted || run.signal.aborted) break;
       const messages = run.agent.history.slice();
-      const verdict = await runIsolated(
-        'postTurn',
-        () => policy({ messages, assistant, toolResults: input.toolResults, turnIndex: input.turnIndex, counters: run.countersSnapshot() }),
-        isPostTurnVerdict,
-        (s, e) => run.reportPolicyError(s, e),
+      const verdict = await run.awaitUser(
+        runIsolated(
+          'postTurn',
+          () => policy({ messages, assistant, toolResults: input.toolResults, turnIndex: input.turnIndex, counters: run.countersSnapshot() }),
+          isPostTurnVerdict,
+          (s, e) => run.reportPolicyError(s, e),
+        ),
       );
       // An abort while the policy ran: its verdict no longer applies (the history is final).
       if (signal.aborted || run.signal.aborted) break;

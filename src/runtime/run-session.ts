@@ -16,6 +16,7 @@ import type { ToolRegistry } from '../tools/registry.js';
 import { CounterLedger } from './counter-ledger.js';
 import { AgentEventFeed, DEFAULT_REPLAY_BUFFER, RunEventLog } from './event-stream.js';
 import { attachContextView, type ContextView, type SessionHistory } from './history.js';
+import type { EffectHost } from './effects.js';
 import type { AgentOptions, ResolvedOptions } from './options.js';
 import { errorMessage } from './policy-runner.js';
 
@@ -100,6 +101,8 @@ export interface AgentState {
   run: RunSession | null;
   /** Checkpoints every committed step when the agent has a store. */
   persister: Persister | null;
+  /** A durable-execution engine that journals the run's effects (agentchart/restate), or null. */
+  readonly host: EffectHost | null;
 }
 
 let runCounter = 0;
@@ -144,7 +147,7 @@ export class RunSession {
     resumed?: { runId: string; nextSeq: number },
   ) {
     runCounter += 1;
-    this.runId = resumed?.runId ?? `run_${Date.now().toString(36)}_${runCounter.toString(36)}`;
+    this.runId = resumed?.runId ?? agent.host?.newRunId() ?? `run_${Date.now().toString(36)}_${runCounter.toString(36)}`;
     this.seq = resumed?.nextSeq ?? 0;
     this.log = new RunEventLog(onSubscriberError, agent.options.replayBuffer ?? DEFAULT_REPLAY_BUFFER);
     this.ledger = new CounterLedger(agent.counters);
@@ -178,6 +181,11 @@ export class RunSession {
   /** Persists the committed step (no-op without a store). */
   checkpoint(): void {
     this.agent.persister?.step(this.agent, this);
+  }
+
+  /** Awaits user code outside any journaled step (a durable host waits for it before it waits for the engine). */
+  awaitUser<T>(work: Promise<T>): Promise<T> {
+    return this.agent.host ? this.agent.host.track(work) : work;
   }
 
   reportPolicyError(slot: PolicySlot, error: unknown): void {

@@ -25,19 +25,32 @@ export function provideToolCallMachine() {
         const turnIndex = run.turn.turnIndex;
         const { id: toolCallId, name: toolName } = input.call;
         let ended = false;
-        const result = await runTool(tool, input.call.arguments, {
-          toolCallId,
-          signal,
-          idempotencyKey: `${run.agent.persister?.sessionId ?? run.runId}:${toolCallId}`,
-          // Awaited relay: delivery happens before the promise resolves, so a slow consumer slows the
-          // tool and nothing is dropped. An update after the call ended has no call to belong to.
-          update: (partial) => {
-            if (!signal.aborted && !ended) run.emit({ type: 'toolExecutionUpdate', turnIndex, toolCallId, toolName, partial });
-            return Promise.resolve();
-          },
-        });
+        const publish = (partial: unknown) => {
+          if (!signal.aborted && !ended) run.emit({ type: 'toolExecutionUpdate', turnIndex, toolCallId, toolName, partial });
+        };
+        const execute = (update: (partial: unknown) => void) =>
+          runTool(tool, input.call.arguments, {
+            toolCallId,
+            signal,
+            idempotencyKey: `${run.agent.persister?.sessionId ?? run.runId}:${toolCallId}`,
+            // Awaited relay: delivery happens before the promise resolves, so a slow consumer slows the
+            // tool and nothing is dropped. An update after the call ended has no call to belong to.
+            update: (partial) => {
+              update(partial);
+              return Promise.resolve();
+            },
+          });
+        const host = run.agent.host;
+        if (!host) {
+          const result = await execute(publish);
+          ended = true;
+          return result;
+        }
+        // A journaled step: its updates are recorded and published when it is done, as on every replay.
+        const recorded = await host.toolCall({ id: toolCallId, name: toolName, replay: tool.replay }, execute);
+        for (const partial of recorded.updates) publish(partial);
         ended = true;
-        return result;
+        return recorded.result;
       }),
     },
     actions: {

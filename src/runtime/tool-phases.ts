@@ -66,7 +66,7 @@ export function createPreDispatchRunner() {
         // Aborted (the actor was stopped or the run aborted): no policy is asked anything more.
         if (signal.aborted || run.signal.aborted) return { prepared, results, stopped: false, injected };
         const toolCall = { id: call.id, name: call.name, arguments: structuredClone(call.arguments) };
-        const verdict = await runIsolated('preDispatch', () => policy({ toolCall, batch, messages, turnIndex: input.turnIndex }), isPreDispatchVerdict, (slot, error) => run.reportPolicyError(slot, error));
+        const verdict = await run.awaitUser(runIsolated('preDispatch', () => policy({ toolCall, batch, messages, turnIndex: input.turnIndex }), isPreDispatchVerdict, (slot, error) => run.reportPolicyError(slot, error)));
         if (!verdict) continue;
         if (verdict.verdict === 'stop') return { prepared, results, stopped: true, stopReason: verdict.reason, injected };
         if (verdict.verdict === 'skip') {
