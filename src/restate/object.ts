@@ -1,4 +1,4 @@
-import type { ObjectContext, ObjectSharedContext } from '@restatedev/restate-sdk';
+import type { ObjectContext, ObjectOptions, ObjectSharedContext } from '@restatedev/restate-sdk';
 import { z } from 'zod';
 import { AgentError } from '../domain/errors.js';
 import type { AgentEvent } from '../domain/events.js';
@@ -18,6 +18,8 @@ export interface AgentObjectOptions<Name extends string = string> {
   name: Name;
   /** The agent of a session, without `store`/`sessionId`; may be called more than once per invocation. */
   agent: (sessionId: string) => AgentOptions;
+  /** Restate's options for the object (retry policy, inactivity and abort timeouts, retention). */
+  options?: ObjectOptions;
 }
 
 function parsed<T>(sdk: RestateSdk, schema: z.ZodType<T>, input: unknown, what: string): T {
@@ -59,6 +61,7 @@ export function agentObject<Name extends string>(options: AgentObjectOptions<Nam
   };
   return sdk.object({
     name: options.name,
+    ...(options.options ? { options: options.options } : {}),
     handlers: {
       prompt: async (ctx: ObjectContext, input: MessageInput | MessageInput[]): Promise<RunResult> =>
         runPrompt(sdk, ctx, { objectName: options.name, sessionId: sessionKey(sdk, ctx.key), agent: options.agent, input }),

@@ -1,0 +1,52 @@
+// Reading what the workers recorded (test/restate/support/worker.ts) and checking a run's events.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import type { AgentEvent, Message, RunResult } from 'agentchart';
+import { checkInvariants } from 'agentchart/testing';
+import { waitUntil, type RestateServer } from './restate-server.js';
+
+/** The session's recorded lines without the pid: `model 0`, `tool-start w1 crash-1:w1`, … */
+export function recordedLines(logDir: string, sessionId: string): string[] {
+  const file = join(logDir, `${sessionId}.log`);
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.slice(0, line.lastIndexOf(' ')));
+}
+
+export function countLines(logDir: string, sessionId: string, prefix: string): number {
+  return recordedLines(logDir, sessionId).filter((line) => line === prefix || line.startsWith(`${prefix} `)).length;
+}
+
+export async function waitForLine(logDir: string, sessionId: string, prefix: string, times = 1): Promise<void> {
+  await waitUntil(`"${prefix}" in ${sessionId}'s log`, async () => countLines(logDir, sessionId, prefix) >= times);
+}
+
+export async function readEvents(server: RestateServer, sessionId: string, afterSeq = -1): Promise<AgentEvent[]> {
+  const answer = await server.call<AgentEvent[]>('Agent', sessionId, 'events', { afterSeq });
+  expect(answer.status).toBe(200);
+  return answer.body;
+}
+
+/**
+ * The run's events as stored: one run id, seq 0…n−1 without a gap (also across worker crashes),
+ * every invariant of DESIGN §4 against the stored history, counters equal to the result's.
+ */
+export async function expectParity(server: RestateServer, sessionId: string, result: RunResult): Promise<AgentEvent[]> {
+  const events = await readEvents(server, sessionId);
+  const messages = (await server.call<Message[]>('Agent', sessionId, 'messages')).body;
+  expect(new Set(events.map((event) => event.runId)).size).toBe(1);
+  expect(events.map((event) => event.seq)).toEqual(events.map((_, index) => index));
+  const report = checkInvariants(events, messages);
+  expect(report.violations).toEqual([]);
+  expect(messages).toEqual(result.messages);
+  const end = events.at(-1);
+  expect(end?.type).toBe('agentEnd');
+  if (end?.type === 'agentEnd') {
+    expect(end.counters).toEqual(result.counters);
+    expect(end.status).toBe(result.status);
+  }
+  return events;
+}
