@@ -11,7 +11,7 @@ import { inboxClient, inboxHandlers } from './inbox.js';
 import { ActiveRunSchema, EventsInputSchema, INBOX_PREFIX, ResolveApprovalInputSchema, type InboxItem } from './protocol.js';
 import { runPrompt } from './prompt.js';
 import { refusal, restateSdk, type RestateSdk } from './sdk.js';
-import { parseHistory, readHead, readRunEvents, readSession } from './state-store.js';
+import { parseHistory, readHead, readEvents, readSession } from './state-store.js';
 
 export interface AgentObjectOptions<Name extends string = string> {
   /** The virtual object's name (the path segment in `POST /<name>/<sessionId>/prompt`). */
@@ -100,7 +100,7 @@ export function agentObject<Name extends string>(options: AgentObjectOptions<Nam
       }),
       events: shared(async (ctx: ObjectSharedContext, input: unknown): Promise<AgentEvent[]> => {
         const { afterSeq, runId } = parsed(sdk, EventsInputSchema, input, 'events');
-        return readRunEvents(sessionKey(sdk, ctx.key), ctx, runId === undefined ? { afterSeq } : { afterSeq, runId });
+        return readEvents(sessionKey(sdk, ctx.key), ctx, runId === undefined ? { afterSeq } : { afterSeq, runId });
       }),
       ...inboxHandlers(sdk),
     },

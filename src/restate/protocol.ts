@@ -15,9 +15,9 @@ export const ResolveApprovalInputSchema = z.strictObject({
 });
 
 export const EventsInputSchema = z.strictObject({
-  /** Events with `seq > afterSeq`; -1 means all. */
+  /** Events with `seq > afterSeq` (seq counts per run); -1 means all. */
   afterSeq: z.number().int().min(-1),
-  /** The run whose events are read (default: the session's latest run). */
+  /** Only this run's events (default: every run of the session, in order). */
   runId: z.string().min(1).optional(),
 });
 

@@ -58,20 +58,21 @@ export function parseHistory(sessionId: string, history: readonly string[]): Mes
 }
 
 /**
- * The events of one run (the latest when `runId` is not given) with `seq > afterSeq`, their
+ * The session's events with `seq > afterSeq` (seq counts per run): of every run, or of `runId` only;
  * `messages` references resolved against the stored history.
  */
-export async function readRunEvents(sessionId: string, state: StateReader, options: { afterSeq: number; runId?: string }): Promise<AgentEvent[]> {
+export async function readEvents(sessionId: string, state: StateReader, options: { afterSeq: number; runId?: string }): Promise<AgentEvent[]> {
   const session = await readSession(sessionId, state);
-  const at = options.runId === undefined ? session.runs.length - 1 : session.runs.findIndex((run) => run.runId === options.runId);
-  const run = session.runs[at];
-  if (!run || !session.head) return [];
-  const lastStep = (session.runs[at + 1]?.firstStep ?? session.head.version + 1) - 1;
+  if (!session.head) return [];
+  const at = options.runId === undefined ? 0 : session.runs.findIndex((run) => run.runId === options.runId);
+  const first = session.runs[at];
+  if (!first) return [];
+  const lastStep = options.runId === undefined ? session.head.version : (session.runs[at + 1]?.firstStep ?? session.head.version + 1) - 1;
   const stored: StoredEvent[] = [];
-  for (let step = run.firstStep; step <= lastStep; step++) {
+  for (let step = first.firstStep; step <= lastStep; step++) {
     for (const json of (await state.get<string[]>(`step:${step}`)) ?? []) {
       const event = parseStoredEvent(sessionId, json);
-      if (event.runId === run.runId && event.seq > options.afterSeq) stored.push(event);
+      if ((options.runId === undefined || event.runId === options.runId) && event.seq > options.afterSeq) stored.push(event);
     }
   }
   return expandEvents(sessionId, stored, () => parseHistory(sessionId, session.history));

@@ -31,22 +31,28 @@ export async function readEvents(server: RestateServer, sessionId: string, after
 }
 
 /**
- * The run's events as stored: one run id, seq 0…n−1 without a gap (also across worker crashes),
- * every invariant of DESIGN §4 against the stored history, counters equal to the result's.
+ * The session's events as stored: per run seq 0…n−1 without a gap (also across worker crashes),
+ * `runs` runs, every invariant of DESIGN §4 against the stored history, the last agentEnd's
+ * counters and status equal to the result's. Returns the last run's events.
  */
-export async function expectParity(server: RestateServer, sessionId: string, result: RunResult): Promise<AgentEvent[]> {
+export async function expectParity(server: RestateServer, sessionId: string, result: RunResult, runs = 1): Promise<AgentEvent[]> {
   const events = await readEvents(server, sessionId);
   const messages = (await server.call<Message[]>('Agent', sessionId, 'messages')).body;
-  expect(new Set(events.map((event) => event.runId)).size).toBe(1);
-  expect(events.map((event) => event.seq)).toEqual(events.map((_, index) => index));
+  const runIds = [...new Set(events.map((event) => event.runId))];
+  expect(runIds).toHaveLength(runs);
+  for (const runId of runIds) {
+    const seqs = events.filter((event) => event.runId === runId).map((event) => event.seq);
+    expect(seqs).toEqual(seqs.map((_, index) => index));
+  }
   const report = checkInvariants(events, messages);
   expect(report.violations).toEqual([]);
   expect(messages).toEqual(result.messages);
-  const end = events.at(-1);
+  const last = events.filter((event) => event.runId === runIds.at(-1));
+  const end = last.at(-1);
   expect(end?.type).toBe('agentEnd');
   if (end?.type === 'agentEnd') {
     expect(end.counters).toEqual(result.counters);
     expect(end.status).toBe(result.status);
   }
-  return events;
+  return last;
 }
