@@ -6,14 +6,19 @@ import type { AgentEvent, Message, RunResult } from 'agentchart';
 import { checkInvariants } from 'agentchart/testing';
 import { waitUntil, type RestateServer } from './restate-server.js';
 
+function rawLines(logDir: string, sessionId: string): string[] {
+  const file = join(logDir, `${sessionId}.log`);
+  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
+}
+
 /** The session's recorded lines without the pid: `model 0`, `tool-start w1 crash-1:w1`, … */
 export function recordedLines(logDir: string, sessionId: string): string[] {
-  const file = join(logDir, `${sessionId}.log`);
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => line.slice(0, line.lastIndexOf(' ')));
+  return rawLines(logDir, sessionId).map((line) => line.slice(0, line.lastIndexOf(' ')));
+}
+
+/** The pids of the worker processes that recorded something for the session. */
+export function recordedPids(logDir: string, sessionId: string): string[] {
+  return rawLines(logDir, sessionId).map((line) => line.slice(line.lastIndexOf(' ') + 1));
 }
 
 export function countLines(logDir: string, sessionId: string, prefix: string): number {
