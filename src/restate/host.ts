@@ -93,8 +93,15 @@ export class RestateHost implements EffectHost {
     return work;
   }
 
-  /** Starts listening to the inbox: take what is there, else register an awakeable and wait on it. */
-  listen(): void {
+  /**
+   * Starts listening to the inbox: take what is there, else register an awakeable and wait on it.
+   * `registered`: an awakeable the inbox already holds (opening it found nothing).
+   */
+  listen(registered?: { promise: RestatePromise<null> }): void {
+    if (registered) {
+      this.listener = { kind: 'wake', entry: this.wait(registered.promise, () => this.listen()) };
+      return;
+    }
     const wake = this.ctx.awakeable<null>();
     const entry = this.wait(this.inbox.take(wake.id), (items, failure) => {
       if (failure) {

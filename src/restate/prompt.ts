@@ -27,7 +27,8 @@ export async function runPrompt(sdk: RestateSdk, ctx: ObjectContext, call: Promp
   const { sessionId } = call;
   const inbox = inboxClient(sdk, ctx, call.objectName, sessionId);
   const stored = await readSession(sessionId, ctx);
-  const early = await inbox.open();
+  const wake = ctx.awakeable<null>();
+  const early = await inbox.open(wake.id);
   ctx.set('active', { invocationId: ctx.request().id } satisfies ActiveRun);
   const host = new RestateHost(sdk, ctx, inbox);
   try {
@@ -45,16 +46,15 @@ export async function runPrompt(sdk: RestateSdk, ctx: ObjectContext, call: Promp
     }
     host.onItem = (item) => apply(agent, host, item);
     host.onCancel = (reason) => agent.abort(reason);
-    host.listen();
+    host.listen(early.length === 0 ? wake : undefined);
     const outcome = await host.drive(result);
-    // Steering and follow-ups the run did not take stay queued in the session for the next run.
-    for (const item of [...(await host.finish()), ...(await inbox.close())]) apply(agent, host, item);
-    ctx.clear('active');
+    // Steering and follow-ups the run took but did not deliver stay queued in the session; what it
+    // did not take stays in the inbox for the next run.
+    for (const item of await host.finish()) apply(agent, host, item);
     return outcome;
-  } catch (error) {
-    await inbox.close();
+  } finally {
+    inbox.close();
     ctx.clear('active');
-    throw error;
   }
 }
 
@@ -63,7 +63,9 @@ function apply(agent: Agent, host: RestateHost, item: InboxItem): void {
   switch (item.kind) {
     case 'steer':
     case 'followUp':
-      void (item.kind === 'steer' ? agent.steer(item.message) : agent.followUp(item.message)).then((receipt) => host.resolveReceipt(item.receipt, receipt));
+      void (item.kind === 'steer' ? agent.steer(item.message) : agent.followUp(item.message)).then((receipt) => {
+        if (item.receipt !== '') host.resolveReceipt(item.receipt, receipt);
+      });
       return;
     case 'approval':
       try {

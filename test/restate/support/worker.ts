@@ -39,7 +39,12 @@ function toolsFor(sessionId: string) {
         return `${name} ${value}`;
       },
     });
+  // For the benchmark: tools that return at once, one per replay rule.
+  const instant = (name: string, replay: 'never' | 'safe') =>
+    defineTool({ name, description: `${name} (${replay})`, parameters: z.object({ value: z.string() }), replay, execute: ({ value }) => `${name} ${value}` });
   return [
+    instant('instantSafe', 'safe'),
+    instant('instantNever', 'never'),
     slowTool('write_log', 'never', 800),
     slowTool('fetch', 'safe', 800),
     slowTool('deploy', 'never', 10, { requiresApproval: true }),
@@ -79,6 +84,13 @@ function scriptFor(sessionId: string, messages: readonly { role: string; content
     if (lastUser(messages) === 'again') return { entry: { text: 'Continuing after the abort.' }, slow: false };
     return { entry: { text: 'Waiting long.', toolCalls: [call(`x${done}`, 'wait')] }, slow: false };
   }
+  if (sessionId.startsWith('bench')) {
+    // bench-turn-…: one text turn per prompt; bench-safe-… / bench-never-…: a first turn of 20 tool calls.
+    const tool = sessionId.startsWith('bench-safe') ? 'instantSafe' : sessionId.startsWith('bench-never') ? 'instantNever' : null;
+    const fresh = messages.at(-1)?.role === 'user';
+    if (!tool || !fresh) return { entry: { text: 'ok' }, slow: false };
+    return { entry: { text: 'Calling.', toolCalls: Array.from({ length: 20 }, (_, i) => call(`t${done}_${i}`, tool)) }, slow: false };
+  }
   if (sessionId.startsWith('load')) {
     if (done === 0) return { entry: { text: 'Working.', toolCalls: [call('k1', 'work'), call('k2', 'work')] }, slow: false };
     return { entry: { text: 'Finished.' }, slow: false };
@@ -100,7 +112,7 @@ function modelFor(sessionId: string): Model {
   return {
     name: scripted.name,
     async *stream(request, options) {
-      record(sessionId, `model ${assistants(request.messages)}`);
+      if (!sessionId.startsWith('bench')) record(sessionId, `model ${assistants(request.messages)}`);
       let first = true;
       for await (const event of scripted.stream(request, options)) {
         yield event;
