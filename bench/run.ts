@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { longSession } from './long-session.js';
 import { relayBenchmark } from './relay.js';
+import { renderRestateMarkdown, restateBenchmark } from './restate.js';
 import { renderMarkdown, type BenchResults } from './report.js';
 import { sessionsBenchmark } from './sessions.js';
 import { loadAverage, MB, peakRssBytes, round2, rssBytes } from './stats.js';
@@ -94,6 +95,13 @@ const base = quick ? 'results.quick' : 'results';
 writeFileSync(here(`./${base}.json`), `${JSON.stringify(results, null, 2)}\n`);
 writeFileSync(here(`./${base}.md`), renderMarkdown(results));
 process.stderr.write(`bench: wrote bench/${base}.md and bench/${base}.json in ${results.environment.durationSeconds} s\n`);
+
+// On Restate: a server and a worker process of their own, written to bench/restate-results.{md,json}.
+const onRestate = await step('restate', () => restateBenchmark(rounds(15)));
+if (onRestate) {
+  writeFileSync(here(`./restate-${base}.json`), `${JSON.stringify(onRestate, null, 2)}\n`);
+  writeFileSync(here(`./restate-${base}.md`), renderRestateMarkdown(onRestate));
+}
 
 /** The commit measured, marked `+uncommitted` when machines/ or src/ differ from it; BENCH_COMMIT names it outside a checkout. */
 function gitCommit(): string {

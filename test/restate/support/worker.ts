@@ -85,11 +85,13 @@ function scriptFor(sessionId: string, messages: readonly { role: string; content
     return { entry: { text: 'Waiting long.', toolCalls: [call(`x${done}`, 'wait')] }, slow: false };
   }
   if (sessionId.startsWith('bench')) {
-    // bench-turn-…: one text turn per prompt; bench-safe-… / bench-never-…: a first turn of 20 tool calls.
-    const tool = sessionId.startsWith('bench-safe') ? 'instantSafe' : sessionId.startsWith('bench-never') ? 'instantNever' : null;
-    const fresh = messages.at(-1)?.role === 'user';
-    if (!tool || !fresh) return { entry: { text: 'ok' }, slow: false };
-    return { entry: { text: 'Calling.', toolCalls: Array.from({ length: 20 }, (_, i) => call(`t${done}_${i}`, tool)) }, slow: false };
+    // bench-turn-…: one text turn; bench-safe-… / bench-never-…: a turn of 20 tool calls, then text;
+    // bench-turns-…: ten turns of one 'safe' call each, then text.
+    const [, workload] = sessionId.split('-');
+    const calls = workload === 'turns' ? (done < 10 ? 1 : 0) : workload === 'safe' || workload === 'never' ? (done === 0 ? 20 : 0) : 0;
+    const tool = workload === 'never' ? 'instantNever' : 'instantSafe';
+    if (calls === 0) return { entry: { text: 'ok' }, slow: false };
+    return { entry: { text: 'Calling.', toolCalls: Array.from({ length: calls }, (_, i) => call(`t${done}_${i}`, tool)) }, slow: false };
   }
   if (sessionId.startsWith('load')) {
     if (done === 0) return { entry: { text: 'Working.', toolCalls: [call('k1', 'work'), call('k2', 'work')] }, slow: false };
