@@ -57,6 +57,7 @@ export async function startRestateServer(): Promise<RestateServer> {
       ...process.env,
       RESTATE_BIND_IP: '127.0.0.1',
       RESTATE_DISABLE_TELEMETRY: 'true',
+      DO_NOT_TRACK: '1',
       RESTATE_INGRESS__BIND_PORT: String(ingressPort),
       RESTATE_ADMIN__BIND_PORT: String(adminPort),
       RESTATE_BIND_PORT: String(nodePort),
