@@ -24,6 +24,16 @@ export interface PromptCall {
  * another worker: the same steps in the same order, so the run continues with the same runId and seq.
  */
 export async function runPrompt(sdk: RestateSdk, ctx: ObjectContext, call: PromptCall): Promise<RunResult> {
+  try {
+    return await promptOnce(sdk, ctx, call);
+  } catch (error) {
+    // A refused input, invalid options, a damaged state: terminal, Restate must not retry them.
+    if (error instanceof AgentError) throw refusal(sdk, error.code, error.message);
+    throw error;
+  }
+}
+
+async function promptOnce(sdk: RestateSdk, ctx: ObjectContext, call: PromptCall): Promise<RunResult> {
   const { sessionId } = call;
   const inbox = inboxClient(sdk, ctx, call.objectName, sessionId);
   const stored = await readSession(sessionId, ctx);
@@ -34,19 +44,13 @@ export async function runPrompt(sdk: RestateSdk, ctx: ObjectContext, call: Promp
   try {
     const agent = createHostedAgent({ ...call.agent(sessionId), store: stateStore(sessionId, stored, ctx), sessionId, clock: host.clock }, host);
     const { resumedRun } = await agent.ready;
-    // A run stored as in flight (its invocation was killed, not crashed): it finishes first.
-    if (resumedRun) await host.drive(resumedRun.result);
-    for (const item of early) apply(agent, host, item);
-    let result: Promise<RunResult>;
-    try {
-      result = agent.prompt(call.input).result;
-    } catch (error) {
-      if (error instanceof AgentError) throw refusal(sdk, error.code, error.message);
-      throw error;
-    }
     host.onItem = (item) => apply(agent, host, item);
     host.onCancel = (reason) => agent.abort(reason);
+    for (const item of early) apply(agent, host, item);
     host.listen(early.length === 0 ? wake : undefined);
+    // A run stored as in flight (its invocation was killed, not crashed): it finishes first.
+    if (resumedRun) await host.drive(resumedRun.result);
+    const result = agent.prompt(call.input).result;
     const outcome = await host.drive(result);
     // Steering and follow-ups the run took but did not deliver stay queued in the session; what it
     // did not take stays in the inbox for the next run.
