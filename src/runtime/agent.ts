@@ -103,6 +103,8 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
 
   const assertIdle = (what: string) => {
     if (!loaded) throw new AgentError('NotReady', `${what}: the session is still loading; await agent.ready first.`);
+    // After a failed write this agent's memory is ahead of its store: a new agent loads the session.
+    if (state.persister?.failure) throw state.persister.failure;
     if (state.run) throw new AgentError('AlreadyRunning', `${what}: a run is already in progress: use steer() or followUp(), or abort() it first.`);
   };
   const start = (newMessages: Message[]): AgentRun => handleOf(launchRun(state, { kind: 'fresh', newMessages }, onSubscriberError));
@@ -196,7 +198,9 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
 /** Loads a stored session; a run a restart interrupted continues at once. */
 async function load(state: AgentState, store: SessionStore, sessionId: string, onError: (error: unknown) => void): Promise<RunSession | null> {
   const checkpoint = await store.load(sessionId);
-  state.persister = new Persister(store, sessionId, checkpoint?.version ?? -1, onError);
+  // A failed write ends the run in progress (store failures are fatal, never subscriber errors).
+  const onFailure = (failure: AgentError) => state.run?.stop({ code: failure.code === 'SessionLost' ? 'sessionLost' : 'storeFailed', message: failure.message });
+  state.persister = new Persister(store, sessionId, checkpoint?.version ?? -1, onFailure);
   if (!checkpoint) return null;
   restoreAgent(state, checkpoint);
   if (!checkpoint.run) return null;

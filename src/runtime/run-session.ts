@@ -19,6 +19,12 @@ import { attachContextView, type ContextView, type SessionHistory } from './hist
 import type { AgentOptions, ResolvedOptions } from './options.js';
 import { errorMessage } from './policy-runner.js';
 
+/** Why the runtime ended a run: its store failed, or another agent took the session over. */
+export interface RunStop {
+  code: 'storeFailed' | 'sessionLost';
+  message: string;
+}
+
 /** Where a queued message came from, so its delivery is counted and its receipt resolved. */
 export type MessageSource = 'steering' | 'followUp';
 
@@ -135,6 +141,11 @@ export class RunSession {
   ended = false;
   /** Set when the run starts ending: steer()/followUp() from then on go to the agent's queues. */
   closing = false;
+  /**
+   * Set when the runtime, not the chart, ends the run (DESIGN §11): a step could not be written, or
+   * a newer lease fenced this agent. The run ends at once as `failed` / `fatalError` with this error.
+   */
+  stopped: RunStop | null = null;
   /** Ends the run: publishes agentEnd and resolves the run's result (set by createAgent). */
   finish: (context: MasterContext) => void = () => {};
 
@@ -148,6 +159,14 @@ export class RunSession {
     this.seq = resumed?.nextSeq ?? 0;
     this.log = new RunEventLog(onSubscriberError, agent.options.replayBuffer ?? DEFAULT_REPLAY_BUFFER);
     this.ledger = new CounterLedger(agent.counters);
+  }
+
+  /** Ends the run at once: every unfinished call is aborted (none starts), the chart closes the turn. */
+  stop(reason: RunStop): void {
+    if (this.ended || this.stopped) return;
+    this.stopped = reason;
+    this.controller.abort(reason.message);
+    this.master?.send({ type: 'ABORT' });
   }
 
   get signal(): AbortSignal {

@@ -91,6 +91,8 @@ export interface SessionStep {
   checkpoint: SessionHead;
   history: HistoryChange;
   events: StoredEvent[];
+  /** The writer's lease token: the step is refused (SessionLost) once a newer token exists. */
+  token?: number;
 }
 
 export interface SessionSummary {
