@@ -62,8 +62,15 @@ export class Persister {
     if (event.type === 'toolExecutionUpdate' && this.buffered.length - (this.openMessageAt ?? 0) >= MAX_BUFFERED_EVENTS) this.step(agent, run);
   }
 
+  /** The agent let the session go (`close()`): nothing more is written, as if the process had stopped here. */
+  detach(): void {
+    this.detached = true;
+  }
+
+  private detached = false;
+
   step(agent: AgentState, run: RunSession | null): void {
-    if (this.failure) return;
+    if (this.failure || this.detached) return;
     // A message still streaming (live) is written with its messageEnd: a crash in between leaves no
     // messageStart without its end in the store, and the resumed run reuses those seq numbers.
     const held = this.openMessageAt === null ? [] : this.buffered.slice(this.openMessageAt);

@@ -52,6 +52,7 @@ export function launchRun(state: AgentState, start: RunStart, onSubscriberError:
   run.master = master;
   run.handle = { result, events: run.log.observable() };
   bindRun(master.system, run);
+  state.lease?.runStarted();
   // A bug must never leave a run without agentEnd or a result: end it as a fatal error.
   master.subscribe({
     error: (error) => {
@@ -121,6 +122,7 @@ function finishRun(state: AgentState, run: RunSession, ended: EndContext, resolv
     state.receipts.delete(message);
   }
   state.run = null;
+  state.lease?.runEnded();
   state.persister?.step(state, null);
   run.log.close();
   const report = finalReportOf(state, context.endReason);

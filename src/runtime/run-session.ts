@@ -5,6 +5,7 @@ import type { MasterContext } from '../../machines/master.types.js';
 import type { ModelReply } from '../../machines/turn.types.js';
 import type { ApprovalDecision } from '../policies/types.js';
 import type { PendingApproval } from '../store/types.js';
+import type { LeaseKeeper } from './lease.js';
 import type { Persister } from './persistence.js';
 import type { ContextGuard } from '../context/guard.js';
 import type { Counters } from '../domain/counters.js';
@@ -106,6 +107,8 @@ export interface AgentState {
   run: RunSession | null;
   /** Checkpoints every committed step when the agent has a store. */
   persister: Persister | null;
+  /** The agent's lease on its session (with a store). */
+  lease: LeaseKeeper | null;
 }
 
 let runCounter = 0;
