@@ -12,6 +12,7 @@ export default defineConfig({
       { find: /^agentchart\/sqlite$/, replacement: fileURLToPath(new URL('../src/sqlite.ts', import.meta.url)) },
       { find: /^agentchart\/restate$/, replacement: fileURLToPath(new URL('../src/restate.ts', import.meta.url)) },
       { find: /^agentchart\/inspect$/, replacement: fileURLToPath(new URL('../src/inspect.ts', import.meta.url)) },
+      { find: /^agentchart\/postgres$/, replacement: fileURLToPath(new URL('../src/postgres.ts', import.meta.url)) },
       { find: /^agentchart$/, replacement: fileURLToPath(new URL('../src/index.ts', import.meta.url)) },
     ],
   },

@@ -57,6 +57,7 @@ export type AgentErrorCode =
   | 'StoreUnavailable'
   | 'StoreFailed'
   | 'SessionBusy'
+  | 'SessionLost'
   | 'SessionNotFound'
   | 'MissingDependency';
 

@@ -128,6 +128,14 @@ export function stateStore(sessionId: string, stored: StoredSession, state: Stat
     async delete() {
       throw new Error('agentchart/restate: a session on Restate is deleted by clearing its virtual object state');
     },
+    // Restate runs one exclusive handler per key: the hosted agent takes no lease, these never refuse.
+    async acquire(_id, owner) {
+      return { owner, token: 1, expiresAt: Number.MAX_SAFE_INTEGER };
+    },
+    async renew(_id, lease) {
+      return lease;
+    },
+    async release() {},
   };
   return store;
 }

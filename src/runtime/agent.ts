@@ -12,6 +12,7 @@ import type { EffectHost } from './effects.js';
 import { AgentEventFeed } from './event-stream.js';
 import { resolveOptions, type AgentOptions } from './options.js';
 import { SessionHistory } from './history.js';
+import { checkLeaseOptions, LeaseKeeper, type LeaseOptions } from './lease.js';
 import { Persister } from './persistence.js';
 import { errorMessage } from './policy-runner.js';
 import { planResume, restoreAgent } from './resume.js';
@@ -49,8 +50,14 @@ export interface Agent {
   readonly ready: Promise<{ resumedRun: AgentRun | null }>;
   /** The run in progress, if any. */
   readonly currentRun: AgentRun | null;
-  /** Resolves when every committed step has been written to the store. */
+  /** Resolves when every committed step has been written to the store; rejects with the store's failure. */
   flush(): Promise<void>;
+  /**
+   * Lets the session go: waits for the writes in flight, releases the lease (another agent may take
+   * the session at once) and takes no run afterwards. A run in progress is left as a crash would
+   * leave it — nothing more is written, its tools are aborted — and the next agent resumes it (§8).
+   */
+  close(): Promise<void>;
   readonly events: Observable<AgentEvent>;
   readonly messages: readonly Message[];
   readonly counters: Counters;
@@ -61,6 +68,8 @@ export interface Agent {
 export interface DurableOptions {
   store?: SessionStore;
   sessionId?: string;
+  /** One owner per session (DESIGN §11): the lease's ttl (default 30 s, renewed while running) and owner (default random). */
+  lease?: LeaseOptions;
 }
 
 export type { SteerReceipt };
@@ -76,6 +85,7 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
   if ((options.store === undefined) !== (options.sessionId === undefined)) {
     throw new AgentError('InvalidOptions', 'createAgent: `store` and `sessionId` go together (a durable session needs both).');
   }
+  checkLeaseOptions(options.lease);
   const state: AgentState = {
     options,
     resolved,
@@ -101,15 +111,20 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
     run: null,
     persister: null,
     host,
+    lease: null,
   };
+  let closed = false;
   let loaded = !options.store;
   const handleOf = (run: RunSession): AgentRun => ({ runId: run.runId, events: run.handle!.events, result: run.handle!.result });
-  const ready = options.store && options.sessionId ? load(state, options.store, options.sessionId, onSubscriberError).then((resumed) => ((loaded = true), { resumedRun: resumed ? handleOf(resumed) : null })) : Promise.resolve({ resumedRun: null });
+  const ready = options.store && options.sessionId ? load(state, { store: options.store, sessionId: options.sessionId, ...(options.lease ? { lease: options.lease } : {}) }, onSubscriberError).then((resumed) => ((loaded = true), { resumedRun: resumed ? handleOf(resumed) : null })) : Promise.resolve({ resumedRun: null });
   // A failed load rejects `ready` for whoever awaits it, without an unhandled rejection otherwise.
   ready.catch(() => {});
 
   const assertIdle = (what: string) => {
+    if (closed) throw new AgentError('NotReady', `${what}: the agent was closed; create a new one to continue the session.`);
     if (!loaded) throw new AgentError('NotReady', `${what}: the session is still loading; await agent.ready first.`);
+    // After a failed write this agent's memory is ahead of its store: a new agent loads the session.
+    if (state.persister?.failure) throw state.persister.failure;
     if (state.run) throw new AgentError('AlreadyRunning', `${what}: a run is already in progress: use steer() or followUp(), or abort() it first.`);
   };
   const start = (newMessages: Message[]): AgentRun => handleOf(launchRun(state, { kind: 'fresh', newMessages }, onSubscriberError));
@@ -177,6 +192,19 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
       return state.run?.handle ? handleOf(state.run) : null;
     },
     flush: () => state.persister?.flushed() ?? Promise.resolve(),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await state.persister?.settled();
+      state.persister?.detach();
+      const run = state.run;
+      if (run?.master) {
+        run.controller.abort('the agent was closed');
+        run.master.send({ type: 'ABORT' });
+        await run.handle?.result;
+      }
+      await state.lease?.release();
+    },
     get events() {
       return state.feed.observable();
     },
@@ -200,10 +228,18 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
   };
 }
 
-/** Loads a stored session; a run a restart interrupted continues at once. */
-async function load(state: AgentState, store: SessionStore, sessionId: string, onError: (error: unknown) => void): Promise<RunSession | null> {
+/** Takes the session's lease, loads the session; a run a restart (or a dead owner) interrupted continues at once. */
+async function load(state: AgentState, durable: Required<Pick<DurableOptions, 'store' | 'sessionId'>> & DurableOptions, onError: (error: unknown) => void): Promise<RunSession | null> {
+  const { store, sessionId } = durable;
+  // A durable-execution engine runs one writer per session (Restate: one exclusive handler per key): no lease.
+  const keeper = state.host ? null : new LeaseKeeper(store, sessionId, durable.lease ?? {}, state.options.clock as never, (error) => state.persister?.fail(error));
+  const lease = keeper ? await keeper.acquire() : null;
+  state.lease = keeper;
   const checkpoint = await store.load(sessionId);
-  state.persister = new Persister(store, sessionId, checkpoint?.version ?? -1, onError);
+  // A failed write ends the run in progress (store failures are fatal, never subscriber errors).
+  const onFailure = (failure: AgentError) => state.run?.stop({ code: failure.code === 'SessionLost' ? 'sessionLost' : 'storeFailed', message: failure.message });
+  state.persister = new Persister(store, sessionId, checkpoint?.version ?? -1, onFailure);
+  if (lease) state.persister.token = lease.token;
   if (!checkpoint) return null;
   restoreAgent(state, checkpoint);
   if (!checkpoint.run) return null;

@@ -32,7 +32,8 @@ export const MAX_BUFFERED_EVENTS = 256;
  * Writes one step per committed change: the events since the last step, the history's change and
  * a checkpoint, in order. Embedded stores commit each step synchronously; an async store gets the
  * steps one after another (a write waits for the previous one), so steps never reorder. A step is
- * validated before it is written: the store never holds what `load` would reject.
+ * validated before it is written: the store never holds what `load` would reject. A failed write is
+ * final (DESIGN §11): nothing more is written and `onFailure` ends the run.
  */
 export class Persister {
   private buffered: AgentEvent[] = [];
@@ -41,14 +42,16 @@ export class Persister {
   private readonly queue: SessionStep[] = [];
   private writing = false;
   private idle: Array<() => void> = [];
-  /** The first write that failed; later steps are not written (the session would be inconsistent). */
-  failure: unknown = null;
+  /** Why the first failed write failed (StoreFailed, or SessionLost when fenced); nothing is written after it. */
+  failure: AgentError | null = null;
+  /** The fencing token every step carries (null: the store is used without a lease). */
+  token: number | null = null;
 
   constructor(
     private readonly store: SessionStore,
     readonly sessionId: string,
     public version: number,
-    private readonly onError: (error: unknown) => void,
+    private readonly onFailure: (failure: AgentError) => void,
   ) {}
 
   record(event: AgentEvent, agent: AgentState, run: RunSession): void {
@@ -59,8 +62,15 @@ export class Persister {
     if (event.type === 'toolExecutionUpdate' && this.buffered.length - (this.openMessageAt ?? 0) >= MAX_BUFFERED_EVENTS) this.step(agent, run);
   }
 
+  /** The agent let the session go (`close()`): nothing more is written, as if the process had stopped here. */
+  detach(): void {
+    this.detached = true;
+  }
+
+  private detached = false;
+
   step(agent: AgentState, run: RunSession | null): void {
-    if (this.failure) return;
+    if (this.failure || this.detached) return;
     // A message still streaming (live) is written with its messageEnd: a crash in between leaves no
     // messageStart without its end in the store, and the resumed run reuses those seq numbers.
     const held = this.openMessageAt === null ? [] : this.buffered.slice(this.openMessageAt);
@@ -73,6 +83,7 @@ export class Persister {
         checkpoint: buildHead(this.sessionId, this.version + 1, agent, run, held[0]?.seq),
         history: agent.log.takeChanges(),
         events: events.map((event) => encodeEvent(event, agent.log)),
+        ...(this.token !== null ? { token: this.token } : {}),
       });
     } catch (error) {
       this.fail(error);
@@ -95,15 +106,27 @@ export class Persister {
     }
   }
 
-  private fail(error: unknown): void {
-    this.failure = error;
-    this.onError(error);
+  fail(error: unknown): void {
+    if (this.failure) return;
+    this.failure = storeFailure(this.sessionId, error);
+    this.onFailure(this.failure);
   }
 
-  /** Resolves when every step so far is written. */
-  flushed(): Promise<void> {
+  /** A write is in flight (an async store): whatever must follow a durable step waits for `settled()`. */
+  get busy(): boolean {
+    return this.writing;
+  }
+
+  /** Resolves when every step so far is written or the store failed (never rejects). */
+  settled(): Promise<void> {
     if (!this.writing) return Promise.resolve();
     return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  /** Resolves when every step so far is written; rejects with the failure if a write failed. */
+  async flushed(): Promise<void> {
+    await this.settled();
+    if (this.failure) throw this.failure;
   }
 
   private drain(): void {
@@ -123,6 +146,13 @@ export class Persister {
       },
     );
   }
+}
+
+/** A failed write as the run reports it: fenced by a newer lease (SessionLost), or StoreFailed naming the cause. */
+function storeFailure(sessionId: string, error: unknown): AgentError {
+  if (error instanceof AgentError && (error.code === 'SessionLost' || error.code === 'StoreFailed')) return error;
+  const detail = error instanceof AgentError ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error);
+  return new AgentError('StoreFailed', `session "${sessionId}": the store failed to write a step (${detail})`);
 }
 
 /**
@@ -150,7 +180,7 @@ function validatedStep(step: SessionStep): SessionStep {
   step.history.messages.forEach((message, index) => check(`message ${step.history.from + index}`, MessageSchema.safeParse(message)));
   step.events.forEach((event) => check(`event ${event.type} (seq ${event.seq})`, StoredEventSchema.safeParse(event)));
   if (problems.length > 0) {
-    throw new AgentError('StoreFailed', `the step was not written: it would not load again (${problems.join('; ')})`);
+    throw new AgentError('StoreFailed', `session "${step.checkpoint.sessionId}": the step was not written, it would not load again (${problems.join('; ')})`);
   }
   return step;
 }

@@ -52,6 +52,7 @@ export function launchRun(state: AgentState, start: RunStart, onSubscriberError:
   run.master = master;
   run.handle = { result, events: run.log.observable() };
   bindRun(master.system, run);
+  state.lease?.runStarted();
   // A bug must never leave a run without agentEnd or a result: end it as a fatal error.
   master.subscribe({
     error: (error) => {
@@ -98,8 +99,10 @@ function masterInput(state: AgentState, start: RunStart): MasterInput {
   };
 }
 
-function finishRun(state: AgentState, run: RunSession, context: EndContext, resolveResult: (result: RunResult) => void): void {
+function finishRun(state: AgentState, run: RunSession, ended: EndContext, resolveResult: (result: RunResult) => void): void {
   if (run.ended) return;
+  // A run the runtime stopped (store failure, lost lease) ends failed, whatever the chart decided.
+  const context: EndContext = run.stopped ? { ...ended, status: 'failed', endReason: 'fatalError', error: null } : ended;
   run.closing = true;
   run.closeTurnAsAborted();
   // Messages the master never took (sent while it was already ending) stay queued, never lost.
@@ -119,15 +122,24 @@ function finishRun(state: AgentState, run: RunSession, context: EndContext, reso
     state.receipts.delete(message);
   }
   state.run = null;
+  state.lease?.runEnded();
   state.persister?.step(state, null);
   run.log.close();
   const report = finalReportOf(state, context.endReason);
-  resolveResult({
+  const error = run.stopped ?? (context.error && context.status === 'failed' ? { code: context.error.kind, message: context.error.message } : null);
+  const result: RunResult = {
     status: context.status,
     endReason: context.endReason,
     messages: state.history.slice(),
     counters,
     ...(report ? { finalReport: report } : {}),
-    ...(context.error && context.status === 'failed' ? { error: { code: context.error.kind, message: context.error.message } } : {}),
+    ...(error ? { error: { code: error.code, message: error.message } } : {}),
+  };
+  // The run ends when its last step is written; if that write fails, the result says so.
+  const persister = state.persister;
+  if (!persister) return resolveResult(result);
+  void persister.settled().then(() => {
+    const failure = !run.stopped && persister.failure ? persister.failure : null;
+    resolveResult(failure ? { ...result, status: 'failed', endReason: 'fatalError', error: { code: failure.code === 'SessionLost' ? 'sessionLost' : 'storeFailed', message: failure.message } } : result);
   });
 }

@@ -5,6 +5,7 @@ import type { MasterContext } from '../../machines/master.types.js';
 import type { ModelReply } from '../../machines/turn.types.js';
 import type { ApprovalDecision } from '../policies/types.js';
 import type { PendingApproval } from '../store/types.js';
+import type { LeaseKeeper } from './lease.js';
 import type { Persister } from './persistence.js';
 import type { ContextGuard } from '../context/guard.js';
 import type { Counters } from '../domain/counters.js';
@@ -19,6 +20,12 @@ import { attachContextView, type ContextView, type SessionHistory } from './hist
 import type { EffectHost } from './effects.js';
 import type { AgentOptions, ResolvedOptions } from './options.js';
 import { errorMessage } from './policy-runner.js';
+
+/** Why the runtime ended a run: its store failed, or another agent took the session over. */
+export interface RunStop {
+  code: 'storeFailed' | 'sessionLost';
+  message: string;
+}
 
 /** Where a queued message came from, so its delivery is counted and its receipt resolved. */
 export type MessageSource = 'steering' | 'followUp';
@@ -103,6 +110,8 @@ export interface AgentState {
   persister: Persister | null;
   /** A durable-execution engine that journals the run's effects (agentchart/restate), or null. */
   readonly host: EffectHost | null;
+  /** The agent's lease on its session (with a store). */
+  lease: LeaseKeeper | null;
 }
 
 let runCounter = 0;
@@ -138,6 +147,11 @@ export class RunSession {
   ended = false;
   /** Set when the run starts ending: steer()/followUp() from then on go to the agent's queues. */
   closing = false;
+  /**
+   * Set when the runtime, not the chart, ends the run (DESIGN §11): a step could not be written, or
+   * a newer lease fenced this agent. The run ends at once as `failed` / `fatalError` with this error.
+   */
+  stopped: RunStop | null = null;
   /** Ends the run: publishes agentEnd and resolves the run's result (set by createAgent). */
   finish: (context: MasterContext) => void = () => {};
 
@@ -151,6 +165,14 @@ export class RunSession {
     this.seq = resumed?.nextSeq ?? 0;
     this.log = new RunEventLog(onSubscriberError, agent.options.replayBuffer ?? DEFAULT_REPLAY_BUFFER);
     this.ledger = new CounterLedger(agent.counters);
+  }
+
+  /** Ends the run at once: every unfinished call is aborted (none starts), the chart closes the turn. */
+  stop(reason: RunStop): void {
+    if (this.ended || this.stopped) return;
+    this.stopped = reason;
+    this.controller.abort(reason.message);
+    this.master?.send({ type: 'ABORT' });
   }
 
   get signal(): AbortSignal {

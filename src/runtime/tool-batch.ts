@@ -18,7 +18,9 @@ export function provideToolCallMachine() {
         // macrostep: one microtask lets toolExecutionStart be published before the tool runs.
         await Promise.resolve();
         const run = runOf(system);
-        // Cancelled or aborted in that microtask (e.g. from a toolExecutionStart subscriber): the tool never runs.
+        // The start is durable before the tool runs (an async store too): a failed write stops the run instead.
+        await run.agent.persister?.settled();
+        // Cancelled or aborted meanwhile (a toolExecutionStart subscriber, a failed write): the tool never runs.
         if (signal.aborted || run.signal.aborted) return { content: unfinishedText({ kind: 'aborted' }), isError: true };
         const tool = run.agent.registry.get(input.call.name);
         if (!tool) return { content: `Unknown tool "${input.call.name}".`, isError: true };
@@ -86,6 +88,8 @@ export function createToolBatch(toolCallLogic: ReturnType<typeof provideToolCall
     const startedCallIds: string[] = [];
     // Set before cancelling: a call finishing during the cancellation must not start the next one.
     let cancelling = false;
+    // An async store is still writing: the next call is announced only once every step before it is durable.
+    let awaitingStore = false;
 
     const settle = (interrupted: boolean) => {
       if (settled) return;
@@ -112,7 +116,7 @@ export function createToolBatch(toolCallLogic: ReturnType<typeof provideToolCall
 
     // Starts calls until the pool is full; moves to the next group when the current one drained.
     const pump = () => {
-      while (!settled && !cancelling) {
+      while (!settled && !cancelling && !awaitingStore) {
         if (queue.length === 0 && running.size === 0) {
           if (groupIndex >= input.groups.length) return settle(false);
           // Cancellation is checked before each group: a later group never starts after an abort.
@@ -121,6 +125,15 @@ export function createToolBatch(toolCallLogic: ReturnType<typeof provideToolCall
         }
         if (queue.length === 0 || running.size >= limit) return;
         if (run.signal.aborted) return;
+        const persister = run.agent.persister;
+        if (persister?.busy) {
+          awaitingStore = true;
+          void persister.settled().then(() => {
+            awaitingStore = false;
+            pump();
+          });
+          return;
+        }
         startCall(queue.shift() as PreparedCall);
       }
     };

@@ -1,5 +1,6 @@
 import type { AgentEvent } from '../domain/events.js';
-import type { SessionStore, SessionSummary } from './types.js';
+import { acquireLease, releasedLease, renewLease, type Lease } from './lease.js';
+import type { SessionStore, SessionSummary, StoreOptions } from './types.js';
 import { assembleCheckpoint, checkStep, expandEvents, parseHead, parseMessage, parseStoredEvent } from './validate.js';
 
 interface StoredSession {
@@ -15,8 +16,10 @@ interface StoredSession {
  * An in-memory store with the same semantics as the durable ones: it keeps serialized JSON, so a
  * resumed agent never shares objects with the one that wrote the session.
  */
-export function memoryStore(): SessionStore & Required<Pick<SessionStore, 'commitStepSync'>> {
+export function memoryStore(options: StoreOptions = {}): SessionStore & Required<Pick<SessionStore, 'commitStepSync'>> {
+  const now = options.now ?? Date.now;
   const sessions = new Map<string, StoredSession>();
+  const leases = new Map<string, Lease>();
   const historyOf = (sessionId: string, session: StoredSession) => session.messages.map((json, position) => parseMessage(sessionId, json, position));
   const store: SessionStore & Required<Pick<SessionStore, 'commitStepSync'>> = {
     async load(sessionId) {
@@ -28,7 +31,7 @@ export function memoryStore(): SessionStore & Required<Pick<SessionStore, 'commi
     },
     commitStepSync(sessionId, step) {
       const session = sessions.get(sessionId) ?? { head: '', version: -1, messages: [], events: [], running: false, updatedAt: 0 };
-      checkStep(sessionId, { version: session.version, historyLength: session.messages.length }, step);
+      checkStep(sessionId, { version: session.version, historyLength: session.messages.length, lease: leases.get(sessionId) ?? null }, step);
       // Serialized before anything changes: a step is all or nothing.
       const head = JSON.stringify(step.checkpoint);
       const messages = step.history.messages.map((message) => JSON.stringify(message));
@@ -50,6 +53,20 @@ export function memoryStore(): SessionStore & Required<Pick<SessionStore, 'commi
     },
     async delete(sessionId) {
       sessions.delete(sessionId);
+    },
+    async acquire(sessionId, owner, ttlMs) {
+      const lease = acquireLease(sessionId, leases.get(sessionId) ?? null, owner, ttlMs, now());
+      leases.set(sessionId, lease);
+      return { ...lease };
+    },
+    async renew(sessionId, lease, ttlMs) {
+      const renewed = renewLease(sessionId, leases.get(sessionId) ?? null, lease, ttlMs, now());
+      leases.set(sessionId, renewed);
+      return { ...renewed };
+    },
+    async release(sessionId, lease) {
+      const released = releasedLease(leases.get(sessionId) ?? null, lease, now());
+      if (released) leases.set(sessionId, released);
     },
   };
   return store;

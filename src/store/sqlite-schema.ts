@@ -28,6 +28,12 @@ CREATE TABLE IF NOT EXISTS events (
   event TEXT NOT NULL,
   PRIMARY KEY (sid, position)
 );
+CREATE TABLE IF NOT EXISTS leases (
+  session_id TEXT PRIMARY KEY,
+  owner TEXT NOT NULL,
+  token INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+);
 `;
 
 /**

@@ -2,7 +2,8 @@ import { createRequire } from 'node:module';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { AgentError } from '../domain/errors.js';
 import type { AgentEvent } from '../domain/events.js';
-import type { SessionStore, SessionSummary } from './types.js';
+import { acquireLease, releasedLease, renewLease, type Lease } from './lease.js';
+import type { SessionStore, SessionSummary, StoreOptions } from './types.js';
 import { migrateSqlite, SCHEMA_VERSION } from './sqlite-schema.js';
 import { assembleCheckpoint, checkStep, expandEvents, parseHead, parseMessage, parseStoredEvent } from './validate.js';
 
@@ -22,7 +23,8 @@ interface SessionRow {
  * complete synchronously inside their promise: a step is on disk before the runtime moves on (a
  * SIGKILL right after a step loses nothing of it).
  */
-export function sqliteStore(path: string): SyncStore {
+export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore {
+  const now = options.now ?? Date.now;
   if (typeof path !== 'string' || path.length === 0) {
     throw new AgentError('InvalidOptions', `sqliteStore needs a file path (or ":memory:"), got ${JSON.stringify(path)}.`);
   }
@@ -46,6 +48,24 @@ export function sqliteStore(path: string): SyncStore {
   const deleteSession = statement('DELETE FROM sessions WHERE sid = ?');
   const deleteMessages = statement('DELETE FROM messages WHERE sid = ?');
   const deleteEvents = statement('DELETE FROM events WHERE sid = ?');
+  const leaseRow = statement('SELECT owner, token, expires_at FROM leases WHERE session_id = ?');
+  const upsertLease = statement(
+    `INSERT INTO leases (session_id, owner, token, expires_at) VALUES (?, ?, ?, ?)
+     ON CONFLICT(session_id) DO UPDATE SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at`,
+  );
+  const leaseOf = (sessionId: string): Lease | null => {
+    const row = leaseRow.get(sessionId) as { owner: string; token: number; expires_at: number } | undefined;
+    return row ? { owner: row.owner, token: Number(row.token), expiresAt: Number(row.expires_at) } : null;
+  };
+  /** Reads the lease, decides, writes the decision: one transaction, so two processes never both win. */
+  const changeLease = (sessionId: string, decide: (current: Lease | null) => Lease | null): Lease | null =>
+    guarded(path, () =>
+      transaction(() => {
+        const next = decide(leaseOf(sessionId));
+        if (next) upsertLease.run(sessionId, next.owner, next.token, next.expiresAt);
+        return next;
+      }),
+    );
 
   const transaction = <T>(work: () => T): T => {
     db.exec('BEGIN IMMEDIATE');
@@ -79,7 +99,7 @@ export function sqliteStore(path: string): SyncStore {
       guarded(path, () =>
         transaction(() => {
           const row = (sessionRow.get(sessionId) as SessionRow | undefined) ?? { ...(insertSession.get(sessionId) as { sid: number | bigint }), version: -1, history_length: 0, event_count: 0 };
-          checkStep(sessionId, { version: row.version, historyLength: row.history_length }, step);
+          checkStep(sessionId, { version: row.version, historyLength: row.history_length, lease: leaseOf(sessionId) }, step);
           let position = step.history.from;
           if (position < row.history_length) dropMessages.run(row.sid, position);
           for (const message of messages) insertMessage.run(row.sid, position++, message);
@@ -112,6 +132,15 @@ export function sqliteStore(path: string): SyncStore {
           deleteSession.run(row.sid);
         }),
       );
+    },
+    async acquire(sessionId, owner, ttlMs) {
+      return changeLease(sessionId, (current) => acquireLease(sessionId, current, owner, ttlMs, now())) as Lease;
+    },
+    async renew(sessionId, lease, ttlMs) {
+      return changeLease(sessionId, (current) => renewLease(sessionId, current, lease, ttlMs, now())) as Lease;
+    },
+    async release(sessionId, lease) {
+      changeLease(sessionId, (current) => releasedLease(current, lease, now()));
     },
     close: () => {
       if (db.isOpen) db.close();

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CountersSchema } from '../domain/counters.js';
 import { AgentEndEventSchema, AgentEventSchema, BeforeModelCallEventSchema, type AgentEvent } from '../domain/events.js';
 import { AssistantMessageSchema, MessageSchema, ToolResultMessageSchema } from '../domain/messages.js';
+import type { Lease } from './lease.js';
 
 /** The reply a crashed turn had already published: the resumed turn continues from it. */
 export const ResumedReplySchema = z.object({
@@ -86,11 +87,19 @@ export const StoredEventSchema = z.union([
 ]);
 export type StoredEvent = z.infer<typeof StoredEventSchema>;
 
+/** Options of the stores that ship with agentchart. */
+export interface StoreOptions {
+  /** The clock leases expire on (ms since the epoch); `Date.now` by default, a simulated clock in tests. */
+  now?: () => number;
+}
+
 /** One committed step: the new checkpoint (without history), the history's change, the events since the last step. */
 export interface SessionStep {
   checkpoint: SessionHead;
   history: HistoryChange;
   events: StoredEvent[];
+  /** The writer's lease token: the step is refused (SessionLost) once a newer token exists. */
+  token?: number;
 }
 
 export interface SessionSummary {
@@ -121,7 +130,20 @@ export interface SessionStore {
   /** The session's events in order, `messages` fields expanded (`from`: skip the first `from` events). */
   loadEvents(sessionId: string, options?: { from?: number }): Promise<AgentEvent[]>;
   list(): Promise<SessionSummary[]>;
+  /** Deletes the session's data; its lease (and so its fencing token) stays. */
   delete(sessionId: string): Promise<void>;
+  /**
+   * Takes the session's lease for `ttlMs` (DESIGN §11). Rejects with `AgentError('SessionBusy')`
+   * (owner and expiry in the message) while another owner's lease is live; after it expired, the
+   * new owner gets a larger fencing token. The same owner acquiring again extends its lease.
+   */
+  acquire(sessionId: string, owner: string, ttlMs: number): Promise<Lease>;
+  /** Extends a lease still held; `AgentError('SessionLost')` once a newer token exists. */
+  renew(sessionId: string, lease: Lease, ttlMs: number): Promise<Lease>;
+  /** Gives the lease up (another owner may acquire at once); a lease no longer held releases nothing. */
+  release(sessionId: string, lease: Lease): Promise<void>;
 }
+
+export type { Lease };
 
 export { AgentEventSchema };

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { AgentError } from '../domain/errors.js';
 import type { AgentEvent } from '../domain/events.js';
 import { attachContextView, ContextView } from '../domain/history-view.js';
+import { checkFence, type Lease } from './lease.js';
 import { MessageSchema, type Message } from '../domain/messages.js';
 import { SessionHeadSchema, StoredEventSchema, type SessionCheckpoint, type SessionHead, type SessionStep, type StoredEvent } from './types.js';
 
@@ -58,11 +59,13 @@ export function expandEvents(sessionId: string, events: StoredEvent[], history: 
 }
 
 /**
- * The checks every store makes before it writes a step: the version follows the stored one, and
- * the history change starts inside the stored history and ends at the checkpoint's length.
+ * The checks every store makes before it writes a step: no newer lease fenced its token, the version
+ * follows the stored one, and the history change starts inside the stored history and ends at the
+ * checkpoint's length.
  */
-export function checkStep(sessionId: string, stored: { version: number; historyLength: number }, step: SessionStep): void {
+export function checkStep(sessionId: string, stored: { version: number; historyLength: number; lease?: Lease | null }, step: SessionStep): void {
   const { checkpoint, history } = step;
+  checkFence(sessionId, stored.lease ?? null, step.token);
   if (checkpoint.version !== stored.version + 1) throw staleVersion(sessionId, stored.version, checkpoint.version);
   if (history.from > stored.historyLength || history.from + history.messages.length !== checkpoint.historyLength) {
     throw new AgentError(

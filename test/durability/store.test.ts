@@ -9,6 +9,7 @@ describe('an idle session round-trips through a store', () => {
     await first.ready;
     await first.prompt('hi').result;
     await first.steer('and then?');
+    await first.close();
     const model = scriptedModel([{ text: 'Then this.' }]);
     const second = createAgent({ model, store, sessionId: 's1' });
     expect(await second.ready).toEqual({ resumedRun: null });

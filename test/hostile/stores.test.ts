@@ -56,22 +56,46 @@ async function expectStoredSessionLoads(store: SessionStore, sessionId: string, 
   expect(checkpoint).not.toBeNull();
   expectSaneCounters(checkpoint?.counters);
   expect(checkpoint?.history).toContainEqual(user(input));
+  time += LEASE.ttlMs + 1;
   const again = createAgent({ model: scriptedModel(() => ({ text: 'resumed' })), store, sessionId });
   const { resumedRun } = await again.ready;
   if (resumedRun) expect((await resumedRun.result).status).toBe('completed');
   await again.flush();
+  await again.close();
   const stored = await store.loadEvents(sessionId);
   expect(checkInvariants(stored, again.messages).violations).toEqual([]);
   expectSaneCounters(again.counters);
 }
 
-/** A store whose process "dies" on demand: from then on nothing it is given reaches the data. */
+/** The clock the stores' leases expire on: moved past a dead owner's lease, never slept on. */
+let time = 1_700_000_000_000;
+const now = () => time;
+const LEASE = { ttlMs: 1_000 };
+
+/**
+ * A store whose process "dies" on demand: from then on nothing it is given reaches the data and its
+ * lease is never renewed nor released; `die()` returns once the lease has expired on the store's clock.
+ */
 function dyingStore(store: SessionStore & { commitStepSync: NonNullable<SessionStore['commitStepSync']> }) {
   let dead = false;
   const commitStepSync = (sessionId: string, s: SessionStep) => {
     if (!dead) store.commitStepSync(sessionId, s);
   };
-  return { store: { ...store, commitStepSync, commitStep: async (id: string, s: SessionStep) => commitStepSync(id, s) } as SessionStore, die: () => (dead = true) };
+  const silentWhenDead = <A extends unknown[], R>(call: (...args: A) => Promise<R>) => (...args: A) => (dead ? new Promise<R>(() => {}) : call(...args));
+  const dying: SessionStore = {
+    ...store,
+    commitStepSync,
+    commitStep: async (id, s) => commitStepSync(id, s),
+    renew: silentWhenDead(store.renew),
+    release: silentWhenDead(store.release),
+  };
+  return {
+    store: dying,
+    die: () => {
+      dead = true;
+      time += LEASE.ttlMs + 1;
+    },
+  };
 }
 
 describe('stores that cannot be opened are StoreUnavailable, naming the path', () => {
@@ -146,7 +170,7 @@ describe('a checkpoint is validated before it is written', () => {
     ['a negative number', -5],
     ['a string', '0lots'],
   ])('usage of %s never reaches the store; the session loads again', async (_name, bad) => {
-    const store = memoryStore();
+    const store = memoryStore({ now });
     const written: SessionStep[] = [];
     const watching: SessionStore = { ...store, commitStepSync: (id, s) => (written.push(s), store.commitStepSync(id, s)) };
     const model = scriptedModel([{ text: 'Counted.', usage: { input: bad as number, output: 2 } }]);
@@ -156,15 +180,16 @@ describe('a checkpoint is validated before it is written', () => {
     expect(result.messages).toContainEqual(user('count this'));
     expect(written.length).toBeGreaterThan(0);
     for (const s of written) expectSaneCounters(s.checkpoint.counters);
+    await agent.close();
     await expectStoredSessionLoads(store, 's', 'count this');
   });
 });
 
 describe('after a resume the stored log still pairs', () => {
   it('a steer during a live stream, then a crash: no second messageStart for one message; the steer is delivered once', async () => {
-    const base = memoryStore();
+    const base = memoryStore({ now });
     const { store, die } = dyingStore(base);
-    const first = createAgent({ model: scriptedModel([{ text: 'Thinking out loud', stall: true }]), store, sessionId: 's', streaming: 'live' });
+    const first = createAgent({ model: scriptedModel([{ text: 'Thinking out loud', stall: true }]), store, sessionId: 's', streaming: 'live', lease: LEASE });
     await first.ready;
     const run = first.prompt('write the report');
     const steered = new Promise<void>((resolve) => {
@@ -181,7 +206,7 @@ describe('after a resume the stored log still pairs', () => {
     await run.result;
 
     const model = scriptedModel([{ text: 'Report written.' }, { text: 'Changelog mentioned.' }]);
-    const second = createAgent({ model, store: base, sessionId: 's', streaming: 'live' });
+    const second = createAgent({ model, store: base, sessionId: 's', streaming: 'live', lease: LEASE });
     const { resumedRun } = await second.ready;
     expect(resumedRun).not.toBeNull();
     const { result } = await settled(resumedRun as AgentRun);
@@ -198,9 +223,9 @@ describe('after a resume the stored log still pairs', () => {
 
   it('a crash in the middle of a buffered stream: the resumed run calls the model again under one messageStart', async () => {
     const path = tempDb();
-    const raw = sqliteStore(path);
+    const raw = sqliteStore(path, { now });
     const { store, die } = dyingStore(raw);
-    const first = createAgent({ model: scriptedModel([{ text: 'partial', stall: true }]), store, sessionId: 's' });
+    const first = createAgent({ model: scriptedModel([{ text: 'partial', stall: true }]), store, sessionId: 's', lease: LEASE });
     await first.ready;
     const run = first.prompt('summarize');
     await new Promise<void>((resolve) => run.events.subscribe((event) => event.type === 'beforeModelCall' && resolve()));
@@ -209,7 +234,7 @@ describe('after a resume the stored log still pairs', () => {
     await run.result;
 
     const model = scriptedModel([{ text: 'Summary.' }]);
-    const second = createAgent({ model, store: raw, sessionId: 's' });
+    const second = createAgent({ model, store: raw, sessionId: 's', lease: LEASE });
     const { resumedRun } = await second.ready;
     const { result } = await settled(resumedRun as AgentRun);
     expect(result.status).toBe('completed');

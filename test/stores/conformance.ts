@@ -23,9 +23,13 @@ export function step(version: number, from: number, messages: Message[], events:
  * The one suite every SessionStore passes (DESIGN §10/§11): versioned steps, appended history and
  * events, history references in events, typed refusals, reopening.
  */
-export function storeConformance(open: () => Promise<StoreUnderTest> | StoreUnderTest): void {
+export function storeConformance(open: (now: () => number) => Promise<StoreUnderTest> | StoreUnderTest): void {
+  // The clock leases expire on: moved by the lease cases, never slept on.
+  let time = 1_700_000_000_000;
+  const now = () => time;
   const withStore = (body: (subject: StoreUnderTest) => Promise<void>) => async () => {
-    const subject = await open();
+    time = 1_700_000_000_000;
+    const subject = await open(now);
     try {
       await body(subject);
     } finally {
@@ -114,6 +118,60 @@ export function storeConformance(open: () => Promise<StoreUnderTest> | StoreUnde
       await expect(other.commitStep('s1', step(19, 20, []))).rejects.toMatchObject({ code: 'StaleVersion' });
       await other.commitStep('s1', step(20, 20, [user('from the other handle')]));
       expect((await store.load('s1'))?.history.at(-1)).toEqual(user('from the other handle'));
+    }),
+  );
+
+  it(
+    'leases: one owner at a time, SessionBusy names the owner and the expiry, the same owner extends its lease',
+    withStore(async ({ store, reopen }) => {
+      const first = await store.acquire('s1', 'alpha', 30_000);
+      expect(first).toEqual({ owner: 'alpha', token: 1, expiresAt: time + 30_000 });
+      const busy = reopen().acquire('s1', 'beta', 30_000);
+      await expect(busy).rejects.toMatchObject({ name: 'AgentError', code: 'SessionBusy' });
+      await expect(busy).rejects.toThrow(/session "s1" is busy: owner "alpha" holds its lease until 2023-11-14T22:13:50.000Z \(30.0 s from now\)/);
+      time += 10_000;
+      expect(await store.acquire('s1', 'alpha', 30_000)).toEqual({ owner: 'alpha', token: 1, expiresAt: time + 30_000 });
+      expect(await store.renew('s1', first, 5_000)).toEqual({ owner: 'alpha', token: 1, expiresAt: time + 5_000 });
+      // Other sessions are not affected.
+      expect((await store.acquire('s2', 'beta', 1_000)).token).toBe(1);
+    }),
+  );
+
+  it(
+    'after expiry another owner takes over with a larger token; the old token is fenced on commit and renew',
+    withStore(async ({ store, reopen }) => {
+      const old = await store.acquire('s1', 'alpha', 1_000);
+      await store.commitStep('s1', { ...step(0, 0, [user('a')]), token: old.token });
+      time += 1_001;
+      const other = reopen();
+      const taken = await other.acquire('s1', 'beta', 1_000);
+      expect(taken).toMatchObject({ owner: 'beta', token: 2 });
+      const fenced = store.commitStep('s1', { ...step(1, 1, [user('late')]), token: old.token });
+      await expect(fenced).rejects.toMatchObject({ code: 'SessionLost' });
+      await expect(fenced).rejects.toThrow(/lease token 1 was fenced by token 2 \(owner "beta"\)/);
+      await expect(store.renew('s1', old, 1_000)).rejects.toMatchObject({ code: 'SessionLost' });
+      await store.release('s1', old);
+      await expect(store.acquire('s1', 'gamma', 1_000)).rejects.toMatchObject({ code: 'SessionBusy' });
+      await other.commitStep('s1', { ...step(1, 1, [user('b')]), token: taken.token });
+      expect((await other.load('s1'))?.history).toEqual([user('a'), user('b')]);
+      // A lease that expired with nobody taking over may still be renewed by its owner.
+      time += 5_000;
+      expect(await other.renew('s1', taken, 1_000)).toEqual({ owner: 'beta', token: 2, expiresAt: time + 1_000 });
+    }),
+  );
+
+  it(
+    'release: another owner may acquire at once, with a larger token; delete keeps the token',
+    withStore(async ({ store }) => {
+      const first = await store.acquire('s1', 'alpha', 60_000);
+      await store.commitStep('s1', { ...step(0, 0, [user('a')]), token: first.token });
+      await store.release('s1', first);
+      const second = await store.acquire('s1', 'beta', 60_000);
+      expect(second.token).toBe(2);
+      await store.delete('s1');
+      await store.release('s1', second);
+      expect((await store.acquire('s1', 'gamma', 60_000)).token).toBe(3);
+      await expect(store.acquire('s1', 'delta', 0)).rejects.toMatchObject({ code: 'InvalidInput' });
     }),
   );
 

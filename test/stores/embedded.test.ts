@@ -7,18 +7,18 @@ import { sqliteStore } from 'agentchart/sqlite';
 import { storeConformance } from './conformance.js';
 
 describe('memoryStore conformance', () => {
-  storeConformance(() => {
-    const store = memoryStore();
+  storeConformance((now) => {
+    const store = memoryStore({ now });
     return { store, reopen: () => store, close: () => {} };
   });
 });
 
 describe('sqliteStore conformance', () => {
-  storeConformance(() => {
+  storeConformance((now) => {
     const path = join(mkdtempSync(join(tmpdir(), 'agentchart-store-')), 'sessions.db');
-    const handles = [sqliteStore(path)];
+    const handles = [sqliteStore(path, { now })];
     const reopen = () => {
-      const handle = sqliteStore(path);
+      const handle = sqliteStore(path, { now });
       handles.push(handle);
       return handle;
     };
