@@ -35,7 +35,7 @@ describe.runIf(available)('Restate: a session survives SIGKILLed workers', () =>
     worker = await startWorker(port, logs);
   };
 
-  it('R-restate-crash: killed mid-model-stream, mid-tool, mid-backoff and while waiting for approval, it finishes', async () => {
+  it('on Restate: killed mid-model-stream, mid-tool, mid-backoff (R1) and while waiting for approval (T3), the session finishes on fresh workers', async () => {
     const sessionId = 'crash-1';
     const answer = server.call<RunResult>('Agent', sessionId, 'prompt', 'Deploy the service.');
 

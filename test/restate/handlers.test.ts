@@ -35,7 +35,7 @@ describe.runIf(available)('Restate: the shared handlers reach the session', () =
     expect(await server.call('Agent', 'fresh-1', 'events', { afterSeq: -1 })).toEqual({ status: 200, body: [] });
   });
 
-  it('S-restate-steer: a steer sent while a tool runs interrupts it and is answered with its receipt', async () => {
+  it('C1 on Restate: a steer sent through the shared handler while a tool runs interrupts it and is answered with its receipt', async () => {
     const sessionId = 'steer-1';
     const answer = server.call<RunResult>('Agent', sessionId, 'prompt', 'Wait for it.');
     await waitForLine(logs, sessionId, 'tool-start s1');
@@ -58,7 +58,7 @@ describe.runIf(available)('Restate: the shared handlers reach the session', () =
     expect(events.find((event) => event.type === 'turnEnd')).toMatchObject({ reason: 'steeringInterrupt' });
   });
 
-  it('A-restate-approval: refusals are terminal and named; the approval and a follow-up sent while the run waits take effect', async () => {
+  it('T3 on Restate: refusals are terminal and named; the approval and a follow-up (L4) sent while the run waits take effect', async () => {
     const sessionId = 'approve-1';
     const answer = server.call<RunResult>('Agent', sessionId, 'prompt', 'Deploy it.');
     let pending: PendingApproval[] = [];
@@ -92,7 +92,7 @@ describe.runIf(available)('Restate: the shared handlers reach the session', () =
     await expectParity(server, sessionId, result);
   });
 
-  it('X-restate-abort: abort cancels the run (aborted, parity); the next prompt continues from the stored history', async () => {
+  it('C3 and C7 on Restate: abort cancels the run (aborted, parity); the next prompt continues from the stored history', async () => {
     const sessionId = 'abort-1';
     const answer = server.call<RunResult>('Agent', sessionId, 'prompt', 'Wait a long time.');
     await waitForLine(logs, sessionId, 'tool-start x0');
@@ -117,7 +117,7 @@ describe.runIf(available)('Restate: the shared handlers reach the session', () =
     expect(latest.body).toEqual(second.slice(-2));
   });
 
-  it('X-restate-cancel: cancelling the invocation through the admin API aborts the run with parity', async () => {
+  it('C3 on Restate: cancelling the invocation through the admin API aborts the run with parity', async () => {
     const sessionId = 'abort-2';
     const { invocationId } = await server.send('Agent', sessionId, 'prompt', 'Wait a long time.');
     await waitForLine(logs, sessionId, 'tool-start x0');

@@ -28,7 +28,7 @@ describe.runIf(available)('Restate: many sessions over workers that come and go'
     await server?.stop();
   });
 
-  it('C-restate-200: 200 sessions over 2 workers, one killed and restarted mid-run: all finish with parity', async () => {
+  it('on Restate: 200 concurrent sessions over 2 workers, one killed and restarted mid-run, all finish with parity', async () => {
     const ids = Array.from({ length: SESSIONS }, (_, index) => `load-${index}`);
     const started = (id: string) => countLines(logs, id, 'tool-start k1') > 0;
     const first = await startWorker(await freePort(), logs);
