@@ -59,7 +59,8 @@ export type AgentErrorCode =
   | 'SessionBusy'
   | 'SessionLost'
   | 'SessionNotFound'
-  | 'MissingDependency';
+  | 'MissingDependency'
+  | 'McpUnavailable';
 
 export class AgentError extends Error {
   override readonly name = 'AgentError';

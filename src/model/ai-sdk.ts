@@ -1,12 +1,12 @@
-import {
+import type {
   APICallError,
-  type LanguageModelV3,
-  type LanguageModelV4,
-  type LanguageModelV4CallOptions,
-  type LanguageModelV4Message,
-  type LanguageModelV4Prompt,
-  type LanguageModelV4StreamPart,
-  type LanguageModelV4Usage,
+  LanguageModelV3,
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4Message,
+  LanguageModelV4Prompt,
+  LanguageModelV4StreamPart,
+  LanguageModelV4Usage,
 } from '@ai-sdk/provider';
 import { AgentError, modelError, type ModelError } from '../domain/errors.js';
 import type { Usage } from '../domain/messages.js';
@@ -54,6 +54,8 @@ export function fromAISDK(model: AISDKLanguageModel, options: FromAISDKOptions =
   const pricing = resolvePricing(languageModel.modelId, options);
   return {
     name: options.name ?? languageModel.modelId,
+    // 'openai.chat' → 'openai': the AI SDK suffixes the provider with its API.
+    provider: languageModel.provider.split('.')[0] ?? languageModel.provider,
     ...(pricing ? { pricing } : {}),
     stream: (request, { signal }) => streamLanguageModel(languageModel, options, request, signal),
   };
@@ -181,9 +183,18 @@ function languageModelPrompt(request: ModelRequest): LanguageModelV4Prompt {
   return prompt;
 }
 
+/**
+ * `APICallError.isInstance` without loading `@ai-sdk/provider`: the AI SDK marks its errors with a
+ * global symbol so they are recognised across package copies and majors; we read the same mark.
+ */
+function isAPICallError(error: unknown): error is APICallError {
+  const mark = Symbol.for('vercel.ai.error.AI_APICallError');
+  return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[mark] === true;
+}
+
 function classifyAISDKError(error: unknown, signal: AbortSignal): ModelError {
   if (signal.aborted) return modelError('aborted', abortReasonText(signal));
-  if (APICallError.isInstance(error)) {
+  if (isAPICallError(error)) {
     // No status: the request never got a response (refused, reset). A success status: reading the
     // body failed ("Failed to process successful response"). Either way the cause says why.
     if (error.statusCode === undefined || error.statusCode < 400) return classifyTransportFailure(error, signal);

@@ -40,6 +40,8 @@ export interface ModelPricing {
 /** The Model port: every provider adapter and the scripted model implement it. */
 export interface Model {
   readonly name: string;
+  /** Who serves it, as the GenAI conventions name it ('openai', 'anthropic', …): `beforeModelCall.provider`. */
+  readonly provider?: string;
   readonly pricing?: ModelPricing;
   stream(request: ModelRequest, options: { signal: AbortSignal }): AsyncIterable<ModelStreamEvent>;
 }

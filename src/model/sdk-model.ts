@@ -39,6 +39,29 @@ export function createClient<Client>(adapter: string, create: () => Client): Cli
   }
 }
 
+/**
+ * The SDK client, made on first use from the SDK loaded then (see optional-sdk.ts). `sdk()` is the
+ * loaded module for classifying errors, undefined while nothing has loaded.
+ */
+export function lazyClient<Sdk, Client>(
+  adapter: string,
+  load: () => Promise<Sdk>,
+  create: (sdk: Sdk) => Client,
+): { client(): Promise<Client>; sdk(): Sdk | undefined } {
+  let sdk: Sdk | undefined;
+  let client: Client | undefined;
+  return {
+    async client() {
+      if (client) return client;
+      const loaded = await load();
+      sdk = loaded;
+      client ??= createClient(adapter, () => create(loaded));
+      return client;
+    },
+    sdk: () => sdk,
+  };
+}
+
 interface StreamMapper<Item> {
   push(item: Item): Iterable<ModelStreamEvent>;
   finish(): Iterable<ModelStreamEvent>;
@@ -52,6 +75,8 @@ interface StreamMapper<Item> {
 export function sdkModel<Item>(
   options: SdkModelOptions,
   wire: {
+    /** `Model.provider` (the GenAI conventions' provider name). */
+    provider: string;
     open(request: ModelRequest, signal: AbortSignal): Promise<AsyncIterable<Item>>;
     mapper(): StreamMapper<Item>;
     classify(error: unknown, signal: AbortSignal): ModelError;
@@ -79,6 +104,7 @@ export function sdkModel<Item>(
   }
   return {
     name: options.name ?? options.model,
+    provider: wire.provider,
     ...(pricing ? { pricing } : {}),
     stream: (request, { signal }) => stream(request, signal),
   };

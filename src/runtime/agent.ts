@@ -17,6 +17,7 @@ import { Persister } from './persistence.js';
 import { errorMessage } from './policy-runner.js';
 import { planResume, restoreAgent } from './resume.js';
 import { launchRun } from './run-launcher.js';
+import { ToolSourceFollower } from './tool-sources.js';
 import type { AgentState, MessageSource, RunSession, SteerReceipt } from './run-session.js';
 
 export interface AgentRun {
@@ -90,6 +91,7 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
     options,
     resolved,
     registry: createToolRegistry(options.tools ?? []),
+    toolSources: new ToolSourceFollower(options.tools ?? []),
     get guard() {
       // Built on first use (proactive compaction or an overflow): most agents never need one.
       const guard = createContextGuard({ maxTokens: options.context?.maxTokens ?? Number.MAX_SAFE_INTEGER, transform: options.context?.transform });
@@ -114,6 +116,9 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
     lease: null,
   };
   let closed = false;
+  // Attached before the session loads, so a run resumed after a restart is observed from its first event.
+  const { sessionId, systemPrompt } = options;
+  options.otel?.attach({ events: state.feed.observable(), sessionId, systemPrompt });
   let loaded = !options.store;
   const handleOf = (run: RunSession): AgentRun => ({ runId: run.runId, events: run.handle!.events, result: run.handle!.result });
   const ready = options.store && options.sessionId ? load(state, { store: options.store, sessionId: options.sessionId, ...(options.lease ? { lease: options.lease } : {}) }, onSubscriberError).then((resumed) => ((loaded = true), { resumedRun: resumed ? handleOf(resumed) : null })) : Promise.resolve({ resumedRun: null });

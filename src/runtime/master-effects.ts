@@ -49,7 +49,10 @@ export function provideMasterMachine() {
         const run = runOf(system);
         const from = run.model.name;
         run.modelIndex = context.modelIndex;
-        run.emit({ type: 'modelFallback', turnIndex: context.turnIndex, from, to: run.model.name });
+        // The failure that made the run leave `from` (an observer's span of that attempt records it).
+        const error = context.lastOutcome?.error;
+        const cause = error ? { error } : {};
+        run.emit({ type: 'modelFallback', turnIndex: context.turnIndex, from, to: run.model.name, ...cause });
       },
       closeOpenTurnAsAborted: ({ system }) => runOf(system).closeTurnAsAborted(),
       planRetry: assign(({ context, system }) => {

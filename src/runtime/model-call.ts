@@ -28,7 +28,8 @@ export function createCallModel() {
     if (run.signal.aborted) return { called: false, published: false, message: emptyErrorMessage(run, 'aborted'), error: modelError('aborted', 'aborted'), invalidCalls: [] };
     // The event and the request share one view of the history: the exact context sent, not a copy per call.
     const messages = view.messages() as Message[];
-    run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, messages }, view);
+    const provider = model.provider !== undefined ? { provider: model.provider } : {};
+    run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, ...provider, messages }, view);
     const reply = { ...(await attemptReply(run, messages, input.turnIndex)), published: run.turn.messageOpen };
     run.ledger.recordUsage(reply.message.usage, model.pricing);
     if (reply.error && reply.error.kind !== 'aborted') run.ledger.recordFailure(reply.error.kind);

@@ -3,6 +3,7 @@ import type { QueueMode } from '../../machines/master.types.js';
 import { AgentError } from '../domain/errors.js';
 import type { ContextTransform } from '../context/guard.js';
 import type { Model } from '../model/port.js';
+import type { AgentObserver } from './observer.js';
 import type { ApprovalHandler, ApprovalMode, Policies } from '../policies/types.js';
 import type { ToolExecution } from '../tools/strategy.js';
 import type { AnyTool } from '../tools/types.js';
@@ -51,6 +52,8 @@ export interface AgentOptions {
    * (default 5,000; 0 = none, live events only). Older events are in the store, if there is one.
    */
   replayBuffer?: number;
+  /** OpenTelemetry spans: `otelObserver()` from agentchart/otel (any AgentObserver is accepted). */
+  otel?: AgentObserver;
   /** Receives errors thrown by event subscribers (they are isolated from the run). */
   onSubscriberError?: (error: unknown) => void;
 }

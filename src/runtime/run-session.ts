@@ -9,11 +9,13 @@ import type { LeaseKeeper } from './lease.js';
 import type { Persister } from './persistence.js';
 import type { ContextGuard } from '../context/guard.js';
 import type { Counters } from '../domain/counters.js';
+import type { ModelError } from '../domain/errors.js';
 import { cloneCounters } from '../domain/counters.js';
 import type { AgentEvent, AgentEventBody, MessageDelta, PolicySlot } from '../domain/events.js';
 import type { AssistantMessage, Message, ToolResultMessage } from '../domain/messages.js';
 import type { Model } from '../model/port.js';
 import type { ToolRegistry } from '../tools/registry.js';
+import type { ToolSourceFollower } from './tool-sources.js';
 import { CounterLedger } from './counter-ledger.js';
 import { AgentEventFeed, DEFAULT_REPLAY_BUFFER, RunEventLog } from './event-stream.js';
 import { attachContextView, type ContextView, type SessionHistory } from './history.js';
@@ -87,7 +89,9 @@ export function newTurnScope(turnIndex: number, open: boolean, historyLength: nu
 export interface AgentState {
   readonly options: AgentOptions;
   readonly resolved: ResolvedOptions;
-  readonly registry: ToolRegistry;
+  /** Replaced only at a turn's start, when a tool source (e.g. an MCP server) changed its list. */
+  registry: ToolRegistry;
+  readonly toolSources: ToolSourceFollower;
   /** Compacts on overflow; also before every call when the `context` option is set. */
   readonly guard: ContextGuard;
   /** The history's storage: appends, views for events, changes for the store. */
@@ -223,9 +227,16 @@ export class RunSession {
     this.lastClosedTurn = this.turn.turnIndex;
   }
 
-  startTurn(turnIndex: number): void {
+  startTurn(turnIndex: number, input: readonly Message[] = []): void {
+    // Between turns only: a turn sees one tool list from its first model call to its last result.
+    const change = this.agent.toolSources.next(this.agent.registry);
+    if (change) {
+      this.agent.registry = change.registry;
+      this.emit({ type: 'toolsChanged', added: change.added, removed: change.removed, updated: change.updated });
+    }
     this.turn = newTurnScope(turnIndex, true, this.agent.history.length);
-    this.emit({ type: 'turnStart', turnIndex });
+    const steeringDelivered = input.filter((message) => this.agent.sources.get(message) === 'steering').length;
+    this.emit({ type: 'turnStart', turnIndex, ...(steeringDelivered > 0 ? { steeringDelivered } : {}) });
   }
 
   /** Appends messages to the agent's history, resolving steer()/followUp() receipts (delivered in `turnIndex`). */
@@ -259,13 +270,13 @@ export class RunSession {
   }
 
   /** Publishes an assistant message once per logical message: start, the buffered deltas, end. */
-  publishAssistant(message: AssistantMessage): void {
+  publishAssistant(message: AssistantMessage, error?: ModelError | null): void {
     const turnIndex = this.turn.turnIndex;
     if (!this.turn.messageOpen) this.openMessage(message.model);
     for (const delta of this.turn.deltas) this.emit({ type: 'messageUpdate', turnIndex, delta });
     this.turn.deltas = [];
     this.turn.messageOpen = false;
-    this.emit({ type: 'messageEnd', turnIndex, message });
+    this.emit({ type: 'messageEnd', turnIndex, message, ...(error ? { error } : {}) });
   }
 
   announceToolEnd(result: ToolResultMessage): void {

@@ -4,10 +4,11 @@ import type { Scenario } from './spec.js';
 import type { WorldRecord } from './world.js';
 
 /**
- * What must hold after every interleaving, whatever the order: the invariants of DESIGN.md §4 on
- * the whole log, every run resolved, an abort while running ends that run as aborted, every
- * steering / follow-up message delivered exactly once or still queued, parity of the history and
- * of every model request, and counters that agree with what the world saw.
+ * What must hold after every interleaving, whatever the order: the invariants of checkInvariants
+ * (test/scenarios/README.md lists them) on the whole log, every run resolved, an abort while
+ * running ends that run as aborted, every steering / follow-up message delivered exactly once or
+ * still queued, parity of the history and of every model request, and counters that agree with
+ * what the world saw.
  */
 
 export interface RunRecord {

@@ -3,6 +3,7 @@ import { getSimplePaths } from 'xstate/graph';
 import { explore } from './harness/explore.js';
 import { Checks, checkAbortAlwaysEnds, checkEveryPath } from './harness/paths.js';
 import { CALL, provideToolCall, toolCallEnvironment, toolCallMonitor } from './tool-call-model.js';
+import { reportStats } from '../support/stats.js';
 
 describe('model checking: tool-call machine', () => {
   it('every path: one start, one end, one result for the call; cancel always ends it', () => {
@@ -15,7 +16,10 @@ describe('model checking: tool-call machine', () => {
       (walk) => (walk.snapshot.value === 'cancelled' && walk.snapshot.output?.result?.isError === true ? null : `ended in ${String(walk.snapshot.value)}`),
       checks,
     );
-    console.log(`tool-call: ${graph.nodes.size} states, ${graph.edgeCount} transitions, ${stats.paths} paths, ${abortChecked} abort checks, ${checks.count} invariants checked`);
+    reportStats(
+      `tool-call: ${graph.nodes.size} states, ${graph.edgeCount} transitions, ${stats.paths} paths, ` +
+        `${abortChecked} abort checks, ${checks.count} invariants checked`,
+    );
     expect(checks.violations).toEqual([]);
     // Every final state is reachable, each with its own paths (the exploration is not vacuous).
     const finals = [...graph.nodes.values()].filter((node) => node.walk.status === 'done').map((node) => String(node.walk.snapshot.value));

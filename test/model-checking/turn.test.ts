@@ -8,6 +8,7 @@ import { Checks, checkAbortAlwaysEnds, checkEveryPath } from './harness/paths.js
 import { STANDARD_REPLIES } from './turn-fixtures.js';
 import { endsAborted, turnMonitor } from './turn-monitor.js';
 import { ALL_FEATURES, NO_FEATURES, provideTurn, turnEnvironment, turnInput, type AttemptName, type TurnConfig } from './turn-model.js';
+import { reportStats } from '../support/stats.js';
 
 const approvals: TurnConfig = { name: 'approvals', approvals: true, partition: 'valid', replies: STANDARD_REPLIES };
 const plain: TurnConfig = { ...approvals, name: 'no approvals', approvals: false };
@@ -32,7 +33,7 @@ describe('model checking: turn machine', () => {
     const checks = new Checks();
     const stats = checkEveryPath(graph, turnMonitor(input), checks);
     const abortChecked = checkAbortAlwaysEnds(graph, 'ABORT', endsAborted, checks);
-    console.log(
+    reportStats(
       `turn [${name}]: ${graph.nodes.size} states, ${graph.edgeCount} transitions, ` +
         `${stats.paths} paths (longest ${stats.longest}), ${abortChecked} abort checks, ${checks.count} invariants checked`,
     );

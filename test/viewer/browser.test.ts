@@ -10,6 +10,7 @@ import { agentEntries, describeValue, readTraceText, type ViewerModel } from '..
 import { formatMs } from '../../src/trace/viewer/timeline.js';
 import { buildTimeline } from '../../src/trace/viewer/timeline-model.js';
 import { recordSession } from './session.js';
+import { reportStats } from '../support/stats.js';
 
 /**
  * The offline viewer in a real headless browser (Debian's chromium driven by playwright-core):
@@ -146,7 +147,7 @@ describe.skipIf(!hasChromium)('the offline trace viewer in headless chromium', (
     expect(await page.locator('#step-label').textContent()).toBe(`step ${steps - 1} / ${steps} · ${formatMs(model.steps.at(-2)?.t ?? 0)}`);
     expect(await activeIn('master')).toEqual(['master.running', `master.running.${describeValue(model.steps.at(-2)?.value ?? '').split('.').at(-1)}`]);
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
-    console.log(`[viewer browser test] screenshot: ${SCREENSHOT}`);
+    reportStats(`[viewer browser test] screenshot: ${SCREENSHOT}`);
   });
 
   it('opens a page with the trace embedded, and explains a file that is not a trace', async () => {
