@@ -31,7 +31,8 @@ function agentOn(store: SessionStore, tracerProvider: BasicTracerProvider, journ
     execute: ({ target }) => (journal.push(`deploy:${target}`), `deployed to ${target}`),
   });
   const otel = otelObserver({ tracer: tracerProvider.getTracer('agentchart') });
-  return createAgent({ model, tools: [deploy], clock, store, sessionId: SESSION, otel });
+  // The restarted process is the same lease owner (the first one never released its lease).
+  return createAgent({ model, tools: [deploy], clock, store, sessionId: SESSION, otel, lease: { owner: 'deploy-worker' } });
 }
 
 const nodes = (tree: SpanNode[]): SpanNode[] => tree.flatMap((node) => [node, ...nodes(node.children)]);
