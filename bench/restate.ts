@@ -7,7 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createAgent, memoryStore } from 'agentchart';
-import { freePort, restateServerAvailable, startRestateServer, startWorker } from '../test/restate/support/restate-server.js';
+import {
+  freePort,
+  restateServerAvailable,
+  startRestateServer,
+  startWorker,
+} from '../test/restate/support/restate-server.js';
 import { testAgent } from '../test/restate/support/worker.js';
 import { median } from './stats.js';
 
@@ -32,10 +37,9 @@ export async function restateBenchmark(rounds: number): Promise<RestateBenchResu
   const worker = await startWorker(await freePort(), mkdtempSync(join(tmpdir(), 'agentchart-bench-restate-')));
   try {
     await server.register(worker.uri);
-    const samples = Object.fromEntries(WORKLOADS.map((workload) => [workload, { inProcess: [] as number[], restate: [] as number[] }])) as Record<
-      Workload,
-      { inProcess: number[]; restate: number[] }
-    >;
+    const samples = Object.fromEntries(
+      WORKLOADS.map((workload) => [workload, { inProcess: [] as number[], restate: [] as number[] }]),
+    ) as Record<Workload, { inProcess: number[]; restate: number[] }>;
     // Alternating rounds, a fresh session each time; the first two rounds warm up and are dropped.
     for (let round = -2; round < rounds; round++) {
       for (const workload of WORKLOADS) {
@@ -48,7 +52,8 @@ export async function restateBenchmark(rounds: number): Promise<RestateBenchResu
         });
         const restate = await timed(async () => {
           const answer = await server.call<{ status: string }>('Agent', sessionId, 'prompt', 'go');
-          if (answer.status !== 200 || answer.body.status !== 'completed') throw new Error(`restate ${workload}: ${JSON.stringify(answer).slice(0, 300)}`);
+          if (answer.status !== 200 || answer.body.status !== 'completed')
+            throw new Error(`restate ${workload}: ${JSON.stringify(answer).slice(0, 300)}`);
         });
         if (round >= 0) {
           samples[workload].inProcess.push(inProcess);
@@ -57,7 +62,10 @@ export async function restateBenchmark(rounds: number): Promise<RestateBenchResu
       }
     }
     const promptMs = Object.fromEntries(
-      WORKLOADS.map((workload) => [workload, { inProcess: round2(median(samples[workload].inProcess)), restate: round2(median(samples[workload].restate)) }]),
+      WORKLOADS.map((workload) => [
+        workload,
+        { inProcess: round2(median(samples[workload].inProcess)), restate: round2(median(samples[workload].restate)) },
+      ]),
     ) as RestateBenchResults['promptMs'];
     return { rounds, promptMs, overheadMs: solve(promptMs) };
   } finally {
@@ -77,13 +85,18 @@ function solve(promptMs: RestateBenchResults['promptMs']): RestateBenchResults['
   const perTurn = (2 * c - b) / 19;
   const safe = (b - perTurn) / 20;
   const never = (o('never') - o('turn') - perTurn) / 20;
-  return { perPrompt: round2(o('turn') - perTurn), perTurn: round2(perTurn), perToolCall: { safe: round2(safe), never: round2(never) } };
+  return {
+    perPrompt: round2(o('turn') - perTurn),
+    perTurn: round2(perTurn),
+    perToolCall: { safe: round2(safe), never: round2(never) },
+  };
 }
 
 export function renderRestateMarkdown(results: RestateBenchResults): string {
   const { promptMs, overheadMs } = results;
   const row = (name: string, workload: Workload) =>
-    `| ${name} | ${promptMs[workload].inProcess} | ${promptMs[workload].restate} | ${round2(promptMs[workload].restate - promptMs[workload].inProcess)} |`;
+    `| ${name} | ${promptMs[workload].inProcess} | ${promptMs[workload].restate} | ` +
+    `${round2(promptMs[workload].restate - promptMs[workload].inProcess)} |`;
   return [
     '## On Restate (agentchart/restate) against in-process',
     '',
@@ -98,9 +111,11 @@ export function renderRestateMarkdown(results: RestateBenchResults): string {
     row("20 'never' tool calls in one turn, then a text turn", 'never'),
     row("10 turns of one 'safe' call, then a text turn", 'turns'),
     '',
-    `Solved from the four rows: **${overheadMs.perPrompt} ms** once per prompt (ingress, invocation, state read, inbox),`,
+    `Solved from the four rows: **${overheadMs.perPrompt} ms** once per prompt`,
+    '(ingress, invocation, state read, inbox),',
     `**${overheadMs.perTurn} ms** per turn (the journaled model step and the turn's state writes), per tool call`,
-    `**${overheadMs.perToolCall.safe} ms** ('safe': one journaled step) and **${overheadMs.perToolCall.never} ms** ('never': start marker + step).`,
+    `**${overheadMs.perToolCall.safe} ms** ('safe': one journaled step) and`,
+    `**${overheadMs.perToolCall.never} ms** ('never': start marker + step).`,
     '',
   ].join('\n');
 }

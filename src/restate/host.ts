@@ -51,7 +51,8 @@ export class RestateHost implements EffectHost {
 
   /** An XState clock whose timers are Restate durable timers (backoff, steering grace). */
   readonly clock = {
-    setTimeout: (fn: () => void, timeout: number): Waiting => this.wait(this.ctx.sleep(Math.max(0, timeout)), () => fn()),
+    setTimeout: (fn: () => void, timeout: number): Waiting =>
+      this.wait(this.ctx.sleep(Math.max(0, timeout)), () => fn()),
     clearTimeout: (id: Waiting): void => {
       this.waiting.delete(id);
     },
@@ -69,7 +70,10 @@ export class RestateHost implements EffectHost {
     return this.step(this.ctx.run(key, attempt));
   }
 
-  toolCall(call: { id: string; replay: 'never' | 'safe' }, execute: (update: (partial: unknown) => void) => Promise<ToolRunResult>): Promise<RecordedToolCall> {
+  toolCall(
+    call: { id: string; replay: 'never' | 'safe' },
+    execute: (update: (partial: unknown) => void) => Promise<ToolRunResult>,
+  ): Promise<RecordedToolCall> {
     const run = async (): Promise<RecordedToolCall> => {
       const updates: unknown[] = [];
       const result = await execute((partial) => updates.push(partial));
@@ -81,7 +85,9 @@ export class RestateHost implements EffectHost {
     const attempt = this.attempt;
     return this.step(this.ctx.run(`start ${call.id}`, () => attempt)).then((marker) =>
       this.step(
-        this.ctx.run(`tool ${call.id}`, async () => (marker === attempt ? run() : { result: { content: INTERRUPTED_BY_RESTART, isError: true }, updates: [] })),
+        this.ctx.run(`tool ${call.id}`, async () =>
+          marker === attempt ? run() : { result: { content: INTERRUPTED_BY_RESTART, isError: true }, updates: [] },
+        ),
       ),
     );
   }
@@ -131,7 +137,9 @@ export class RestateHost implements EffectHost {
       if (entries.length === 0) throw new Error('agentchart/restate: the run waits for nothing Restate can complete');
       let winner: Outcome;
       try {
-        winner = await this.sdk.RestatePromise.race(entries.map((entry, index) => entry.promise.map((value, failure): Outcome => ({ index, value, failure }))));
+        winner = await this.sdk.RestatePromise.race(
+          entries.map((entry, index) => entry.promise.map((value, failure): Outcome => ({ index, value, failure }))),
+        );
       } catch (error) {
         if (!(error instanceof this.sdk.CancelledError)) throw error;
         this.cancelled();

@@ -17,7 +17,8 @@ interface InboxState {
 }
 
 async function readInbox(ctx: ObjectContext, sdk: RestateSdk): Promise<InboxState> {
-  if (!ctx.key.startsWith(INBOX_PREFIX)) throw new sdk.TerminalError(`InvalidInput: "${ctx.key}" is not an inbox key`, { errorCode: 400 });
+  if (!ctx.key.startsWith(INBOX_PREFIX))
+    throw new sdk.TerminalError(`InvalidInput: "${ctx.key}" is not an inbox key`, { errorCode: 400 });
   return (await ctx.get<InboxState>('inbox')) ?? { items: [], open: false, waiter: null };
 }
 
@@ -26,7 +27,11 @@ export function inboxHandlers(sdk: RestateSdk) {
     /** The run starts: what was pushed while no run was open; when nothing was, `wake` is resolved by the next push. */
     inboxOpen: async (ctx: ObjectContext, input: { wake: string }): Promise<InboxItem[]> => {
       const inbox = await readInbox(ctx, sdk);
-      ctx.set('inbox', { items: [], open: true, waiter: inbox.items.length > 0 ? null : input.wake } satisfies InboxState);
+      ctx.set('inbox', {
+        items: [],
+        open: true,
+        waiter: inbox.items.length > 0 ? null : input.wake,
+      } satisfies InboxState);
       return inbox.items;
     },
     /**
@@ -42,20 +47,29 @@ export function inboxHandlers(sdk: RestateSdk) {
       const inbox = await readInbox(ctx, sdk);
       if (inbox.waiter) ctx.resolveAwakeable(inbox.waiter, null);
       // While no run is open the sender is answered at once: nobody will wait on the receipt.
-      ctx.set('inbox', { items: [...inbox.items, inbox.open ? item : withoutReceipt(item)], open: inbox.open, waiter: null } satisfies InboxState);
+      ctx.set('inbox', {
+        items: [...inbox.items, inbox.open ? item : withoutReceipt(item)],
+        open: inbox.open,
+        waiter: null,
+      } satisfies InboxState);
       return { live: inbox.open };
     },
     /** Everything pushed so far; when there is nothing, `wake` is resolved by the next push. */
     inboxTake: async (ctx: ObjectContext, input: { wake: string }): Promise<InboxItem[]> => {
       const inbox = await readInbox(ctx, sdk);
-      ctx.set('inbox', { items: [], open: inbox.open, waiter: inbox.items.length > 0 ? null : input.wake } satisfies InboxState);
+      ctx.set('inbox', {
+        items: [],
+        open: inbox.open,
+        waiter: inbox.items.length > 0 ? null : input.wake,
+      } satisfies InboxState);
       return inbox.items;
     },
   };
 }
 
 function answerStillQueued(ctx: ObjectContext, item: InboxItem): void {
-  if ((item.kind === 'steer' || item.kind === 'followUp') && item.receipt !== '') ctx.resolveAwakeable(item.receipt, { status: 'stillQueued' });
+  if ((item.kind === 'steer' || item.kind === 'followUp') && item.receipt !== '')
+    ctx.resolveAwakeable(item.receipt, { status: 'stillQueued' });
 }
 
 function withoutReceipt(item: InboxItem): InboxItem {
@@ -65,11 +79,24 @@ function withoutReceipt(item: InboxItem): InboxItem {
 /** Calls into the inbox of `sessionId` from any handler of the object `objectName`. */
 export function inboxClient(sdk: RestateSdk, ctx: Context, objectName: string, sessionId: string) {
   const call = <I, O>(method: string, parameter: I): RestatePromise<O> =>
-    ctx.genericCall<I, O>({ service: objectName, method, key: inboxKey(sessionId), parameter, inputSerde: sdk.serde.json as never, outputSerde: sdk.serde.json as never });
+    ctx.genericCall<I, O>({
+      service: objectName,
+      method,
+      key: inboxKey(sessionId),
+      parameter,
+      inputSerde: sdk.serde.json as never,
+      outputSerde: sdk.serde.json as never,
+    });
   return {
     open: (wake: string) => call<{ wake: string }, InboxItem[]>('inboxOpen', { wake }),
     close: () => {
-      ctx.genericSend<null>({ service: objectName, method: 'inboxClose', key: inboxKey(sessionId), parameter: null, inputSerde: sdk.serde.json as never });
+      ctx.genericSend<null>({
+        service: objectName,
+        method: 'inboxClose',
+        key: inboxKey(sessionId),
+        parameter: null,
+        inputSerde: sdk.serde.json as never,
+      });
     },
     push: (item: InboxItem) => call<InboxItem, { live: boolean }>('inboxPush', item),
     take: (wake: string) => call<{ wake: string }, InboxItem[]>('inboxTake', { wake }),

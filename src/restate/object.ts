@@ -8,7 +8,13 @@ import type { PendingApproval } from '../store/types.js';
 import type { AgentOptions } from '../runtime/options.js';
 import type { SteerReceipt } from '../runtime/run-session.js';
 import { inboxClient, inboxHandlers } from './inbox.js';
-import { ActiveRunSchema, EventsInputSchema, INBOX_PREFIX, ResolveApprovalInputSchema, type InboxItem } from './protocol.js';
+import {
+  ActiveRunSchema,
+  EventsInputSchema,
+  INBOX_PREFIX,
+  ResolveApprovalInputSchema,
+  type InboxItem,
+} from './protocol.js';
 import { runPrompt } from './prompt.js';
 import { refusal, restateSdk, type RestateSdk } from './sdk.js';
 import { parseHistory, readHead, readEvents, readSession } from './state-store.js';
@@ -37,7 +43,8 @@ function messageOf(sdk: RestateSdk, input: unknown, what: string): Message {
 }
 
 function sessionKey(sdk: RestateSdk, key: string): string {
-  if (key.startsWith(INBOX_PREFIX)) throw refusal(sdk, 'InvalidInput', `a session id may not start with "${INBOX_PREFIX}"`);
+  if (key.startsWith(INBOX_PREFIX))
+    throw refusal(sdk, 'InvalidInput', `a session id may not start with "${INBOX_PREFIX}"`);
   return key;
 }
 
@@ -52,10 +59,18 @@ export function agentObject<Name extends string>(options: AgentObjectOptions<Nam
     throw new AgentError('InvalidOptions', 'agentObject needs { name: string, agent: (sessionId) => AgentOptions }.');
   }
   const shared = sdk.handlers.object.shared;
-  const enqueue = async (ctx: ObjectSharedContext, kind: 'steer' | 'followUp', input: unknown): Promise<SteerReceipt> => {
+  const enqueue = async (
+    ctx: ObjectSharedContext,
+    kind: 'steer' | 'followUp',
+    input: unknown,
+  ): Promise<SteerReceipt> => {
     const message = messageOf(sdk, input, kind);
     const receipt = ctx.awakeable<SteerReceipt>();
-    const { live } = await inboxClient(sdk, ctx, options.name, sessionKey(sdk, ctx.key)).push({ kind, message, receipt: receipt.id });
+    const { live } = await inboxClient(sdk, ctx, options.name, sessionKey(sdk, ctx.key)).push({
+      kind,
+      message,
+      receipt: receipt.id,
+    });
     // No run is open: the message waits for the next one.
     return live ? await receipt.promise : { status: 'stillQueued' };
   };
@@ -64,7 +79,12 @@ export function agentObject<Name extends string>(options: AgentObjectOptions<Nam
     ...(options.options ? { options: options.options } : {}),
     handlers: {
       prompt: async (ctx: ObjectContext, input: MessageInput | MessageInput[]): Promise<RunResult> =>
-        runPrompt(sdk, ctx, { objectName: options.name, sessionId: sessionKey(sdk, ctx.key), agent: options.agent, input }),
+        runPrompt(sdk, ctx, {
+          objectName: options.name,
+          sessionId: sessionKey(sdk, ctx.key),
+          agent: options.agent,
+          input,
+        }),
       steer: shared(async (ctx: ObjectSharedContext, input: MessageInput) => enqueue(ctx, 'steer', input)),
       followUp: shared(async (ctx: ObjectSharedContext, input: MessageInput) => enqueue(ctx, 'followUp', input)),
       abort: shared(async (ctx: ObjectSharedContext, reason?: string): Promise<null> => {
@@ -86,10 +106,19 @@ export function agentObject<Name extends string>(options: AgentObjectOptions<Nam
         const { toolCallId, decision, version } = parsed(sdk, ResolveApprovalInputSchema, input, 'resolveApproval');
         const pending = (await readHead(sessionId, ctx))?.run?.turn?.pendingApproval ?? null;
         if (!pending || pending.toolCallId !== toolCallId) {
-          throw refusal(sdk, 'UnknownToolCall', `no approval is pending for tool call "${toolCallId}"${pending ? ` (pending: "${pending.toolCallId}")` : ''}`);
+          throw refusal(
+            sdk,
+            'UnknownToolCall',
+            `no approval is pending for tool call "${toolCallId}"` +
+              (pending ? ` (pending: "${pending.toolCallId}")` : ''),
+          );
         }
         if (pending.version !== version) {
-          throw refusal(sdk, 'StaleVersion', `version ${version} is stale; the approval for "${toolCallId}" was requested at version ${pending.version}`);
+          throw refusal(
+            sdk,
+            'StaleVersion',
+            `version ${version} is stale; the approval for "${toolCallId}" was requested at version ${pending.version}`,
+          );
         }
         await inboxClient(sdk, ctx, options.name, sessionId).push({ kind: 'approval', toolCallId, decision, version });
         return null;

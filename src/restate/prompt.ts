@@ -42,7 +42,10 @@ async function promptOnce(sdk: RestateSdk, ctx: ObjectContext, call: PromptCall)
   ctx.set('active', { invocationId: ctx.request().id } satisfies ActiveRun);
   const host = new RestateHost(sdk, ctx, inbox);
   try {
-    const agent = createHostedAgent({ ...call.agent(sessionId), store: stateStore(sessionId, stored, ctx), sessionId, clock: host.clock }, host);
+    const agent = createHostedAgent(
+      { ...call.agent(sessionId), store: stateStore(sessionId, stored, ctx), sessionId, clock: host.clock },
+      host,
+    );
     const { resumedRun } = await agent.ready;
     host.onItem = (item) => apply(agent, host, item);
     host.onCancel = (reason) => agent.abort(reason);

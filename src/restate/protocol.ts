@@ -27,7 +27,12 @@ export const EventsInputSchema = z.strictObject({
  */
 export const InboxItemSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.enum(['steer', 'followUp']), message: MessageSchema, receipt: z.string() }),
-  z.object({ kind: z.literal('approval'), toolCallId: z.string(), decision: ApprovalDecisionSchema, version: z.number().int() }),
+  z.object({
+    kind: z.literal('approval'),
+    toolCallId: z.string(),
+    decision: ApprovalDecisionSchema,
+    version: z.number().int(),
+  }),
   z.object({ kind: z.literal('abort'), reason: z.string().optional() }),
 ]);
 export type InboxItem = z.infer<typeof InboxItemSchema>;

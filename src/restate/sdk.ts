@@ -20,7 +20,11 @@ try {
 export function restateSdk(): RestateSdk {
   if (sdk) return sdk;
   if (!isModuleNotFound(failure)) throw failure;
-  throw new AgentError('MissingDependency', `agentchart/restate needs the optional peer dependency ${PEER} (^1.17), which is not installed. Install it with: npm install ${PEER}`);
+  throw new AgentError(
+    'MissingDependency',
+    `agentchart/restate needs the optional peer dependency ${PEER} (^1.17), which is not installed. ` +
+      `Install it with: npm install ${PEER}`,
+  );
 }
 
 function isModuleNotFound(error: unknown, depth = 0): boolean {

@@ -1,7 +1,14 @@
 import type { AgentEvent } from '../domain/events.js';
 import type { Message } from '../domain/messages.js';
 import type { SessionHead, SessionStep, SessionStore, StoredEvent } from '../store/types.js';
-import { assembleCheckpoint, checkStep, expandEvents, parseHead, parseMessage, parseStoredEvent } from '../store/validate.js';
+import {
+  assembleCheckpoint,
+  checkStep,
+  expandEvents,
+  parseHead,
+  parseMessage,
+  parseStoredEvent,
+} from '../store/validate.js';
 
 /**
  * The session in Restate's K/V state of its virtual object. A step appends: the head, the history
@@ -61,18 +68,26 @@ export function parseHistory(sessionId: string, history: readonly string[]): Mes
  * The session's events with `seq > afterSeq` (seq counts per run): of every run, or of `runId` only;
  * `messages` references resolved against the stored history.
  */
-export async function readEvents(sessionId: string, state: StateReader, options: { afterSeq: number; runId?: string }): Promise<AgentEvent[]> {
+export async function readEvents(
+  sessionId: string,
+  state: StateReader,
+  options: { afterSeq: number; runId?: string },
+): Promise<AgentEvent[]> {
   const session = await readSession(sessionId, state);
   if (!session.head) return [];
   const at = options.runId === undefined ? 0 : session.runs.findIndex((run) => run.runId === options.runId);
   const first = session.runs[at];
   if (!first) return [];
-  const lastStep = options.runId === undefined ? session.head.version : (session.runs[at + 1]?.firstStep ?? session.head.version + 1) - 1;
+  const lastStep =
+    options.runId === undefined
+      ? session.head.version
+      : (session.runs[at + 1]?.firstStep ?? session.head.version + 1) - 1;
   const stored: StoredEvent[] = [];
   for (let step = first.firstStep; step <= lastStep; step++) {
     for (const json of (await state.get<string[]>(`step:${step}`)) ?? []) {
       const event = parseStoredEvent(sessionId, json);
-      if ((options.runId === undefined || event.runId === options.runId) && event.seq > options.afterSeq) stored.push(event);
+      if ((options.runId === undefined || event.runId === options.runId) && event.seq > options.afterSeq)
+        stored.push(event);
     }
   }
   return expandEvents(sessionId, stored, () => parseHistory(sessionId, session.history));
@@ -83,7 +98,11 @@ export async function readEvents(sessionId: string, state: StateReader, options:
  * It holds what was read at the start and commits each step synchronously with `ctx.set`, so the
  * writes take the run's own deterministic order in the journal.
  */
-export function stateStore(sessionId: string, stored: StoredSession, state: StateWriter): SessionStore & Required<Pick<SessionStore, 'commitStepSync'>> {
+export function stateStore(
+  sessionId: string,
+  stored: StoredSession,
+  state: StateWriter,
+): SessionStore & Required<Pick<SessionStore, 'commitStepSync'>> {
   const history = [...stored.history];
   const runs = [...stored.runs];
   let version = stored.head?.version ?? -1;
@@ -114,7 +133,10 @@ export function stateStore(sessionId: string, stored: StoredSession, state: Stat
           runs.push({ runId, firstStep: version });
           state.set('runs', runs);
         }
-        state.set(`step:${version}`, step.events.map((event) => JSON.stringify(event)));
+        state.set(
+          `step:${version}`,
+          step.events.map((event) => JSON.stringify(event)),
+        );
       }
       state.set('head', JSON.stringify(step.checkpoint));
     },

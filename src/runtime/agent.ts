@@ -237,7 +237,8 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
 async function load(state: AgentState, durable: Required<Pick<DurableOptions, 'store' | 'sessionId'>> & DurableOptions, onError: (error: unknown) => void): Promise<RunSession | null> {
   const { store, sessionId } = durable;
   // A durable-execution engine runs one writer per session (Restate: one exclusive handler per key): no lease.
-  const keeper = state.host ? null : new LeaseKeeper(store, sessionId, durable.lease ?? {}, state.options.clock as never, (error) => state.persister?.fail(error));
+  const onLeaseFailure = (error: unknown) => state.persister?.fail(error);
+  const keeper = state.host ? null : new LeaseKeeper(store, sessionId, durable.lease ?? {}, state.options.clock as never, onLeaseFailure);
   const lease = keeper ? await keeper.acquire() : null;
   state.lease = keeper;
   const checkpoint = await store.load(sessionId);

@@ -28,7 +28,10 @@ export interface EffectHost {
   /** Runs one model attempt at most once; a recorded attempt (a failed one too) is returned as recorded. */
   modelAttempt(key: string, attempt: () => Promise<RecordedAttempt>): Promise<RecordedAttempt>;
   /** Runs one tool call under its replay rule; `execute` reports progress through its argument. */
-  toolCall(call: { id: string; name: string; replay: 'never' | 'safe' }, execute: (update: (partial: unknown) => void) => Promise<ToolRunResult>): Promise<RecordedToolCall>;
+  toolCall(
+    call: { id: string; name: string; replay: 'never' | 'safe' },
+    execute: (update: (partial: unknown) => void) => Promise<ToolRunResult>,
+  ): Promise<RecordedToolCall>;
   /**
    * User code the runtime awaits outside any step (policies, approval handlers, context transforms):
    * the host waits for it before it waits for the engine, so a replay issues steps in the same order.

@@ -59,7 +59,8 @@ export function provideMasterMachine() {
         const { agent } = runOf(system);
         // A durable host draws the jitter so that a replay waits as long as the original did.
         const random = agent.host ? () => agent.host!.random() : undefined;
-        return { retryDelayMs: backoffDelay(agent.resolved.retry, context.attemptsOnModel, context.lastOutcome?.error ?? null, random) };
+        const error = context.lastOutcome?.error ?? null;
+        return { retryDelayMs: backoffDelay(agent.resolved.retry, context.attemptsOnModel, error, random) };
       }),
       countFailedReportTurn: ({ system }) => {
         const run = runOf(system);

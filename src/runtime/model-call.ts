@@ -44,7 +44,8 @@ async function requestMessages(run: RunSession): Promise<ContextView> {
   if (turn.overflowView) return log.viewOf(turn.overflowView);
   if (!agent.options.context) return log.view();
   const history = agent.history;
-  const prepared = await run.awaitUser(agent.guard.prepare(history, { overflow: false, systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() }));
+  const request = { overflow: false, systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() };
+  const prepared = await run.awaitUser(agent.guard.prepare(history, request));
   if (!prepared.ok) {
     // Isolated like a policy: a throwing transform is reported and counts as no transform.
     run.reportPolicyError('contextTransform', new Error(prepared.error.message));
@@ -62,7 +63,9 @@ function emptyErrorMessage(run: RunSession, text: string) {
  * Streams the reply, or with a durable host runs the attempt as one journaled step: its deltas are
  * recorded and published once the step is done, so a replay publishes exactly what the first run did.
  */
-async function attemptReply(run: RunSession, messages: Message[], turnIndex: number): Promise<Omit<ModelReply, 'published'>> {
+type Reply = Omit<ModelReply, 'published'>;
+
+async function attemptReply(run: RunSession, messages: Message[], turnIndex: number): Promise<Reply> {
   const host = run.agent.host;
   if (!host) return streamReply(run, messages, (delta, modelName) => run.streamDelta(delta, modelName));
   const model = run.model;
@@ -76,7 +79,9 @@ async function attemptReply(run: RunSession, messages: Message[], turnIndex: num
   return recorded.reply;
 }
 
-async function streamReply(run: RunSession, messages: Message[], onDelta: (delta: MessageDelta, modelName: string) => void): Promise<Omit<ModelReply, 'published'>> {
+type OnDelta = (delta: MessageDelta, modelName: string) => void;
+
+async function streamReply(run: RunSession, messages: Message[], onDelta: OnDelta): Promise<Reply> {
   const { agent, signal } = run;
   const model = run.model;
   const accumulator = new StreamAccumulator(model.name);

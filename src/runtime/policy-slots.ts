@@ -3,6 +3,7 @@ import type { ResponseOutput } from '../../machines/turn.types.js';
 import { toMessage, toolCallsOf, type AssistantMessage, type Message, type ToolResultMessage } from '../domain/messages.js';
 import type { PostTurnVerdict, Verdict } from '../policies/types.js';
 import type { SessionHistory } from './history.js';
+import type { PolicySlot } from '../domain/events.js';
 import { isVerdictObject, runIsolated } from './policy-runner.js';
 import { runOf } from './run-registry.js';
 import type { RunSession } from './run-session.js';
@@ -23,7 +24,8 @@ export async function runLoopPolicies(
   for (const policy of policies) {
     // After an abort no policy is asked anything more.
     if (run.signal.aborted) break;
-    const verdict = await run.awaitUser(runIsolated(slot, () => policy({ messages, newMessages, turnIndex, counters: run.countersSnapshot() }), isVerdict, (s, e) => run.reportPolicyError(s, e)));
+    const ask = () => policy({ messages, newMessages, turnIndex, counters: run.countersSnapshot() });
+    const verdict = await run.awaitUser(runIsolated(slot, ask, isVerdict, (s, e) => run.reportPolicyError(s, e)));
     if (verdict?.verdict === 'stop') return { stopped: true, injected };
     if (verdict?.verdict === 'inject') injected.push(...verdict.messages.map(toMessage));
   }
@@ -55,14 +57,10 @@ export function createPostTurnRunner() {
     for (const policy of run.agent.options.policies?.postTurn ?? []) {
       if (signal.aborted || run.signal.aborted) break;
       const messages = run.agent.history.slice();
-      const verdict = await run.awaitUser(
-        runIsolated(
-          'postTurn',
-          () => policy({ messages, assistant, toolResults: input.toolResults, turnIndex: input.turnIndex, counters: run.countersSnapshot() }),
-          isPostTurnVerdict,
-          (s, e) => run.reportPolicyError(s, e),
-        ),
-      );
+      const { toolResults, turnIndex } = input;
+      const ask = () => policy({ messages, assistant, toolResults, turnIndex, counters: run.countersSnapshot() });
+      const report = (slot: PolicySlot, error: unknown) => run.reportPolicyError(slot, error);
+      const verdict = await run.awaitUser(runIsolated('postTurn', ask, isPostTurnVerdict, report));
       // An abort while the policy ran: its verdict no longer applies (the history is final).
       if (signal.aborted || run.signal.aborted) break;
       if (!verdict) continue;

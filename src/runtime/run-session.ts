@@ -165,7 +165,8 @@ export class RunSession {
     resumed?: { runId: string; nextSeq: number },
   ) {
     runCounter += 1;
-    this.runId = resumed?.runId ?? agent.host?.newRunId() ?? `run_${Date.now().toString(36)}_${runCounter.toString(36)}`;
+    this.runId =
+      resumed?.runId ?? agent.host?.newRunId() ?? `run_${Date.now().toString(36)}_${runCounter.toString(36)}`;
     this.seq = resumed?.nextSeq ?? 0;
     this.log = new RunEventLog(onSubscriberError, agent.options.replayBuffer ?? DEFAULT_REPLAY_BUFFER);
     this.ledger = new CounterLedger(agent.counters);

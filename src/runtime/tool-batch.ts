@@ -28,7 +28,8 @@ export function provideToolCallMachine() {
         const { id: toolCallId, name: toolName } = input.call;
         let ended = false;
         const publish = (partial: unknown) => {
-          if (!signal.aborted && !ended) run.emit({ type: 'toolExecutionUpdate', turnIndex, toolCallId, toolName, partial });
+          if (signal.aborted || ended) return;
+          run.emit({ type: 'toolExecutionUpdate', turnIndex, toolCallId, toolName, partial });
         };
         const execute = (update: (partial: unknown) => void) =>
           runTool(tool, input.call.arguments, {

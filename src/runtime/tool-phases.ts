@@ -5,6 +5,7 @@ import type { PreDispatchOutput, PreparedCall, ResultsByPosition } from '../../m
 import { toMessage, toolCallsOf, type Message, type ToolCallBlock } from '../domain/messages.js';
 import type { PreDispatchVerdict } from '../policies/types.js';
 import { prepareToolCall } from '../tools/validate.js';
+import type { PolicySlot } from '../domain/events.js';
 import { errorMessage, isVerdictObject, runIsolated } from './policy-runner.js';
 import { runOf } from './run-registry.js';
 import type { AgentState, RunSession } from './run-session.js';
@@ -66,7 +67,9 @@ export function createPreDispatchRunner() {
         // Aborted (the actor was stopped or the run aborted): no policy is asked anything more.
         if (signal.aborted || run.signal.aborted) return { prepared, results, stopped: false, injected };
         const toolCall = { id: call.id, name: call.name, arguments: structuredClone(call.arguments) };
-        const verdict = await run.awaitUser(runIsolated('preDispatch', () => policy({ toolCall, batch, messages, turnIndex: input.turnIndex }), isPreDispatchVerdict, (slot, error) => run.reportPolicyError(slot, error)));
+        const ask = () => policy({ toolCall, batch, messages, turnIndex: input.turnIndex });
+        const report = (slot: PolicySlot, error: unknown) => run.reportPolicyError(slot, error);
+        const verdict = await run.awaitUser(runIsolated('preDispatch', ask, isPreDispatchVerdict, report));
         if (!verdict) continue;
         if (verdict.verdict === 'stop') return { prepared, results, stopped: true, stopReason: verdict.reason, injected };
         if (verdict.verdict === 'skip') {

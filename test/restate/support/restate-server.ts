@@ -70,13 +70,20 @@ export async function startRestateServer(): Promise<RestateServer> {
   const ingress = `http://127.0.0.1:${ingressPort}`;
   const admin = `http://127.0.0.1:${adminPort}`;
   try {
-    await waitUntil('the Restate server', async () => (await fetch(`${admin}/health`)).ok && (await fetch(`${ingress}/restate/health`)).ok);
+    await waitUntil(
+      'the Restate server',
+      async () => (await fetch(`${admin}/health`)).ok && (await fetch(`${ingress}/restate/health`)).ok,
+    );
   } catch (error) {
     child.kill('SIGKILL');
     throw new Error(`${(error as Error).message}\n${stderr}`);
   }
   const post = async (url: string, body: unknown) => {
-    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await response.text();
     return { status: response.status, body: text === '' ? null : JSON.parse(text) };
   };
@@ -85,7 +92,10 @@ export async function startRestateServer(): Promise<RestateServer> {
     admin,
     dir,
     async call<T>(object: string, key: string, handler: string, body?: unknown) {
-      return (await post(`${ingress}/${object}/${encodeURIComponent(key)}/${handler}`, body)) as { status: number; body: T };
+      return (await post(`${ingress}/${object}/${encodeURIComponent(key)}/${handler}`, body)) as {
+        status: number;
+        body: T;
+      };
     },
     async send(object, key, handler, body) {
       const answer = await post(`${ingress}/${object}/${encodeURIComponent(key)}/${handler}/send`, body);
@@ -93,7 +103,8 @@ export async function startRestateServer(): Promise<RestateServer> {
     },
     async register(uri) {
       const answer = await post(`${admin}/deployments`, { uri, force: true });
-      if (answer.status >= 300) throw new Error(`registering ${uri} failed: ${answer.status} ${JSON.stringify(answer.body)}`);
+      if (answer.status >= 300)
+        throw new Error(`registering ${uri} failed: ${answer.status} ${JSON.stringify(answer.body)}`);
     },
     async stop() {
       await stopProcess(child);

@@ -40,7 +40,12 @@ export async function readEvents(server: RestateServer, sessionId: string, after
  * `runs` runs, every invariant of DESIGN §4 against the stored history, the last agentEnd's
  * counters and status equal to the result's. Returns the last run's events.
  */
-export async function expectParity(server: RestateServer, sessionId: string, result: RunResult, runs = 1): Promise<AgentEvent[]> {
+export async function expectParity(
+  server: RestateServer,
+  sessionId: string,
+  result: RunResult,
+  runs = 1,
+): Promise<AgentEvent[]> {
   const events = await readEvents(server, sessionId);
   const messages = (await server.call<Message[]>('Agent', sessionId, 'messages')).body;
   const runIds = [...new Set(events.map((event) => event.runId))];

@@ -15,7 +15,11 @@ const logDir = process.env.AGENTCHART_WORKER_LOG ?? '.';
 export const logFile = (sessionId: string) => join(logDir, `${sessionId}.log`);
 const record = (sessionId: string, line: string) => appendFileSync(logFile(sessionId), `${line} ${process.pid}\n`);
 const recorded = (sessionId: string, prefix: string) =>
-  existsSync(logFile(sessionId)) ? readFileSync(logFile(sessionId), 'utf8').split('\n').filter((line) => line.startsWith(prefix)).length : 0;
+  existsSync(logFile(sessionId))
+    ? readFileSync(logFile(sessionId), 'utf8')
+        .split('\n')
+        .filter((line) => line.startsWith(prefix)).length
+    : 0;
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -41,7 +45,13 @@ function toolsFor(sessionId: string) {
     });
   // For the benchmark: tools that return at once, one per replay rule.
   const instant = (name: string, replay: 'never' | 'safe') =>
-    defineTool({ name, description: `${name} (${replay})`, parameters: z.object({ value: z.string() }), replay, execute: ({ value }) => `${name} ${value}` });
+    defineTool({
+      name,
+      description: `${name} (${replay})`,
+      parameters: z.object({ value: z.string() }),
+      replay,
+      execute: ({ value }) => `${name} ${value}`,
+    });
   return [
     instant('instantSafe', 'safe'),
     instant('instantNever', 'never'),
@@ -60,14 +70,25 @@ const lastUser = (messages: readonly { role: string; content?: unknown }[]) => {
 };
 
 /** The scripted reply for a request of the scenario; `slow` marks the replies whose stream is held open. */
-function scriptFor(sessionId: string, messages: readonly { role: string; content?: unknown }[]): { entry: ScriptEntry; slow: boolean } {
+function scriptFor(
+  sessionId: string,
+  messages: readonly { role: string; content?: unknown }[],
+): { entry: ScriptEntry; slow: boolean } {
   const done = assistants(messages);
   const call = (id: string, name: string) => ({ id, name, arguments: { value: id } });
   if (sessionId.startsWith('crash')) {
-    if (done === 0) return { entry: { text: 'Writing the log and fetching the page.', toolCalls: [call('w1', 'write_log'), call('f1', 'fetch')] }, slow: true };
+    if (done === 0)
+      return {
+        entry: {
+          text: 'Writing the log and fetching the page.',
+          toolCalls: [call('w1', 'write_log'), call('f1', 'fetch')],
+        },
+        slow: true,
+      };
     if (done === 1) {
       // The first attempt of this turn fails with a rate limit (its reply is journaled too).
-      if (recorded(sessionId, 'model 1 ') === 1) return { entry: { text: 'partial', error: { kind: 'rateLimit', retryAfterMs: 1_500 } }, slow: false };
+      if (recorded(sessionId, 'model 1 ') === 1)
+        return { entry: { text: 'partial', error: { kind: 'rateLimit', retryAfterMs: 1_500 } }, slow: false };
       return { entry: { text: 'Deploying.', toolCalls: [call('d1', 'deploy')] }, slow: false };
     }
     return { entry: { text: 'All done.' }, slow: false };
@@ -88,13 +109,26 @@ function scriptFor(sessionId: string, messages: readonly { role: string; content
     // bench-turn-…: one text turn; bench-safe-… / bench-never-…: a turn of 20 tool calls, then text;
     // bench-turns-…: ten turns of one 'safe' call each, then text.
     const [, workload] = sessionId.split('-');
-    const calls = workload === 'turns' ? (done < 10 ? 1 : 0) : workload === 'safe' || workload === 'never' ? (done === 0 ? 20 : 0) : 0;
+    const calls =
+      workload === 'turns'
+        ? done < 10
+          ? 1
+          : 0
+        : workload === 'safe' || workload === 'never'
+          ? done === 0
+            ? 20
+            : 0
+          : 0;
     const tool = workload === 'never' ? 'instantNever' : 'instantSafe';
     if (calls === 0) return { entry: { text: 'ok' }, slow: false };
-    return { entry: { text: 'Calling.', toolCalls: Array.from({ length: calls }, (_, i) => call(`t${done}_${i}`, tool)) }, slow: false };
+    return {
+      entry: { text: 'Calling.', toolCalls: Array.from({ length: calls }, (_, i) => call(`t${done}_${i}`, tool)) },
+      slow: false,
+    };
   }
   if (sessionId.startsWith('load')) {
-    if (done === 0) return { entry: { text: 'Working.', toolCalls: [call('k1', 'work'), call('k2', 'work')] }, slow: false };
+    if (done === 0)
+      return { entry: { text: 'Working.', toolCalls: [call('k1', 'work'), call('k2', 'work')] }, slow: false };
     return { entry: { text: 'Finished.' }, slow: false };
   }
   return { entry: { text: `Echo: ${lastUser(messages)}` }, slow: false };
@@ -134,7 +168,11 @@ export function testAgent(sessionId: string): AgentOptions {
 
 if (port) {
   // Retries of an invocation whose worker died come quickly (the tests restart workers at once).
-  const agent = agentObject({ name: 'Agent', agent: testAgent, options: { retryPolicy: { initialInterval: 50, maxInterval: 250, exponentiationFactor: 1.5 } } });
+  const agent = agentObject({
+    name: 'Agent',
+    agent: testAgent,
+    options: { retryPolicy: { initialInterval: 50, maxInterval: 250, exponentiationFactor: 1.5 } },
+  });
   await restate.endpoint().bind(agent).listen(port);
   console.log(`listening ${port}`);
 }
