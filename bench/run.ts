@@ -9,6 +9,7 @@ import { renderRestateMarkdown, restateBenchmark } from './restate.js';
 import { renderMarkdown, type BenchResults } from './report.js';
 import type { PeersInfo } from './report-peers.js';
 import { sessionsBenchmark } from './sessions.js';
+import { storesBenchmark } from './stores.js';
 import { loadAverage, MB, peakRssBytes, round2, rssBytes } from './stats.js';
 import {
   agentCreation,
@@ -82,6 +83,7 @@ const longSessions = {
   sqlite: await step('long session (SQLite)', () => longSession(longTurns, longPoints, true)),
   noReplay: await step('long session (replayBuffer 0)', () => longSession(longTurns, longPoints, false, 0)),
 };
+const stores = await step('stores (commitStep)', () => storesBenchmark(quick ? 1 : 3));
 const sessions = await step('sessions', () => sessionsBenchmark(quick ? 1_000 : 10_000, rounds(5), samplePeak));
 
 const results: BenchResults = {
@@ -105,6 +107,7 @@ const results: BenchResults = {
   history,
   sessions,
   longSessions,
+  stores,
   relay,
   inspection: { perTurn: inspection, perTool: inspectionTools },
   otel: { perTurn: otelTurn, perTool: otelTools },

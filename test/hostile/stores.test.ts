@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, statSync, truncateSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AgentError, CountersSchema, createAgent, memoryStore, type AgentEvent, type AgentRun, type RunResult, type SessionStep, type SessionStore } from 'agentchart';
+import { z } from 'zod';
+import { AgentError, CountersSchema, createAgent, defineTool, memoryStore, type AgentEvent, type AgentRun, type RunResult, type SessionStep, type SessionStore } from 'agentchart';
 import { sqliteStore } from 'agentchart/sqlite';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 import { step, user } from '../stores/conformance.js';
@@ -76,10 +77,13 @@ const LEASE = { ttlMs: 1_000 };
  * A store whose process "dies" on demand: from then on nothing it is given reaches the data and its
  * lease is never renewed nor released; `die()` returns once the lease has expired on the store's clock.
  */
-function dyingStore(store: SessionStore & { commitStepSync: NonNullable<SessionStore['commitStepSync']> }) {
+function dyingStore(store: SessionStore & { commitStepSync: NonNullable<SessionStore['commitStepSync']> }, dieAfter?: (step: SessionStep) => boolean) {
   let dead = false;
   const commitStepSync = (sessionId: string, s: SessionStep) => {
-    if (!dead) store.commitStepSync(sessionId, s);
+    if (dead) return;
+    store.commitStepSync(sessionId, s);
+    // Killed right after this step reached the store.
+    if (dieAfter?.(s)) die();
   };
   const silentWhenDead = <A extends unknown[], R>(call: (...args: A) => Promise<R>) => (...args: A) => (dead ? new Promise<R>(() => {}) : call(...args));
   const dying: SessionStore = {
@@ -89,13 +93,11 @@ function dyingStore(store: SessionStore & { commitStepSync: NonNullable<SessionS
     renew: silentWhenDead(store.renew),
     release: silentWhenDead(store.release),
   };
-  return {
-    store: dying,
-    die: () => {
-      dead = true;
-      time += LEASE.ttlMs + 1;
-    },
-  };
+  function die() {
+    dead = true;
+    time += LEASE.ttlMs + 1;
+  }
+  return { store: dying, die };
 }
 
 describe('stores that cannot be opened are StoreUnavailable, naming the path', () => {
@@ -219,6 +221,30 @@ describe('after a resume the stored log still pairs', () => {
     expect(result.counters.steeringDelivered).toBe(1);
     expectSaneCounters(result.counters);
     await expectStoredSessionLoads(base, 's', 'write the report');
+  });
+
+  it.each([
+    ['a text answer', { text: 'All done.' }, 'complete', 'completed'],
+    ['a failed reply', { text: 'half', error: { kind: 'auth' as const, message: 'key revoked' } }, 'error', 'failed'],
+  ])('a crash after %s was published but before it was committed: the resumed turn ends as that reply did', async (_name, last, reason, status) => {
+    const base = memoryStore({ now });
+    const { store } = dyingStore(base, (step) => step.events.some((e) => e.type === 'messageEnd' && e.turnIndex === 1));
+    const tool = defineTool({ name: 'look', description: 'Looks', parameters: z.object({}), execute: () => 'seen' });
+    const script = () => scriptedModel((request) => (request.messages.some((m) => m.role === 'assistant') ? last : { toolCalls: [{ id: 'l1', name: 'look', arguments: {} }] }));
+    const first = createAgent({ model: script(), tools: [tool], store, sessionId: 's', lease: LEASE });
+    await first.ready;
+    await first.prompt('look around').result;
+
+    const second = createAgent({ model: script(), tools: [tool], store: base, sessionId: 's', lease: LEASE });
+    const { resumedRun } = await second.ready;
+    const { result } = await settled(resumedRun as AgentRun);
+    expect(result.status).toBe(status);
+    const stored = await base.loadEvents('s');
+    expect(checkInvariants(stored, result.messages).violations).toEqual([]);
+    expect(stored.filter((e) => e.type === 'turnEnd').map((e) => e.type === 'turnEnd' && e.reason)).toEqual(['toolsExecuted', reason]);
+    expect(stored.filter((e) => e.type === 'messageStart')).toHaveLength(2);
+    expectSaneCounters(result.counters);
+    await expectStoredSessionLoads(base, 's', 'look around');
   });
 
   it('a crash in the middle of a buffered stream: the resumed run calls the model again under one messageStart', async () => {

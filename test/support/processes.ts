@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { basename, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -9,9 +10,33 @@ export interface Spawned {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
 }
 
-/** Runs a TypeScript child (`node --import tsx`) with its config in the environment variable `envName`. */
+/**
+ * Bundles a TypeScript child into one ES module under test/.build (package imports resolved by the
+ * tsconfig paths, `pg` left to node_modules): it starts in a fraction of the time `tsx` takes, which
+ * matters when a test starts and kills dozens of them.
+ */
+export async function bundleChild(script: URL): Promise<URL> {
+  const { build } = await import('esbuild');
+  const outfile = join(ROOT, 'test', '.build', `${basename(fileURLToPath(script), '.ts')}-${process.pid}.mjs`);
+  await build({
+    entryPoints: [fileURLToPath(script)],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    outfile,
+    external: ['pg'],
+    tsconfig: join(ROOT, 'tsconfig.json'),
+    logLevel: 'warning',
+    // Bundled CommonJS dependencies call require(): give the module one.
+    banner: { js: "import { createRequire as __agentchartRequire } from 'node:module'; const require = __agentchartRequire(import.meta.url);" },
+  });
+  return pathToFileURL(outfile);
+}
+
+/** Runs a child with its config in the environment variable `envName`: a bundle as is, TypeScript with `node --import tsx`. */
 export function spawnChild(script: URL, envName: string, config: unknown, timeoutMs = 60_000): Spawned {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(script)], {
+  const path = fileURLToPath(script);
+  const child = spawn(process.execPath, path.endsWith('.mjs') ? [path] : ['--import', 'tsx', path], {
     cwd: ROOT,
     env: { ...process.env, [envName]: JSON.stringify(config) },
     stdio: ['ignore', 'pipe', 'pipe'],
