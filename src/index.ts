@@ -23,8 +23,15 @@ export type { StreamTerminal, InvalidToolCall } from './model/accumulator.js';
 export * from './context/index.js';
 export { createAgent } from './runtime/agent.js';
 export type { Agent, AgentRun, AgentSnapshot, SteerReceipt } from './runtime/agent.js';
-export type { AgentOptions, RetryOptions } from './runtime/options.js';
+export type { AgentOptions, RetryOptions, TimeoutOptions } from './runtime/options.js';
 export type { AgentObserver, ObservedAgent } from './runtime/observer.js';
+export { ModelStreamEventSchema } from './model/stream-events.js';
+export {
+  ApprovalDecisionSchema,
+  PostTurnVerdictSchema,
+  PreDispatchVerdictSchema,
+  VerdictSchema,
+} from './policies/verdicts.js';
 export { backoffDelay } from './runtime/retry.js';
 export { DEFAULT_PRICES, lookupPricing } from './model/pricing.js';
 export type { PriceTable } from './model/pricing.js';

@@ -58,6 +58,8 @@ export const AgentEndEventSchema = z.object({
   endReason: EndReasonSchema,
   messages: z.array(MessageSchema),
   counters: CountersSchema,
+  /** Why a failed or aborted run ended (the abort's reason for an aborted one); as in RunResult.error. */
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
 });
 
 export const AgentEventSchema = z.discriminatedUnion('type', [

@@ -1,7 +1,13 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { modelError, type ModelError } from '../domain/errors.js';
 import type { Usage } from '../domain/messages.js';
-import { abortReasonText, classifyProviderFailure, classifyTransportFailure, streamEndedEarly } from './classify-http.js';
+import {
+  abortReasonText,
+  classifyProviderFailure,
+  classifyTransportFailure,
+  noStreamEvents,
+  streamEndedEarly,
+} from './classify-http.js';
 import type { Model, ModelRequest, ModelStreamEvent } from './port.js';
 import { assertInstalled, lazyPackage, type OptionalPackage } from './optional-sdk.js';
 import { lazyClient, sdkClientOptions, sdkModel, type SdkModelOptions } from './sdk-model.js';
@@ -157,8 +163,10 @@ class EventMapper {
   private readonly toolBlocks = new Map<number, ToolBlockState>();
   private openToolBlocks = 0;
   private sawToolUse = false;
+  private sawEvent = false;
 
   *push(event: StreamEvent): Generator<ModelStreamEvent> {
+    this.sawEvent = true;
     switch (event.type) {
       case 'message_start':
         yield { type: 'start', model: event.message.model };
@@ -208,6 +216,10 @@ class EventMapper {
   }
 
   *finish(): Generator<ModelStreamEvent> {
+    if (!this.sawEvent) {
+      yield { type: 'error', error: noStreamEvents() };
+      return;
+    }
     if (this.stopReason === null) {
       yield { type: 'error', error: streamEndedEarly(this.openToolBlocks > 0 ? 'cut during a tool call' : 'no stop_reason') };
       return;

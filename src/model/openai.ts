@@ -1,7 +1,13 @@
 import type OpenAI from 'openai';
 import { AgentError, modelError, type ModelError } from '../domain/errors.js';
 import type { Usage } from '../domain/messages.js';
-import { abortReasonText, classifyProviderFailure, classifyTransportFailure, streamEndedEarly } from './classify-http.js';
+import {
+  abortReasonText,
+  classifyProviderFailure,
+  classifyTransportFailure,
+  noStreamEvents,
+  streamEndedEarly,
+} from './classify-http.js';
 import type { Model, ModelRequest, ModelStreamEvent } from './port.js';
 import { assertInstalled, lazyPackage, type OptionalPackage } from './optional-sdk.js';
 import { lazyClient, sdkClientOptions, sdkModel, type SdkModelOptions } from './sdk-model.js';
@@ -184,6 +190,10 @@ class ChunkMapper {
   }
 
   *finish(): Generator<ModelStreamEvent> {
+    if (!this.started) {
+      yield { type: 'error', error: noStreamEvents() };
+      return;
+    }
     if (this.finishReason === null) {
       yield { type: 'error', error: streamEndedEarly(this.toolCalls.size > 0 ? 'cut during a tool call' : 'no finish_reason') };
       return;
@@ -198,6 +208,12 @@ class ChunkMapper {
     if (!state) {
       state = { id: undefined, name: '', started: false, ended: false, pending: '' };
       this.toolCalls.set(index, state);
+    }
+    // A different id at a started index is a second call the server put at the same index: passed
+    // on as a second start, which the runtime refuses (invalidResponse) instead of gluing the two.
+    if (call.id && state.started && state.id !== undefined && call.id !== state.id) {
+      this.queued.push({ type: 'toolCallStart', index, id: call.id, name: call.function?.name ?? state.name });
+      return;
     }
     if (call.id && state.id === undefined) state.id = call.id;
     // Some servers repeat the name in every chunk; it is taken once, before the call starts.

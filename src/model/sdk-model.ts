@@ -1,5 +1,6 @@
 import { AgentError, modelError, type ModelError } from '../domain/errors.js';
 import { abortReasonText } from './classify-http.js';
+import { IDLE, idleMessage, withinIdle } from './idle.js';
 import type { Model, ModelPricing, ModelRequest, ModelStreamEvent } from './port.js';
 import { resolvePricing, type PriceTable } from './pricing.js';
 
@@ -12,7 +13,10 @@ export interface SdkModelOptions {
   name?: string;
   pricing?: ModelPricing;
   priceTable?: PriceTable;
-  /** Per request, until the response starts. */
+  /**
+   * Per request until the response starts, then again for every silence of the body: a stream
+   * that sends its headers and a chunk, then stalls, ends with a `timeout` error.
+   */
   timeoutMs?: number;
   headers?: Record<string, string>;
   fetch?: typeof fetch;
@@ -89,11 +93,36 @@ export function sdkModel<Item>(
       return;
     }
     const mapper = wire.mapper();
+    // Aborted by the caller, or by the body's idle limit: either way the HTTP request is cancelled.
+    const request_ = new AbortController();
+    const onAbort = () => request_.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    const idleMs = options.timeoutMs;
+    let iterator: AsyncIterator<Item> | undefined;
     try {
-      for await (const item of await wire.open(request, signal)) yield* mapper.push(item);
+      const idle = () => request_.abort(new Error('idle'));
+      const opened = await withinIdle(wire.open(request, request_.signal), idleMs, idle);
+      if (opened === IDLE) {
+        yield { type: 'error', error: modelError('timeout', idleMessage(idleMs ?? 0)) };
+        return;
+      }
+      iterator = opened[Symbol.asyncIterator]();
+      for (;;) {
+        const next = await withinIdle(iterator.next(), idleMs, idle);
+        if (next === IDLE) {
+          yield { type: 'error', error: modelError('timeout', idleMessage(idleMs ?? 0)) };
+          return;
+        }
+        if (next.done) break;
+        yield* mapper.push(next.value);
+      }
     } catch (error) {
       yield { type: 'error', error: wire.classify(error, signal) };
       return;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      // Stopped early (an error, the consumer closed us): the SDK stream releases the response body.
+      if (iterator?.return) void iterator.return().catch(() => undefined);
     }
     // The clients end the iteration quietly when their request is aborted.
     if (signal.aborted) {

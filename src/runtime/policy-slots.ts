@@ -1,15 +1,13 @@
 import { fromPromise } from 'xstate';
 import type { ResponseOutput } from '../../machines/turn.types.js';
 import { toMessage, toolCallsOf, type AssistantMessage, type Message, type ToolResultMessage } from '../domain/messages.js';
-import type { PostTurnVerdict, Verdict } from '../policies/types.js';
-import type { SessionHistory } from './history.js';
+import { checkPostTurnVerdict, checkVerdict } from '../policies/verdicts.js';
 import type { PolicySlot } from '../domain/events.js';
-import { isVerdictObject, runIsolated } from './policy-runner.js';
+import type { SessionHistory } from './history.js';
+import { runIsolated } from './policy-runner.js';
 import { runOf } from './run-registry.js';
+import { withRunSignal } from './timers.js';
 import type { RunSession } from './run-session.js';
-
-const isVerdict = (value: unknown): value is Verdict => isVerdictObject(value);
-const isPostTurnVerdict = (value: unknown): value is PostTurnVerdict => isVerdictObject(value);
 
 /** Pre-turn / post-loop: Stop ends the session, Inject adds messages, Continue does nothing. */
 export async function runLoopPolicies(
@@ -17,15 +15,17 @@ export async function runLoopPolicies(
   slot: 'preTurn' | 'postLoop',
   newMessages: readonly Message[],
   turnIndex: number,
+  signal: AbortSignal,
 ): Promise<{ stopped: boolean; injected: Message[] }> {
   const policies = run.agent.options.policies?.[slot] ?? [];
   const injected: Message[] = [];
   const messages = run.agent.history.slice();
   for (const policy of policies) {
     // After an abort no policy is asked anything more.
-    if (run.signal.aborted) break;
+    if (signal.aborted || run.signal.aborted) break;
     const ask = () => policy({ messages, newMessages, turnIndex, counters: run.countersSnapshot() });
-    const verdict = await run.awaitUser(runIsolated(slot, ask, isVerdict, (s, e) => run.reportPolicyError(s, e)));
+    const verdict = await run.awaitUser(runIsolated(slot, ask, checkVerdict, (s, e) => run.reportPolicyError(s, e), signal));
+    if (signal.aborted || run.signal.aborted) break;
     if (verdict?.verdict === 'stop') return { stopped: true, injected };
     if (verdict?.verdict === 'inject') injected.push(...verdict.messages.map(toMessage));
   }
@@ -33,14 +33,15 @@ export async function runLoopPolicies(
 }
 
 export function createPreTurnRunner() {
-  return fromPromise<{ stopped: boolean; injected: Message[] }, { turnIndex: number; newMessages: Message[] }>(({ input, system }) =>
-    runLoopPolicies(runOf(system), 'preTurn', input.newMessages, input.turnIndex),
+  type Input = { turnIndex: number; newMessages: Message[] };
+  return fromPromise<{ stopped: boolean; injected: Message[] }, Input>(({ input, system, signal }) =>
+    runLoopPolicies(runOf(system), 'preTurn', input.newMessages, input.turnIndex, withRunSignal(runOf(system), signal)),
   );
 }
 
 export function createPostLoopRunner() {
-  return fromPromise<{ stopped: boolean; injected: Message[] }, { turnIndex: number }>(({ input, system }) =>
-    runLoopPolicies(runOf(system), 'postLoop', [], input.turnIndex),
+  return fromPromise<{ stopped: boolean; injected: Message[] }, { turnIndex: number }>(({ input, system, signal }) =>
+    runLoopPolicies(runOf(system), 'postLoop', [], input.turnIndex, withRunSignal(runOf(system), signal)),
   );
 }
 
@@ -60,7 +61,7 @@ export function createPostTurnRunner() {
       const { toolResults, turnIndex } = input;
       const ask = () => policy({ messages, assistant, toolResults, turnIndex, counters: run.countersSnapshot() });
       const report = (slot: PolicySlot, error: unknown) => run.reportPolicyError(slot, error);
-      const verdict = await run.awaitUser(runIsolated('postTurn', ask, isPostTurnVerdict, report));
+      const verdict = await run.awaitUser(runIsolated('postTurn', ask, checkPostTurnVerdict, report, withRunSignal(run, signal)));
       // An abort while the policy ran: its verdict no longer applies (the history is final).
       if (signal.aborted || run.signal.aborted) break;
       if (!verdict) continue;

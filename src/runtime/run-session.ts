@@ -9,11 +9,12 @@ import type { LeaseKeeper } from './lease.js';
 import type { Persister } from './persistence.js';
 import type { ContextGuard } from '../context/guard.js';
 import type { Counters } from '../domain/counters.js';
-import type { ModelError } from '../domain/errors.js';
 import { cloneCounters } from '../domain/counters.js';
 import type { AgentEvent, AgentEventBody, MessageDelta, PolicySlot } from '../domain/events.js';
-import type { AssistantMessage, Message, ToolResultMessage } from '../domain/messages.js';
+import { toolCallsOf, type AssistantMessage, type Message, type ToolResultMessage } from '../domain/messages.js';
+import type { StreamAccumulator } from '../model/accumulator.js';
 import type { Model } from '../model/port.js';
+import type { TransformRejection } from '../context/guard.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolSourceFollower } from './tool-sources.js';
 import { CounterLedger } from './counter-ledger.js';
@@ -22,6 +23,7 @@ import { attachContextView, type ContextView, type SessionHistory } from './hist
 import type { EffectHost } from './effects.js';
 import type { AgentOptions, ResolvedOptions } from './options.js';
 import { errorMessage } from './policy-runner.js';
+import { systemClock, type RuntimeClock } from './timers.js';
 
 /** Why the runtime ended a run: its store failed, or another agent took the session over. */
 export interface RunStop {
@@ -64,6 +66,14 @@ export interface TurnScope {
   denyPendingApproval: (() => void) | null;
   /** The assistant message the turn committed (post-turn policies may replace it). */
   committedAssistant: AssistantMessage | null;
+  /** The attempt being streamed: what it received so far closes a live message after an internal error. */
+  stream: StreamAccumulator | null;
+  /**
+   * steer() was accepted during this turn. The chart decides what it means (STEERING_ARRIVED); the
+   * effects read it only to start nothing new in the step where the event is still in the turn's
+   * mailbox (a steer from a subscriber of the step that publishes the reply).
+   */
+  steeringAccepted: boolean;
 }
 
 export function newTurnScope(turnIndex: number, open: boolean, historyLength: number): TurnScope {
@@ -82,6 +92,8 @@ export function newTurnScope(turnIndex: number, open: boolean, historyLength: nu
     replyStart: historyLength,
     denyPendingApproval: null,
     committedAssistant: null,
+    stream: null,
+    steeringAccepted: false,
   };
 }
 
@@ -161,14 +173,15 @@ export class RunSession {
 
   constructor(
     readonly agent: AgentState,
-    onSubscriberError: (error: unknown) => void,
+    /** Where throws of subscribers and of the inspection observer go (never the run). */
+    readonly reportSubscriberError: (error: unknown) => void,
     resumed?: { runId: string; nextSeq: number },
   ) {
     runCounter += 1;
     this.runId =
       resumed?.runId ?? agent.host?.newRunId() ?? `run_${Date.now().toString(36)}_${runCounter.toString(36)}`;
     this.seq = resumed?.nextSeq ?? 0;
-    this.log = new RunEventLog(onSubscriberError, agent.options.replayBuffer ?? DEFAULT_REPLAY_BUFFER);
+    this.log = new RunEventLog(reportSubscriberError, agent.options.replayBuffer ?? DEFAULT_REPLAY_BUFFER);
     this.ledger = new CounterLedger(agent.counters);
   }
 
@@ -205,6 +218,22 @@ export class RunSession {
     return this.seq;
   }
 
+  /** Steering that interrupts was accepted in this turn: effects start no further tool call or approval request. */
+  get steeringInterrupts(): boolean {
+    return this.turn.steeringAccepted && this.agent.resolved.steeringInterrupts;
+  }
+
+  /** The agent's clock (XState's): every runtime timer uses it, so tests run on a SimulatedClock. */
+  get clock(): RuntimeClock {
+    return (this.agent.options.clock as RuntimeClock | undefined) ?? systemClock;
+  }
+
+  /** The text given to `abort(reason)`, or 'aborted'. */
+  get abortReason(): string {
+    const reason: unknown = this.signal.reason;
+    return typeof reason === 'string' && reason !== '' ? reason : 'aborted';
+  }
+
   /** Persists the committed step (no-op without a store). */
   checkpoint(): void {
     this.agent.persister?.step(this.agent, this);
@@ -213,6 +242,13 @@ export class RunSession {
   /** Awaits user code outside any journaled step (a durable host waits for it before it waits for the engine). */
   awaitUser<T>(work: Promise<T>): Promise<T> {
     return this.agent.host ? this.agent.host.track(work) : work;
+  }
+
+  /** A context transform whose output was refused: reported, and the default compaction is used. */
+  reportTransformRejection(rejection: TransformRejection): void {
+    const detail = rejection.violations.length > 0 ? `: ${rejection.violations.slice(0, 3).join('; ')}` : '';
+    const message = `${rejection.reason}${detail}; the default compaction was used`;
+    this.reportPolicyError('contextTransform', new Error(message));
   }
 
   reportPolicyError(slot: PolicySlot, error: unknown): void {
@@ -270,13 +306,19 @@ export class RunSession {
     this.emit({ type: 'messageStart', turnIndex: this.turn.turnIndex, message: { role: 'assistant', content: [], stopReason: 'stop', model: modelName } as AssistantMessage });
   }
 
-  /** Publishes an assistant message once per logical message: start, the buffered deltas, end. */
-  publishAssistant(message: AssistantMessage, error?: ModelError | null): void {
+  /**
+   * Publishes an assistant message once per logical message: start, the buffered deltas, end (with
+   * the attempt's error). The reply is recorded as the turn's published reply just before
+   * messageEnd (the step a checkpoint may store), never earlier.
+   */
+  publishAssistant(message: AssistantMessage, reply: ModelReply | null = null): void {
     const turnIndex = this.turn.turnIndex;
     if (!this.turn.messageOpen) this.openMessage(message.model);
     for (const delta of this.turn.deltas) this.emit({ type: 'messageUpdate', turnIndex, delta });
     this.turn.deltas = [];
     this.turn.messageOpen = false;
+    if (reply) this.turn.reply = reply;
+    const error = reply?.error;
     this.emit({ type: 'messageEnd', turnIndex, message, ...(error ? { error } : {}) });
   }
 
@@ -297,7 +339,54 @@ export class RunSession {
     this.emit({ type: 'turnEnd', turnIndex: this.turn.turnIndex, reason: 'aborted', assistant: message, toolResults: [] });
   }
 
+  /**
+   * After an internal error (a throw inside an effect or a machine action), keeps the log whole
+   * (DESIGN §9): the turn's input is committed, a half-published message is ended, a published
+   * reply is committed with one result per tool call, and the open turn gets its turnEnd. A reply
+   * already published is never replaced, and no second messageStart is emitted.
+   */
+  closeAfterInternalError(input: readonly Message[], detail: string): void {
+    const unsaved = notIn(this.agent.history, input);
+    if (unsaved.length > 0) this.commit(unsaved);
+    if (!this.turn.open) return;
+    const turn = this.turn;
+    const errorMessage = `internal error: ${detail}`;
+    if (turn.messageOpen && turn.committedAssistant === null) {
+      // A live message cut by the error: what was streamed is its content, with stopReason error.
+      const streamed = turn.stream?.abort(errorMessage);
+      const base = streamed ?? { role: 'assistant', content: [], model: this.model.name };
+      const message: AssistantMessage = { ...base, stopReason: 'error', errorMessage };
+      this.publishAssistant(message, { called: true, published: true, message, error: null, invalidCalls: [] });
+    }
+    let results: ToolResultMessage[] = [];
+    const assistant = turn.committedAssistant ?? turn.reply?.message ?? null;
+    if (turn.committedAssistant === null && assistant) {
+      const notRun = (call: { id: string; name: string }): ToolResultMessage => ({
+        role: 'toolResult',
+        toolCallId: call.id,
+        toolName: call.name,
+        content: `not run: ${errorMessage}`,
+        isError: true,
+      });
+      results = toolCallsOf(assistant).map((call) => turn.announcedEnds.get(call.id) ?? notRun(call));
+      for (const result of results) this.announceToolEnd(result);
+      turn.committedAssistant = assistant;
+      this.commit([assistant, ...results]);
+    } else if (assistant) {
+      results = toolCallsOf(assistant).flatMap((call) => turn.announcedEnds.get(call.id) ?? []);
+    }
+    this.closeTurn();
+    this.emit({ type: 'turnEnd', turnIndex: turn.turnIndex, reason: 'error', assistant, toolResults: results });
+  }
+
   countersSnapshot(): Counters {
     return cloneCounters(this.agent.counters);
   }
+}
+
+/** The messages of `candidates` not in `history` (by identity), in order. */
+function notIn(history: readonly Message[], candidates: readonly Message[]): Message[] {
+  if (candidates.length === 0) return [];
+  const present = new Set<Message>(history);
+  return candidates.filter((message) => !present.has(message));
 }

@@ -25,9 +25,7 @@ export function provideTurnMachine() {
       commitTurnInput: ({ context, system }) => runOf(system).commit([...context.newMessages, ...context.inputInjected], context.turnIndex),
       publishAssistantMessage: ({ context, system }) => {
         if (!context.reply) return;
-        const run = runOf(system);
-        run.turn.reply = context.reply;
-        run.publishAssistant(context.reply.message, context.reply.error);
+        runOf(system).publishAssistant(context.reply.message, context.reply);
       },
       commitTurn: ({ context, system }) => {
         const run = runOf(system);

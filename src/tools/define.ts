@@ -21,6 +21,8 @@ export interface ToolDefinition<Params extends ToolParameters> {
   /** After a crash while running: 'never' re-run (default) or 'safe' to re-run. */
   replay?: 'never' | 'safe';
   execution?: ToolExecutionHint;
+  /** Aborts a call still running after this many ms, on the agent's clock; the result is `timed out after N ms`. */
+  timeoutMs?: number;
   execute(args: ToolArguments<Params>, ctx: ToolContext): ToolOutput | Promise<ToolOutput>;
 }
 
@@ -40,6 +42,7 @@ export function defineTool<Params extends ToolParameters>(definition: ToolDefini
     progress: definition.progress ?? false,
     replay: definition.replay ?? 'never',
     ...(definition.execution !== undefined ? { execution: definition.execution } : {}),
+    ...(definition.timeoutMs !== undefined ? { timeoutMs: definition.timeoutMs } : {}),
     execute: definition.execute,
   };
   assertValidTool(tool as unknown as AnyTool);
@@ -71,6 +74,10 @@ export function assertValidTool(tool: AnyTool): void {
   if (tool.replay !== 'never' && tool.replay !== 'safe') throw invalid('replay', `'never' or 'safe'`, tool.replay);
   if (tool.execution !== undefined && tool.execution !== 'parallel' && tool.execution !== 'sequential') {
     throw invalid('execution', `'parallel' or 'sequential'`, tool.execution);
+  }
+  const { timeoutMs } = tool;
+  if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs >= 1 && timeoutMs <= 2 ** 31 - 1)) {
+    throw invalid('timeoutMs', 'a number of milliseconds from 1 to 2147483647', tool.timeoutMs);
   }
   // Also checks the parameters: a usable schema of an object with a JSON Schema.
   parametersJsonSchema(name, tool.parameters);

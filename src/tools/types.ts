@@ -26,6 +26,8 @@ export interface Tool<Params extends ToolParameters = ToolParameters> {
   /** What to do after a crash while this tool was running: 'never' re-run (default) or 'safe' to re-run. */
   readonly replay: 'never' | 'safe';
   readonly execution?: ToolExecutionHint;
+  /** Aborts a call still running after this many ms (result `timed out after N ms`); overrides `timeouts.toolMs`. */
+  readonly timeoutMs?: number;
   execute(args: ToolArguments<Params>, ctx: ToolContext): ToolOutput | Promise<ToolOutput>;
 }
 

@@ -27,6 +27,13 @@ const CASES: MasterConfig[] = [
     maxFollowUps: 0,
   },
   {
+    name: 'steering during a backoff: 1 turn × 2 attempts, 1 message',
+    input: { ...SESSION, maxTurns: 2, maxAttempts: 2, turnFeatures: plainFeatures },
+    turn: lean,
+    maxSteers: 1,
+    maxFollowUps: 0,
+  },
+  {
     name: 'follow-ups: 2 messages, all at once, text replies',
     input: { ...SESSION, maxTurns: 3, maxAttempts: 1, followUpMode: 'all', turnFeatures: plainFeatures },
     turn: { ...lean, replies: ['text', 'rateLimited', 'authFailed'] },

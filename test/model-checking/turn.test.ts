@@ -20,6 +20,7 @@ const CASES: Array<{ config: TurnConfig; features: TurnFeatures; attempt: Attemp
   { config: plain, features: NO_FEATURES, attempt: 'retryLastChance', name: 'no policies / retry, last chance' },
   { config: plain, features: NO_FEATURES, attempt: 'overflowRetry', name: 'no policies / overflow re-run' },
   { config: invalidPartition, features: { ...NO_FEATURES, steeringInterrupts: false }, attempt: 'freshWithRecovery', name: 'steering waits, invalid partition / fresh' },
+  { config: approvals, features: ALL_FEATURES, attempt: 'retryAfterSteering', name: 'all policies, approvals / re-run after steering during a backoff' },
 ];
 
 // What the configurations reached together (the last test checks that nothing was left out).

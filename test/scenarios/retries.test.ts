@@ -244,7 +244,7 @@ describe('R3 abort during a backoff', () => {
     expect(bodies(events, 'turnEnd')).toEqual([{ type: 'turnEnd', turnIndex: 0, reason: 'aborted', assistant: aborted, toolResults: [] }]);
     expect(JSON.stringify(events)).not.toContain(FAILED_TEXT);
     expect(outcome).toMatchObject({ status: 'aborted', endReason: 'aborted' });
-    expect(outcome.error).toBeUndefined();
+    expect(outcome.error).toEqual({ code: 'aborted', message: 'aborted' });
     expect(outcome.messages).toEqual([user('hi'), aborted]);
     expect(agent.running).toBe(false);
     expectInvariants(events, outcome.messages);
