@@ -116,6 +116,7 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
     persister: null,
     host,
     lease: null,
+    abandonLastWrite: null,
   };
   let closed = false;
   // Attached before the session loads, so a run resumed after a restart is observed from its first event.
@@ -178,7 +179,8 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
     followUp: (input) => enqueue(input, 'followUp'),
     abort(reason) {
       const run = state.run;
-      if (!run?.master) return;
+      // An ended run whose last step is still being written (a store that hangs): stop waiting for it.
+      if (!run?.master) return state.abandonLastWrite?.();
       run.controller.abort(abortReasonText(reason));
       run.master.send({ type: 'ABORT' });
     },

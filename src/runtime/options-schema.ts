@@ -117,6 +117,7 @@ const OPTION_SHAPE = {
     )
     .optional(),
   sessionId: z.string().min(1).optional(),
+  replayBuffer: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
 };
 
 export const AgentOptionsSchema = z.looseObject(OPTION_SHAPE);

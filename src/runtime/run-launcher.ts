@@ -157,12 +157,23 @@ function finishRun(state: AgentState, run: RunSession, ended: EndContext, resolv
     ...(report ? { finalReport: report } : {}),
     ...(error ? { error: { code: error.code, message: error.message } } : {}),
   };
-  // The run ends when its last step is written; if that write fails, the result says so.
+  // The run ends when its last step is written; if that write fails, the result says so. abort()
+  // stops the wait (DESIGN §9: every wait on a store races the abort): the result is then what
+  // agentEnd said, and flush() is the wait on the write.
   const persister = state.persister;
   if (!persister) return resolveResult(result);
+  const settle = (value: RunResult) => {
+    if (state.abandonLastWrite !== abandon) return;
+    state.abandonLastWrite = null;
+    resolveResult(value);
+  };
+  const abandon = () => settle(result);
+  state.abandonLastWrite = abandon;
   void persister.settled().then(() => {
     const failure = !run.stopped && persister.failure ? persister.failure : null;
-    resolveResult(failure ? { ...result, status: 'failed', endReason: 'fatalError', error: { code: failure.code === 'SessionLost' ? 'sessionLost' : 'storeFailed', message: failure.message } } : result);
+    const code = failure?.code === 'SessionLost' ? 'sessionLost' : 'storeFailed';
+    const failed: RunResult = { ...result, status: 'failed', endReason: 'fatalError', error: { code, message: failure?.message ?? '' } };
+    settle(failure ? failed : result);
   });
 }
 

@@ -124,6 +124,8 @@ export interface AgentState {
   run: RunSession | null;
   /** Checkpoints every committed step when the agent has a store. */
   persister: Persister | null;
+  /** Set while an ended run's result waits for its last step to be written: abort() stops the wait. */
+  abandonLastWrite: (() => void) | null;
   /** A durable-execution engine that journals the run's effects (agentchart/restate), or null. */
   readonly host: EffectHost | null;
   /** The agent's lease on its session (with a store). */

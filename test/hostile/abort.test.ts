@@ -242,12 +242,18 @@ describe('the abort reason', () => {
 });
 
 describe('store calls never hold a run', () => {
-  it('an async store whose commitStep never settles: the run still ends; flush() is the only wait on it', async () => {
+  it('an async store whose commitStep never settles: the result waits for the last step; abort() ends the wait', async () => {
     const inner = memoryStore();
     const store: SessionStore = { ...inner, commitStepSync: undefined, commitStep: () => forever() };
     const agent = createAgent({ model: scriptedModel([{ text: 'answer' }]), store, sessionId: 'stuck' });
     await agent.ready;
-    const { result } = await expectTrusted(agent.prompt(PROMPT), [PROMPT]);
+    const run = agent.prompt(PROMPT);
+    await macrotasks(3);
+    // DESIGN §11: the run's result comes after its last step is written; §9: abort() reaches that wait.
+    expect(settledFlag(run.result).settled).toBe(false);
+    agent.abort('the store hangs');
+    const { result } = await expectTrusted(run, [PROMPT]);
+    // The result is what agentEnd said; whether the store ever took the step, flush() tells.
     expect(result.status).toBe('completed');
     expect(settledFlag(agent.flush()).settled).toBe(false);
     await macrotasks(2);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SimulatedClock } from 'xstate';
 import { z } from 'zod';
 import {
+  type DurableOptions,
   createAgent,
   defineTool,
   memoryStore,
@@ -155,7 +156,7 @@ describe('a steer before the batch started: no call starts', () => {
     const { result, events } = await expectTrusted(run, [PROMPT, STEER]);
     expectSkipped(events, result.messages, ran);
     expect(agent.pendingApprovals()).toEqual([]);
-    await agent.flush();
+    await agent.close();
     const again = createAgent({ model: scriptedModel([]), tools: [tool], store, sessionId: 'durable' });
     expect((await again.ready).resumedRun).toBeNull();
     expect(again.pendingApprovals()).toEqual([]);
@@ -312,12 +313,14 @@ describe("a steer during a 'live' stream never stores a half-published attempt",
   it('crash after the steer: the resumed session stores one messageStart per message and pairs', async () => {
     const clock = new SimulatedClock();
     const store = crashableStore();
-    const options = (model: AgentOptions['model']): AgentOptions & { store: SessionStore; sessionId: string } => ({
+    const options = (model: AgentOptions['model']): AgentOptions & DurableOptions => ({
       model,
       clock,
       streaming: 'live',
       store,
       sessionId: 'live',
+      // The restarted process is the same lease owner: the crashed one never released its lease.
+      lease: { owner: 'worker-1' },
     });
     // The stream shows some text, then waits on the clock: the steer lands while the message is open.
     const first = createAgent(
