@@ -146,7 +146,12 @@ describe.runIf(available)('Restate: the shared handlers reach the session', () =
       expect(await server.call('Agent', sessionId, 'abort', 'user stop')).toEqual({ status: 200, body: null });
       const { status, body: aborted } = await answer;
       expect(status).toBe(200);
-      expect(aborted).toMatchObject({ status: 'aborted', endReason: 'aborted' });
+      // The reason reaches the run through the inbox, before Restate's cancellation does.
+      expect(aborted).toMatchObject({
+        status: 'aborted',
+        endReason: 'aborted',
+        error: { code: 'aborted', message: 'user stop' },
+      });
       expect(aborted.messages.at(-1)).toMatchObject({ role: 'toolResult', toolCallId: 'x0', isError: true });
       expect(countLines(logs, sessionId, 'tool-end x0 aborted')).toBe(1);
       const first = await expectParity(server, sessionId, aborted);
