@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { loadProfile, selfTimes, sourceOf, type CallFrame, type ProfileNode } from './cpu-profile.js';
 
 /**
  * Summarizes a V8 .cpuprofile: self time by function and by source (xstate, agentchart's
@@ -6,54 +6,20 @@ import { readFileSync } from 'node:fs';
  *   npx tsx bench/profile-summary.ts bench/profiles/<file>.cpuprofile [top]
  */
 
-interface CallFrame {
-  functionName: string;
-  url: string;
-  lineNumber: number;
-}
-
-interface ProfileNode {
-  id: number;
-  callFrame: CallFrame;
-  children?: number[];
-}
-
-interface CpuProfile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
-
 const [file, topArg] = process.argv.slice(2);
 if (!file) {
   process.stderr.write('usage: bench/profile-summary.ts <file.cpuprofile> [top]\n');
   process.exit(2);
 }
 const top = Number(topArg ?? 30);
-const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+const profile = loadProfile(file);
 
 const byId = new Map(profile.nodes.map((node) => [node.id, node]));
 const parent = new Map<number, number>();
 for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
 
-const selfUs = new Map<number, number>();
-profile.samples.forEach((id, index) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0)));
+const selfUs = selfTimes(profile);
 const totalUs = [...selfUs.values()].reduce((a, b) => a + b, 0);
-
-/** Where a frame's code lives, coarse enough to read as a cost breakdown. */
-function sourceOf(frame: CallFrame): string {
-  const { url, functionName } = frame;
-  if (functionName === '(garbage collector)') return 'GC';
-  if (functionName === '(idle)' || functionName === '(program)') return functionName;
-  if (url.includes('/node_modules/xstate/')) return 'xstate';
-  if (url.includes('/node_modules/zod/')) return 'zod';
-  if (url.includes('/node_modules/rxjs/')) return 'rxjs';
-  const local = url.match(/\/((?:machines|src|bench)\/[^/]+(?:\/[^/]+)?\.ts)$/);
-  if (local && !url.includes('/node_modules/')) return local[1] as string;
-  if (url.startsWith('node:') || url === '') return 'node/V8 built-ins';
-  if (url.includes('/node_modules/')) return url.replace(/.*\/node_modules\/([^/]+).*/, '$1');
-  return url;
-}
 
 const label = (frame: CallFrame) => `${frame.functionName || '(anonymous)'} ${sourceOf(frame)}:${frame.lineNumber + 1}`;
 const pct = (us: number) => `${((100 * us) / totalUs).toFixed(1).padStart(5)}%`;

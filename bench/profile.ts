@@ -1,22 +1,35 @@
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { createAgent } from 'agentchart';
+import { CONTENDERS, timeTurns, type Contender } from './drivers.js';
 import { handLoop } from './hand-loop.js';
+import { startClock, type Timing } from './stats.js';
 import { relayModel, stalledModel, benchTools, turnsModel } from './workload.js';
 
 /**
  * One benchmark workload in a loop, for a CPU profile (see bench/README.md):
- *   node --cpu-prof --cpu-prof-dir=bench/profiles --import tsx bench/profile.ts <workload> [seconds] [hand]
+ *   node --cpu-prof --cpu-prof-dir=bench/profiles --import tsx bench/profile.ts <workload> [seconds] [contender]
  * Workloads: perTurn (T=200 × K=1), perTool (T=50 × K=20), batch1000 (K=1,000), history (2,000 turns),
  * sessions (1,000 idle sessions prompted then aborted), relay (3 × 100,000 updates), create (createAgent).
- * `hand` profiles the hand-written loop instead of agentchart.
+ * The contender is agentchart (default), `hand` (the hand-written loop), `pi`, `aiSdk` or
+ * `aiSdkGenerate`; the peers run the turn workloads only. With `--out=<file>` the process profiles
+ * itself instead (no --cpu-prof): only the loop, after a warm-up, so samples and counted units cover
+ * the same span. The last line on stderr is a JSON summary that profile-compare.ts reads.
  */
 
-const workloads = {
-  perTurn: () => turns(200, 1),
-  perTool: () => turns(50, 20),
-  batch1000: () => turns(1, 1_000),
-  history: () => turns(2_000, 1),
+/** T and K of the turn workloads, which every contender runs (the peers through bench/drivers.ts). */
+const turnWorkloads = {
+  perTurn: { turns: 200, calls: 1, per: 'turn' },
+  perTool: { turns: 50, calls: 20, per: 'toolCall' },
+  batch1000: { turns: 1, calls: 1_000, per: 'toolCall' },
+  history: { turns: 2_000, calls: 1, per: 'turn' },
+} as const;
+
+const otherWorkloads = {
   relay: async () => {
-    await (hand ? handLoop('go', { model: relayModel(3, 100_000), tools: benchTools }) : createAgent({ model: relayModel(3, 100_000), tools: benchTools }).prompt('go').result);
+    await (hand
+      ? handLoop('go', { model: relayModel(3, 100_000), tools: benchTools })
+      : createAgent({ model: relayModel(3, 100_000), tools: benchTools }).prompt('go').result);
   },
   sessions: async () => {
     const agents = Array.from({ length: 1_000 }, () => createAgent({ model: stalledModel(), tools: benchTools }));
@@ -31,26 +44,71 @@ const workloads = {
   },
 } satisfies Record<string, () => Promise<void>>;
 
-type Workload = keyof typeof workloads;
+type Workload = keyof typeof turnWorkloads | keyof typeof otherWorkloads;
+const workloadNames = [...Object.keys(turnWorkloads), ...Object.keys(otherWorkloads)];
 
 const name = process.argv[2] as Workload | undefined;
 const seconds = Number(process.argv[3] ?? 10);
-const hand = process.argv.includes('hand');
-if (!name || !(name in workloads)) {
-  process.stderr.write(`usage: bench/profile.ts <${Object.keys(workloads).join('|')}> [seconds] [hand]\n`);
+const contender: Contender =
+  CONTENDERS.find((c) => c !== 'agentchart' && process.argv.slice(3).includes(c)) ?? 'agentchart';
+const hand = contender === 'hand';
+if (!name || !workloadNames.includes(name)) {
+  process.stderr.write(`usage: bench/profile.ts <${workloadNames.join('|')}> [seconds] [${CONTENDERS.join('|')}]\n`);
+  process.exit(2);
+}
+const turnWorkload = name in turnWorkloads ? turnWorkloads[name as keyof typeof turnWorkloads] : undefined;
+if (!turnWorkload && contender !== 'agentchart' && contender !== 'hand') {
+  process.stderr.write(
+    `profile: ${contender} runs the turn workloads only (${Object.keys(turnWorkloads).join(', ')})\n`,
+  );
   process.exit(2);
 }
 
-async function turns(count: number, calls: number): Promise<void> {
-  const model = turnsModel(count, calls);
-  const result = hand ? await handLoop('go', { model, tools: benchTools }) : await createAgent({ model, tools: benchTools }).prompt('go').result;
-  if (result.status !== 'completed') throw new Error(`profile: the run ended ${result.status}`);
+async function once(): Promise<void> {
+  if (!turnWorkload) return otherWorkloads[name as keyof typeof otherWorkloads]();
+  const { turns, calls } = turnWorkload;
+  const run = await timeTurns(contender, turns, calls);
+  if (run.status !== 'completed' || run.turns !== turns + 1 || run.toolCallsExecuted !== turns * calls) {
+    throw new Error(
+      `profile: ${contender} ended ${run.status} after ${run.turns} turns and ${run.toolCallsExecuted} tool calls`,
+    );
+  }
 }
 
-const deadline = performance.now() + seconds * 1000;
-let iterations = 0;
-while (performance.now() < deadline) {
-  await workloads[name]();
-  iterations++;
+/** Runs the workload until `forSeconds` have passed; how many times, and the wall and process CPU time it took. */
+async function loop(forSeconds: number): Promise<{ iterations: number } & Timing> {
+  const clock = startClock();
+  const deadline = performance.now() + forSeconds * 1000;
+  let count = 0;
+  while (performance.now() < deadline) {
+    await once();
+    count++;
+  }
+  return { iterations: count, ...clock.stop() };
 }
-process.stderr.write(`profile: ${name}${hand ? ' (hand loop)' : ''} ran ${iterations} times in ${seconds} s\n`);
+
+const out = process.argv.find((arg) => arg.startsWith('--out='))?.slice('--out='.length);
+let measured: { iterations: number } & Timing;
+if (out) {
+  await loop(Math.min(2, seconds / 5));
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 250 });
+  await session.post('Profiler.start');
+  measured = await loop(seconds);
+  const { profile } = await session.post('Profiler.stop');
+  session.disconnect();
+  writeFileSync(out, JSON.stringify(profile));
+} else {
+  measured = await loop(seconds);
+}
+const { iterations, ms, cpuMs } = measured;
+process.stderr.write(
+  `profile: ${name}${contender === 'agentchart' ? '' : ` (${contender})`} ran ${iterations} times in ${seconds} s\n`,
+);
+const units = turnWorkload
+  ? iterations * (turnWorkload.per === 'turn' ? turnWorkload.turns + 1 : turnWorkload.turns * turnWorkload.calls)
+  : iterations;
+const unit = turnWorkload ? turnWorkload.per : 'iteration';
+process.stderr.write(`${JSON.stringify({ workload: name, contender, iterations, units, unit, ms, cpuMs })}\n`);

@@ -1,23 +1,34 @@
 import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { longSession } from './long-session.js';
+import { otelCost } from './otel.js';
 import { relayBenchmark } from './relay.js';
 import { renderMarkdown, type BenchResults } from './report.js';
+import type { PeersInfo } from './report-peers.js';
 import { sessionsBenchmark } from './sessions.js';
 import { storesBenchmark } from './stores.js';
 import { loadAverage, MB, peakRssBytes, round2, rssBytes } from './stats.js';
-import { agentCreation, historyGrowth, inspectionCost, parityCheck, turnsBenchmark } from './throughput.js';
+import {
+  agentCreation,
+  historyGrowth,
+  inspectionCost,
+  parityCheck,
+  turnsBenchmark,
+  validationCheck,
+} from './throughput.js';
 
 /**
- * `npm run bench`: every benchmark in one process, agentchart against the hand-written loop,
- * then bench/results.md and bench/results.json. `npm run bench -- --quick` is a smoke run
- * (fewer rounds, 1,000 sessions, 10,000 updates) that writes results.quick.{md,json} instead.
+ * `npm run bench`: every benchmark in one process, agentchart against the hand-written loop (and,
+ * on the turn workloads, against pi's agent core and the AI SDK), then bench/results.md and
+ * bench/results.json. `npm run bench -- --quick` is a smoke run (fewer rounds, 1,000 sessions,
+ * 10,000 updates) that writes results.quick.{md,json} instead.
  */
 
 const quick = process.argv.includes('--quick');
 const rounds = (full: number) => (quick ? Math.max(1, Math.ceil(full / 4)) : full);
+const warmups = (full: number) => (quick ? 1 : full);
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 const startedAt = performance.now();
@@ -42,19 +53,27 @@ async function step<T>(name: string, body: () => Promise<T>): Promise<T> {
 const parity = await step('parity', parityCheck);
 if (!parity.ok) throw new Error(`bench: the hand loop and agentchart publish different events (first difference at #${parity.firstDifference})`);
 
-const perTurn = await step('perTurn', () => turnsBenchmark(200, 1, 'turn', rounds(21), 3));
-const perTool = await step('perTool', () => turnsBenchmark(50, 20, 'toolCall', rounds(15), 3));
+const peers = await step('peers', peersInfo);
+
+// agentchart, the hand loop, pi and the AI SDK (two paths) in interleaved rounds;
+// a multiple of 10 rounds completes the balanced orders.
+const perTurn = await step('perTurn', () => turnsBenchmark(200, 1, 'turn', rounds(20), warmups(3)));
+const perTool = await step('perTool', () => turnsBenchmark(50, 20, 'toolCall', rounds(20), warmups(3)));
+const shortSession = await step('short session', () => turnsBenchmark(1, 1, 'session', rounds(40), warmups(4)));
 const batch: Record<string, Awaited<ReturnType<typeof turnsBenchmark>>> = {};
 for (const [calls, n] of [
-  [10, 41],
-  [100, 21],
-  [1_000, 11],
+  [10, 40],
+  [100, 20],
+  [1_000, 20],
 ] as const) {
-  batch[String(calls)] = await step(`batch K=${calls}`, () => turnsBenchmark(1, calls, 'toolCall', rounds(n), 2));
+  const runs = rounds(n);
+  batch[String(calls)] = await step(`batch K=${calls}`, () => turnsBenchmark(1, calls, 'toolCall', runs, warmups(2)));
 }
 const history = await step('history', () => historyGrowth(2_000, rounds(7), 1));
 const inspection = await step('inspection', () => inspectionCost(200, 1, rounds(15), 2));
 const inspectionTools = await step('inspection K=20', () => inspectionCost(50, 20, rounds(9), 2));
+const otelTurn = await step('otel', () => otelCost(200, 1, rounds(15), 2));
+const otelTools = await step('otel K=20', () => otelCost(50, 20, rounds(9), 2));
 const creation = await step('agent creation', () => agentCreation(1_000, rounds(5)));
 const relay = await step('relay', () => relayBenchmark(3, quick ? 10_000 : 100_000, rounds(5), 1));
 const longTurns = quick ? 1_000 : 4_000;
@@ -90,7 +109,9 @@ const results: BenchResults = {
   stores,
   relay,
   inspection: { perTurn: inspection, perTool: inspectionTools },
+  otel: { perTurn: otelTurn, perTool: otelTools },
   agentCreationUs: creation,
+  peers: { ...peers, shortSession },
 };
 
 const base = quick ? 'results.quick' : 'results';
@@ -108,4 +129,19 @@ function gitCommit(): string {
   } catch {
     return 'unknown';
   }
+}
+
+/** The peer libraries: installed versions, and the check that each validates tool arguments (bench/README.md). */
+async function peersInfo(): Promise<PeersInfo> {
+  const version = (name: string) => {
+    const manifest = readFileSync(here(`../node_modules/${name}/package.json`), 'utf8');
+    return `${name} ${(JSON.parse(manifest) as { version: string }).version}`;
+  };
+  const validation = await validationCheck();
+  const unchecked = Object.entries(validation).filter(([, rejected]) => !rejected);
+  if (unchecked.length > 0) {
+    const names = unchecked.map(([name]) => name).join(', ');
+    throw new Error(`bench: ${names} did not reject tool calls with invalid arguments`);
+  }
+  return { versions: { pi: version('@mariozechner/pi-agent-core'), aiSdk: version('ai') }, validation };
 }

@@ -1,5 +1,19 @@
 import { createAgent } from 'agentchart';
-import { alternate, eventTypesOf, expectWork, timeAgentchart, timeRun, type AgentExtras, type Implementation } from './drivers.js';
+import {
+  alternate,
+  CONTENDERS,
+  eventTypesOf,
+  expectWork,
+  interleave,
+  PEERS,
+  timeAgentchart,
+  timeRun,
+  timeTurns,
+  type AgentExtras,
+  type Contender,
+  type Implementation,
+  type Peer,
+} from './drivers.js';
 import { macrotask, median, sampled, type Sampled, type Timing } from './stats.js';
 import { benchTools, turnsModel } from './workload.js';
 
@@ -16,35 +30,80 @@ export interface Comparison {
   overhead: number;
   /** Process CPU time per unit (less sensitive to the machine's load than the wall clock). */
   cpu: { agentchart: Sampled; hand: Sampled; ratio: number };
+  /** The other libraries on the same workload, in the same rounds. */
+  peers: Record<Peer, PeerFigures>;
 }
 
-function compared(unit: string, samples: Record<Implementation, Timing[]>, units: number): Comparison {
-  const per = (implementation: Implementation, pick: (t: Timing) => number) => sampled(samples[implementation].map((t) => (pick(t) * 1000) / units));
+/** One peer library's figures on a workload, and agentchart's ratios to it (below 1: agentchart is faster). */
+export interface PeerFigures {
+  wall: Sampled;
+  cpu: Sampled;
+  /** agentchart median / peer median, wall clock. */
+  ratio: number;
+  /** agentchart median / peer median, process CPU time. */
+  cpuRatio: number;
+  /** Median over rounds of agentchart / peer within the same round (both ran seconds apart), wall clock. */
+  pairedRatio: number;
+}
+
+const ratioOf = (a: number, b: number) => Number((a / b).toFixed(2));
+
+function compared(unit: string, samples: Record<Contender, Timing[]>, units: number): Comparison {
+  const perUnit = (contender: Contender, pick: (t: Timing) => number) =>
+    samples[contender].map((t) => (pick(t) * 1000) / units);
+  const per = (contender: Contender, pick: (t: Timing) => number) => sampled(perUnit(contender, pick));
   const agentchart = per('agentchart', (t) => t.ms);
   const hand = per('hand', (t) => t.ms);
   const cpuAgentchart = per('agentchart', (t) => t.cpuMs);
   const cpuHand = per('hand', (t) => t.cpuMs);
+  const peer = (name: Peer): PeerFigures => {
+    const wall = per(name, (t) => t.ms);
+    const cpu = per(name, (t) => t.cpuMs);
+    const ours = perUnit('agentchart', (t) => t.ms);
+    const theirs = perUnit(name, (t) => t.ms);
+    const paired = ours.map((value, round) => value / (theirs[round] as number));
+    return {
+      wall,
+      cpu,
+      ratio: ratioOf(agentchart.median, wall.median),
+      cpuRatio: ratioOf(cpuAgentchart.median, cpu.median),
+      pairedRatio: ratioOf(median(paired), 1),
+    };
+  };
   return {
     unit,
     agentchart,
     hand,
-    ratio: Number((agentchart.median / hand.median).toFixed(2)),
+    ratio: ratioOf(agentchart.median, hand.median),
     overhead: Number((agentchart.median - hand.median).toFixed(2)),
-    cpu: { agentchart: cpuAgentchart, hand: cpuHand, ratio: Number((cpuAgentchart.median / cpuHand.median).toFixed(2)) },
+    cpu: { agentchart: cpuAgentchart, hand: cpuHand, ratio: ratioOf(cpuAgentchart.median, cpuHand.median) },
+    peers: Object.fromEntries(PEERS.map((name) => [name, peer(name)])) as Record<Peer, PeerFigures>,
   };
 }
 
 /**
- * T turns of K instant tool calls, then a text answer; both implementations. `per` chooses the
- * unit: µs per turn (all T+1 turns) or µs per tool call (T×K calls, turn costs included).
+ * T turns of K instant tool calls, then a text answer; agentchart, the hand loop, pi and the AI SDK
+ * in interleaved rounds. `per` chooses the unit: µs per turn (all T+1 turns), µs per tool call
+ * (T×K calls, turn costs included) or µs per session.
  */
-export async function turnsBenchmark(turns: number, calls: number, per: 'turn' | 'toolCall', rounds: number, warmups: number): Promise<Comparison> {
-  const samples = await alternate(rounds, warmups, async (implementation) => {
-    const run = await timeRun(implementation, turnsModel(turns, calls));
-    expectWork(`${implementation} T=${turns} K=${calls}`, run, turns + 1, turns * calls);
+export async function turnsBenchmark(
+  turns: number,
+  calls: number,
+  per: 'turn' | 'toolCall' | 'session',
+  rounds: number,
+  warmups: number,
+): Promise<Comparison> {
+  const samples = await interleave(CONTENDERS, rounds, warmups, async (contender) => {
+    const run = await timeTurns(contender, turns, calls);
+    expectWork(`${contender} T=${turns} K=${calls}`, run, turns + 1, turns * calls);
     return run;
   });
-  return compared(per === 'turn' ? 'µs/turn' : 'µs/tool call', samples, per === 'turn' ? turns + 1 : turns * calls);
+  const units = {
+    turn: ['µs/turn', turns + 1],
+    toolCall: ['µs/tool call', turns * calls],
+    session: ['µs/session', 1],
+  } as const;
+  return compared(units[per][0], samples, units[per][1]);
 }
 
 export interface HistoryGrowth {
@@ -153,4 +212,17 @@ export async function parityCheck(): Promise<{ ok: boolean; agentchart: number; 
     }
   }
   return { ok: firstDifference === -1, agentchart: agentchart.length, hand: hand.length, firstDifference };
+}
+
+/**
+ * Every contender validates tool arguments on its normal path: a session of 1 turn × 2 calls whose
+ * `i` is a string must end normally with both calls rejected (none executed) by each library.
+ */
+export async function validationCheck(): Promise<Record<Contender, boolean>> {
+  const verdicts = {} as Record<Contender, boolean>;
+  for (const contender of CONTENDERS) {
+    const run = await timeTurns(contender, 1, 2, 'invalid');
+    verdicts[contender] = run.status === 'completed' && run.turns === 2 && run.toolCallsExecuted === 0;
+  }
+  return verdicts;
 }

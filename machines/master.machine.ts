@@ -23,6 +23,16 @@ function take(queue: Message[], mode: QueueMode): { taken: Message[]; rest: Mess
   return mode === 'all' ? { taken: queue, rest: [] } : { taken: queue.slice(0, 1), rest: queue.slice(1) };
 }
 
+/** An error's message for the run's result (pure: no I/O, never throws). */
+export function describeError(error: unknown): string {
+  try {
+    if (error instanceof Error) return error.message || error.name;
+    return String(error);
+  } catch {
+    return 'unprintable error';
+  }
+}
+
 const outcomeOf = (context: MasterContext): TurnOutput => {
   if (!context.lastOutcome) throw new Error('agentchart: the master decided without a turn outcome');
   return context.lastOutcome;
@@ -103,6 +113,15 @@ export const masterMachine = setup({
     announceModelFallback: notProvided('announceModelFallback'),
     /** Closes a turn left open by a deferred failure: an aborted message and turnEnd(aborted). */
     closeOpenTurnAsAborted: notProvided('closeOpenTurnAsAborted'),
+    /** After an internal error: commits the turn's input and published reply (with results), closes the turn. */
+    closeTurnAfterInternalError: notProvided('closeTurnAfterInternalError'),
+    recordInternalError: assign({
+      error: ({ event }) => ({
+        kind: 'internal' as const,
+        message: `internal error: ${describeError('error' in event ? event.error : event)}`,
+        retryable: false,
+      }),
+    }),
     /** Report mode: counts a turn that ran no tool and sent no report as failed. */
     countFailedReportTurn: notProvided('countFailedReportTurn'),
     /** Report mode: removes the reply of a turn that did no work from history and announces the retry. */
@@ -130,7 +149,14 @@ export const masterMachine = setup({
       const followUps = take(context.followUpQueue, context.followUpMode);
       return { pending: [...context.pending, ...followUps.taken], followUpQueue: followUps.rest };
     }),
-    startFreshTurn: assign({ attempt: 'fresh', attemptsOnModel: 0, overflowUsedThisTurn: false, failedTurnRetries: 0 }),
+    startFreshTurn: assign({
+      attempt: 'fresh',
+      attemptsOnModel: 0,
+      overflowUsedThisTurn: false,
+      failedTurnRetries: 0,
+      steeredThisTurn: false,
+    }),
+    noteSteeringForTurn: assign({ steeredThisTurn: true }),
     recordOutcome: assign(({ context }, params: { outcome: TurnOutput }) => {
       const output = params.outcome;
       const deferred = output.kind === 'failure' && (output.detail === 'retryable' || output.detail === 'overflow');
@@ -145,6 +171,7 @@ export const masterMachine = setup({
       attempt: 'fresh' as const,
       attemptsOnModel: 0,
       overflowUsedThisTurn: false,
+      steeredThisTurn: false,
       failedTurnRetries: context.failedTurnRetries + 1,
     })),
     injectPostLoopMessages: assign({ pending: ({ context }, params: { messages: Message[] }) => [...context.pending, ...params.messages] }),
@@ -174,6 +201,7 @@ export const masterMachine = setup({
     error: null,
     turnOpen: false,
     abortRequested: false,
+    steeredThisTurn: false,
   }),
   initial: 'idle',
   states: {
@@ -191,7 +219,8 @@ export const masterMachine = setup({
     running: {
       initial: 'preTurn',
       on: {
-        STEER: { actions: ['queueSteering', 'acknowledgeQueued'] },
+        // A steer during a backoff or an overflow recovery takes effect at the turn's next decision.
+        STEER: { actions: ['queueSteering', 'acknowledgeQueued', 'noteSteeringForTurn'] },
         FOLLOW_UP: { actions: ['queueFollowUp', 'acknowledgeQueued'] },
         ABORT: { target: 'ended', actions: { type: 'endAs', params: { status: 'aborted', endReason: 'aborted' } } },
       },
@@ -220,23 +249,26 @@ export const masterMachine = setup({
               retryAvailable: context.attemptsOnModel < context.maxAttempts && withinCallBudget(context),
               fallbackAvailable: context.modelIndex + 1 < context.modelCount && withinCallBudget(context),
               overflowRecoveryAvailable: !context.overflowUsedThisTurn && withinCallBudget(context),
+              steeringArrived: context.steeredThisTurn,
             }),
             onDone: {
               target: 'deciding',
               actions: [assign({ turnInput: [], resume: null }), { type: 'recordOutcome', params: ({ event }) => ({ outcome: event.output }) }],
             },
-            // An effect that failed unexpectedly (a bug) ends the session; the open turn is closed.
+            // A throw inside an effect or an action of the turn ends the session as an internal error,
+            // never at the expense of the log: the runtime commits the turn's input and the published
+            // reply with one result per call, and closes the turn.
             onError: {
               target: '#master.ended',
               actions: [
-                'closeOpenTurnAsAborted',
-                assign({ error: ({ event }) => ({ kind: 'unknown' as const, message: `internal error: ${String(event.error)}`, retryable: false }) }),
+                'closeTurnAfterInternalError',
+                'recordInternalError',
                 { type: 'endAs', params: { status: 'failed', endReason: 'fatalError' } },
               ],
             },
           },
           on: {
-            STEER: { actions: ['queueSteering', 'acknowledgeQueued', 'forwardSteeringToTurn'] },
+            STEER: { actions: ['queueSteering', 'acknowledgeQueued', 'noteSteeringForTurn', 'forwardSteeringToTurn'] },
             // The turn ends itself inline on abort (its own recipe per state); the master then ends.
             // A turn finishing in the same step may never see it: the master remembers the abort too.
             ABORT: { actions: ['forwardAbortToTurn', 'recordAbortRequest'] },

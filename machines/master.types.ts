@@ -56,6 +56,8 @@ export interface MasterContext extends MasterInput {
   turnOpen: boolean;
   /** An abort arrived while a turn was finishing: the turn may have ended before it saw it. */
   abortRequested: boolean;
+  /** Steering was accepted since this turn started: a re-run attempt (after a backoff) must honour it. */
+  steeredThisTurn: boolean;
 }
 
 export type MasterEvent =

@@ -8,6 +8,7 @@ export type UnfinishedReason =
   | { kind: 'stopped'; reason: string }
   | { kind: 'invalidPartition'; reason: string }
   | { kind: 'steering' }
+  | { kind: 'steeringSkipped' }
   | { kind: 'replyFailed' };
 
 export function unfinishedText(reason: UnfinishedReason): string {
@@ -20,6 +21,8 @@ export function unfinishedText(reason: UnfinishedReason): string {
       return `invalid partition: ${reason.reason}`;
     case 'steering':
       return 'cancelled: steering (the user sent a new message; this call was interrupted)';
+    case 'steeringSkipped':
+      return 'skipped: steering (the user sent a new message before this call started)';
     case 'replyFailed':
       return 'not run: the model reply failed before this call could run';
   }
@@ -56,4 +59,8 @@ export function resultsInCallOrder(assistant: AssistantMessage | null, results: 
     if (result) ordered.push(result);
   }
   return ordered;
+}
+
+export function timedOutText(timeoutMs: number): string {
+  return `timed out after ${timeoutMs} ms`;
 }

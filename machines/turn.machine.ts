@@ -36,11 +36,17 @@ export const turnMachine = turnSetup.createMachine({
     deferred: null,
     stopped: false,
     abortRequested: false,
+    steeringArrived: input.steeringArrived,
     inputInjected: [],
     injected: [],
     assistantOverride: null,
   }),
   initial: 'USER_INPUT',
+  on: {
+    // Steering accepted in any state is remembered; it takes effect at the turn's next decision
+    // (the states that can act on it at once handle it themselves).
+    STEERING_ARRIVED: { actions: 'noteSteering' },
+  },
   states: {
     USER_INPUT: {
       initial: 'checkingPolicies',
@@ -178,8 +184,17 @@ export const turnMachine = turnSetup.createMachine({
       states: {
         preprocess: {
           entry: 'prepareToolCalls',
-          // Nothing to check before dispatch and a strategy that cannot be invalid: straight to the tools.
           always: [
+            // Steering arrived while the model streamed (or during a backoff): no call starts.
+            {
+              guard: 'steeringInterruptsBatch',
+              target: '#turn.RESPONSE',
+              actions: [
+                { type: 'endTurnAs', params: { reason: 'steeringInterrupt' } },
+                { type: 'settleUnfinishedCalls', params: { kind: 'steeringSkipped' } },
+              ],
+            },
+            // Nothing to check before dispatch and a strategy that cannot be invalid: straight to the tools.
             {
               guard: and([not('hasPreDispatchPolicies'), not('hasCallsAwaitingApproval'), 'strategyCannotBeInvalid', not('nothingToRun')]),
               target: 'collect',
@@ -193,6 +208,21 @@ export const turnMachine = turnSetup.createMachine({
           always: [{ guard: not('hasPreDispatchPolicies'), target: 'approval' }, { target: 'runningPreDispatchPolicies' }],
         },
         runningPreDispatchPolicies: {
+          on: {
+            // Steering before dispatch: the policies are not waited for and no call starts.
+            STEERING_ARRIVED: [
+              {
+                guard: 'steeringInterruptsTools',
+                target: '#turn.RESPONSE',
+                actions: [
+                  'noteSteering',
+                  { type: 'endTurnAs', params: { reason: 'steeringInterrupt' } },
+                  { type: 'settleUnfinishedCalls', params: { kind: 'steeringSkipped' } },
+                ],
+              },
+              { actions: 'noteSteering' },
+            ],
+          },
           invoke: {
             src: 'runPreDispatchPolicies',
             input: ({ context }) => ({ turnIndex: context.turnIndex, prepared: context.prepared, results: context.results }),
@@ -222,6 +252,20 @@ export const turnMachine = turnSetup.createMachine({
         },
         awaitingApproval: {
           on: {
+            // Steering withdraws the pending approval (resolved as denied); no call starts.
+            STEERING_ARRIVED: [
+              {
+                guard: 'steeringInterruptsTools',
+                target: '#turn.RESPONSE',
+                actions: [
+                  'noteSteering',
+                  'denyPendingApproval',
+                  { type: 'endTurnAs', params: { reason: 'steeringInterrupt' } },
+                  { type: 'settleUnfinishedCalls', params: { kind: 'steeringSkipped' } },
+                ],
+              },
+              { actions: 'noteSteering' },
+            ],
             ABORT: {
               target: '#turn.RESPONSE',
               actions: [
@@ -280,10 +324,17 @@ export const turnMachine = turnSetup.createMachine({
           states: {
             running: {
               on: {
-                STEERING_ARRIVED: { guard: 'steeringInterruptsTools', target: 'steeringGrace' },
+                STEERING_ARRIVED: [
+                  {
+                    guard: 'steeringInterruptsTools',
+                    target: 'steeringGrace',
+                    actions: ['noteSteering', 'holdToolBatch'],
+                  },
+                  { actions: 'noteSteering' },
+                ],
               },
             },
-            /** Steering arrived: unfinished tools get a grace period, then they are cancelled. */
+            /** Steering arrived: no further call starts; running ones get a grace period, then they are cancelled. */
             steeringGrace: {
               after: {
                 steeringGrace: { actions: { type: 'cancelToolBatch', params: { type: 'CANCEL', reason: 'steering' } } },

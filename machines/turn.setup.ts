@@ -28,8 +28,11 @@ export type TurnEvent =
   | { type: 'STEERING_ARRIVED' }
   | { type: 'BATCH_SETTLED'; results: ResultsByPosition; interrupted: boolean; startedCallIds: string[] };
 
-/** Commands the tool batch actor accepts. */
-export type BatchCommand = { type: 'CANCEL'; reason: 'aborted' | 'steering' };
+/**
+ * Commands the tool batch actor accepts: HOLD (steering arrived: start no further call, settle
+ * once the running ones end) and CANCEL (settle every unfinished call now).
+ */
+export type BatchCommand = { type: 'HOLD' } | { type: 'CANCEL'; reason: 'aborted' | 'steering' };
 
 export interface BatchInput {
   turnIndex: number;
@@ -58,6 +61,8 @@ export interface TurnContext {
   deferred: 'retryable' | 'overflow' | 'fallback' | null;
   stopped: boolean;
   abortRequested: boolean;
+  /** A steering message was accepted during this turn: unless steering waits, no further tool call starts. */
+  steeringArrived: boolean;
   /** Pre-turn injections: committed with this turn's input. */
   inputInjected: Message[];
   /** Later injections (pre-dispatch, post-turn): the next turn's input. */
@@ -109,6 +114,8 @@ export const turnSetup = setup({
     /** parallel / sequential / concurrency: only a custom partition can be invalid. */
     strategyCannotBeInvalid: ({ context }) => context.features.fixedPartition,
     steeringInterruptsTools: ({ context }) => context.features.steeringInterrupts,
+    /** Steering arrived earlier in the turn (while the model streamed, a backoff, pre-turn policies) and interrupts. */
+    steeringInterruptsBatch: ({ context }) => context.steeringArrived && context.features.steeringInterrupts,
     policyStopped: ({ context }) => context.stopped,
     replyWasAborted: ({ context }) => context.abortRequested || context.reply?.error?.kind === 'aborted',
     // A re-run continues the same logical message, so an attempt whose text was already shown (live
@@ -141,11 +148,13 @@ export const turnSetup = setup({
     markAbortRequested: assign({ abortRequested: true }),
     /** A turn resumed after a crash continues from the reply it had published, with the results known then. */
     takeResumedReply: assign(({ context }) => ({ reply: context.resume?.reply ?? null, results: context.resume?.results ?? EMPTY_RESULTS })),
+    noteSteering: assign({ steeringArrived: true }),
     endTurnAs: assign((_, params: { reason: TurnEndReason }) => ({ endReason: params.reason })),
     settleUnfinishedCalls: assign(({ context }, params: UnfinishedReason) => ({
       results: settleUnfinished(context.reply?.message ?? null, context.results, params),
     })),
-    cancelToolBatch: sendTo('toolBatch', (_, params: BatchCommand) => params),
+    cancelToolBatch: sendTo('toolBatch', (_, params: Extract<BatchCommand, { type: 'CANCEL' }>) => params),
+    holdToolBatch: sendTo('toolBatch', { type: 'HOLD' } satisfies BatchCommand),
   },
   delays: {
     /** How long unfinished tools get to finish after steering arrives, before they are cancelled. */

@@ -38,6 +38,8 @@ export interface TurnInput {
   fallbackAvailable: boolean;
   /** The master will re-run this turn once more if the context overflows. */
   overflowRecoveryAvailable: boolean;
+  /** Steering was accepted during an earlier attempt of this turn (a re-run after a backoff): it takes effect now. */
+  steeringArrived: boolean;
 }
 
 /** What the model-call actor reports when the stream has ended. */

@@ -2,7 +2,12 @@
 export * from './domain/index.js';
 export type { Model, ModelRequest, ModelStreamEvent, ModelPricing, ToolSpec } from './model/port.js';
 export { costOf } from './model/port.js';
-export type { Tool, AnyTool, ToolContext, ToolOutput, ToolExecutionHint } from './tools/types.js';
+export type { Tool, AnyTool, JsonSchemaTool, ToolContext, ToolOutput, ToolExecutionHint } from './tools/types.js';
+export type { ToolParameters, ToolArguments } from './tools/schema.js';
+export { jsonSchemaParameters } from './tools/json-schema-parameters.js';
+export type { StandardJsonSchemaParameters, JsonSchemaCheck, StandardIssue } from './tools/json-schema-parameters.js';
+export { TOOL_SOURCE } from './tools/tool-source.js';
+export type { ToolSource } from './tools/tool-source.js';
 export type { ToolExecution } from './tools/strategy.js';
 export type * from './policies/types.js';
 export { defineTool, TOOL_NAME_PATTERN } from './tools/define.js';
@@ -18,7 +23,15 @@ export type { StreamTerminal, InvalidToolCall } from './model/accumulator.js';
 export * from './context/index.js';
 export { createAgent } from './runtime/agent.js';
 export type { Agent, AgentRun, AgentSnapshot, SteerReceipt } from './runtime/agent.js';
-export type { AgentOptions, RetryOptions } from './runtime/options.js';
+export type { AgentOptions, RetryOptions, TimeoutOptions } from './runtime/options.js';
+export type { AgentObserver, ObservedAgent } from './runtime/observer.js';
+export { ModelStreamEventSchema } from './model/stream-events.js';
+export {
+  ApprovalDecisionSchema,
+  PostTurnVerdictSchema,
+  PreDispatchVerdictSchema,
+  VerdictSchema,
+} from './policies/verdicts.js';
 export { backoffDelay } from './runtime/retry.js';
 export { DEFAULT_PRICES, lookupPricing } from './model/pricing.js';
 export type { PriceTable } from './model/pricing.js';

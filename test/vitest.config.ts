@@ -10,8 +10,10 @@ export default defineConfig({
       { find: /^agentchart\/anthropic$/, replacement: fileURLToPath(new URL('../src/anthropic.ts', import.meta.url)) },
       { find: /^agentchart\/ai-sdk$/, replacement: fileURLToPath(new URL('../src/ai-sdk.ts', import.meta.url)) },
       { find: /^agentchart\/sqlite$/, replacement: fileURLToPath(new URL('../src/sqlite.ts', import.meta.url)) },
+      { find: /^agentchart\/mcp$/, replacement: fileURLToPath(new URL('../src/mcp.ts', import.meta.url)) },
       { find: /^agentchart\/inspect$/, replacement: fileURLToPath(new URL('../src/inspect.ts', import.meta.url)) },
       { find: /^agentchart\/postgres$/, replacement: fileURLToPath(new URL('../src/postgres.ts', import.meta.url)) },
+      { find: /^agentchart\/otel$/, replacement: fileURLToPath(new URL('../src/otel.ts', import.meta.url)) },
       { find: /^agentchart$/, replacement: fileURLToPath(new URL('../src/index.ts', import.meta.url)) },
     ],
   },
@@ -20,5 +22,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     pool: 'forks',
+    // Said explicitly: a fresh worker per test file (no module state leaks between files). Vitest
+    // then also leaves out its "faster with isolate: false" hints, which are noise here.
+    isolate: true,
   },
 });

@@ -16,8 +16,10 @@ export const CompactOptionsSchema = z.object({
   anchor: z.number().int().nonnegative().optional(),
   /** Insert a note where messages were removed (default true). */
   marker: z.boolean().optional(),
-  /** Reuse cached estimates across calls. */
-  ledger: z.instanceof(TokenLedger).optional(),
+  /** Reuse cached estimates across calls. (`z.custom`: its declared type is the same in every zod 4.x.) */
+  ledger: z
+    .custom<TokenLedger>((value) => value instanceof TokenLedger, 'Input not instance of TokenLedger')
+    .optional(),
 });
 export type CompactOptions = z.input<typeof CompactOptionsSchema>;
 

@@ -148,7 +148,14 @@ export function createContextGuard(options: ContextGuardOptions): ContextGuard {
         const message = error instanceof Error ? error.message : String(error);
         return { ok: false, error: { code: 'contextTransformFailed', message: `context transform failed: ${message}` } };
       }
-      const rejection = rejectionOf(messages, output);
+      let rejection: TransformRejection | null;
+      try {
+        rejection = rejectionOf(messages, output);
+      } catch (error) {
+        // A getter or proxy in the output that throws while it is checked.
+        const detail = error instanceof Error ? error.message : String(error);
+        rejection = { reason: 'transform output could not be read', violations: [detail] };
+      }
       const accepted = rejection ? defaultPrepare(messages, prepare) : (output as Message[]);
       const result = sameMessages(messages, accepted) ? messages : accepted;
       return { ok: true, messages: result, compacted: compactionOf(messages, result, prepare), transformRejected: rejection };

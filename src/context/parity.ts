@@ -3,10 +3,10 @@ import type { Message } from '../domain/messages.js';
 export type ParityCheck = { ok: true } | { ok: false; violations: string[] };
 
 /**
- * Tool-call/result parity of a history (DESIGN.md §4, invariant 1), as a provider needs it: every
- * tool call of an assistant message is answered by exactly one tool result with its id before the
- * next assistant message or the end of the history, and every tool result answers a pending call
- * of the latest assistant message (no orphans, no duplicates). O(n).
+ * Tool-call/result parity of a history (the parity invariant of checkInvariants), as a provider
+ * needs it: every tool call of an assistant message is answered by exactly one tool result with its
+ * id before the next assistant message or the end of the history, and every tool result answers a
+ * pending call of the latest assistant message (no orphans, no duplicates). O(n).
  */
 export function checkToolParity(messages: readonly Message[]): ParityCheck {
   const violations: string[] = [];

@@ -1,9 +1,16 @@
 // `npm run demo`: the offline session on the scripted model, or a real provider named by the environment.
+import { checkDemoArgs, demoHelp, DemoUsageError } from './flags.js';
 import { chooseProvider, describeChoice, loadProviderModel } from './provider.js';
 import { instrumentDemo, parseInstrumentArgs } from './instrument.js';
+import { tracingForDemo } from './otel.js';
 import { runDemo } from './run-demo.js';
 
 async function main(): Promise<number> {
+  const { help } = checkDemoArgs(process.argv.slice(2));
+  if (help) {
+    process.stdout.write(demoHelp());
+    return 0;
+  }
   const choice = chooseProvider(process.env, process.argv.slice(2));
   const model = choice.kind === 'scripted' ? undefined : await loadProviderModel(choice);
   const tty = process.stdout.isTTY === true && process.env.NO_COLOR === undefined;
@@ -13,13 +20,15 @@ async function main(): Promise<number> {
     waitForEnter,
   });
   const { finish, ...observers } = instrumentation;
+  const tracing = await tracingForDemo(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`));
   const outcome = await runDemo({
     write: (text) => process.stdout.write(text),
     tty,
     modelDescription: describeChoice(choice),
     ...(model ? { model } : {}),
     ...observers,
-  }).finally(finish);
+    ...(tracing.otel ? { otel: tracing.otel } : {}),
+  }).finally(() => finish().finally(() => tracing.finish()));
   return outcome.result.status === 'completed' && outcome.violations.length === 0 ? 0 : 1;
 }
 
@@ -39,6 +48,11 @@ main().then(
     process.exitCode = code;
   },
   (error: unknown) => {
+    if (error instanceof DemoUsageError) {
+      console.error(`agentchart demo: ${error.message} (npm run demo -- --help lists the flags)`);
+      process.exitCode = 2;
+      return;
+    }
     console.error(`agentchart demo failed: ${error instanceof Error ? error.message : String(error)}`);
     process.exitCode = 1;
   },

@@ -3,7 +3,7 @@ import type { Model } from '../index.js';
 /** Which model drives the demo: the offline script, or a real provider named by the environment. */
 export type ProviderChoice =
   | { kind: 'scripted'; reason: string }
-  | { kind: 'openai'; model: string; apiKey: string; baseURL?: string }
+  | { kind: 'openai'; model: string; apiKey?: string; baseURL?: string }
   | { kind: 'anthropic'; model: string; apiKey: string; baseURL?: string };
 
 export const DEFAULT_OPENAI_MODEL = 'gpt-4o-mini';
@@ -23,8 +23,8 @@ export function chooseProvider(env: Env, argv: readonly string[] = []): Provider
     return {
       kind: 'openai',
       model: set(env.OPENAI_MODEL) ? env.OPENAI_MODEL : DEFAULT_OPENAI_MODEL,
-      // OpenAI-compatible local servers (Ollama, vLLM, llama.cpp) accept any key.
-      apiKey: set(env.OPENAI_API_KEY) ? env.OPENAI_API_KEY : 'not-needed',
+      // OpenAI-compatible local servers (Ollama, vLLM, llama.cpp) need no key.
+      ...(set(env.OPENAI_API_KEY) ? { apiKey: env.OPENAI_API_KEY } : {}),
       ...(set(env.OPENAI_BASE_URL) ? { baseURL: env.OPENAI_BASE_URL } : {}),
     };
   }
@@ -39,21 +39,15 @@ export function chooseProvider(env: Env, argv: readonly string[] = []): Provider
   return { kind: 'scripted', reason: 'no OPENAI_BASE_URL, OPENAI_API_KEY or ANTHROPIC_API_KEY set' };
 }
 
-/** Loads the adapter lazily, so the offline demo never needs the provider SDKs. */
+/** Loads the adapter lazily, so the offline demo never needs the provider SDKs (a missing one says what to install). */
 export async function loadProviderModel(choice: Exclude<ProviderChoice, { kind: 'scripted' }>): Promise<Model> {
   const { kind, ...options } = choice;
-  try {
-    if (kind === 'openai') {
-      const { openAICompatible } = await import('../openai.js');
-      return openAICompatible(options);
-    }
-    const { anthropic } = await import('../anthropic.js');
-    return anthropic(options);
-  } catch (error) {
-    const sdk = kind === 'openai' ? 'openai' : '@anthropic-ai/sdk';
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new Error(`Could not load the ${kind} adapter (is the optional peer dependency \`${sdk}\` installed?): ${reason}`, { cause: error });
+  if (kind === 'openai') {
+    const { openAICompatible } = await import('../openai.js');
+    return openAICompatible(options);
   }
+  const { anthropic } = await import('../anthropic.js');
+  return anthropic(options);
 }
 
 export function describeChoice(choice: ProviderChoice): string {

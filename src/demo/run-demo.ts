@@ -1,4 +1,5 @@
 import { createAgent, type AgentEvent, type AgentOptions, type Model, type RunResult, type SteerReceipt } from '../index.js';
+import type { AgentObserver } from '../index.js';
 import { checkInvariants, scriptedModel, type Clock } from '../testing.js';
 import { TerminalRenderer } from './renderer.js';
 import { DEMO_SCRIPT, STEER_AT_PERCENT, STEERING_MESSAGE, SYSTEM_PROMPT, USER_PROMPT } from './script.js';
@@ -20,6 +21,8 @@ export interface DemoOptions {
   inspect?: AgentOptions['inspect'];
   /** Sees every agent event as it happens, before it is printed (`--trace`). */
   onEvent?: (event: AgentEvent) => void;
+  /** OpenTelemetry spans of the session (`--otel`). */
+  otel?: AgentObserver;
 }
 
 export interface DemoOutcome {
@@ -61,6 +64,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoOutcome> {
     maxTurns: MAX_TURNS,
     clock,
     ...(options.inspect ? { inspect: options.inspect } : {}),
+    ...(options.otel ? { otel: options.otel } : {}),
     approval: async (request) => {
       const path = typeof request.arguments.path === 'string' ? request.arguments.path : '?';
       renderer.say(`✋ approval handler: ${request.toolName} ${path} → auto-approved (an app would ask the user here)`);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The public counters (DESIGN.md §7). Every scenario test asserts all of them. */
+/** The public counters. Every scenario test asserts all of them. */
 export const CountersSchema = z.object({
   turns: z.number().int().nonnegative(),
   turnsFailed: z.number().int().nonnegative(),

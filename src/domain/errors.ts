@@ -11,10 +11,20 @@ export const ErrorKindSchema = z.enum([
   'badRequest',
   'aborted',
   'unknown',
+  /** The model stream broke its contract: an event of the wrong shape, a duplicate tool-call start, a throw. */
+  'invalidResponse',
+  /** A bug inside agentchart or a throw it could not attribute to user code: the run ends fatally. */
+  'internal',
 ]);
 export type ErrorKind = z.infer<typeof ErrorKindSchema>;
 
-const RETRYABLE_KINDS: ReadonlySet<ErrorKind> = new Set(['rateLimit', 'overloaded', 'network', 'timeout']);
+const RETRYABLE_KINDS: ReadonlySet<ErrorKind> = new Set([
+  'rateLimit',
+  'overloaded',
+  'network',
+  'timeout',
+  'invalidResponse',
+]);
 
 export const ModelErrorSchema = z.object({
   kind: ErrorKindSchema,
@@ -59,7 +69,8 @@ export type AgentErrorCode =
   | 'SessionBusy'
   | 'SessionLost'
   | 'SessionNotFound'
-  | 'MissingDependency';
+  | 'MissingDependency'
+  | 'McpUnavailable';
 
 export class AgentError extends Error {
   override readonly name = 'AgentError';

@@ -42,7 +42,14 @@ export type PolicySlot = z.infer<typeof PolicySlotSchema>;
 
 const ContextSizeSchema = z.object({ messages: z.number().int().nonnegative(), tokens: z.number().nonnegative() });
 
-export const BeforeModelCallEventSchema = z.object({ type: z.literal('beforeModelCall'), ...inTurn, model: z.string(), messages: z.array(MessageSchema) });
+/** `provider`: the model's `provider` (e.g. 'openai'), when the Model port names one. */
+export const BeforeModelCallEventSchema = z.object({
+  type: z.literal('beforeModelCall'),
+  ...inTurn,
+  model: z.string(),
+  provider: z.string().optional(),
+  messages: z.array(MessageSchema),
+});
 
 export const AgentEndEventSchema = z.object({
   type: z.literal('agentEnd'),
@@ -51,15 +58,24 @@ export const AgentEndEventSchema = z.object({
   endReason: EndReasonSchema,
   messages: z.array(MessageSchema),
   counters: CountersSchema,
+  /** Why a failed or aborted run ended (the abort's reason for an aborted one); as in RunResult.error. */
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
 });
 
 export const AgentEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('agentStart'), ...base }),
-  z.object({ type: z.literal('turnStart'), ...inTurn }),
+  /** `steeringDelivered`: how many steering messages this turn's input delivers (absent when none). */
+  z.object({ type: z.literal('turnStart'), ...inTurn, steeringDelivered: z.number().int().positive().optional() }),
   BeforeModelCallEventSchema,
   z.object({ type: z.literal('messageStart'), ...inTurn, message: AssistantMessageSchema }),
   z.object({ type: z.literal('messageUpdate'), ...inTurn, delta: MessageDeltaSchema }),
-  z.object({ type: z.literal('messageEnd'), ...inTurn, message: AssistantMessageSchema }),
+  /** `error`: the classified error of a reply that failed or was aborted (the attempt's last word). */
+  z.object({
+    type: z.literal('messageEnd'),
+    ...inTurn,
+    message: AssistantMessageSchema,
+    error: ModelErrorSchema.optional(),
+  }),
   z.object({
     type: z.literal('toolApprovalRequested'),
     ...inTurn,
@@ -104,8 +120,23 @@ export const AgentEventSchema = z.discriminatedUnion('type', [
     toolResults: z.array(ToolResultMessageSchema),
   }),
   z.object({ type: z.literal('retry'), ...base, attempt: z.number().int().positive(), delayMs: z.number().nonnegative(), error: ModelErrorSchema }),
-  z.object({ type: z.literal('modelFallback'), ...base, from: z.string(), to: z.string() }),
+  /** `error`: the failure of the last attempt on `from` that made the run fall back. */
+  z.object({
+    type: z.literal('modelFallback'),
+    ...base,
+    from: z.string(),
+    to: z.string(),
+    error: ModelErrorSchema.optional(),
+  }),
   z.object({ type: z.literal('contextCompacted'), ...base, before: ContextSizeSchema, after: ContextSizeSchema }),
+  /** A tool source (an MCP server) changed its list; applied between turns, just before the next turnStart. */
+  z.object({
+    type: z.literal('toolsChanged'),
+    ...base,
+    added: z.array(z.string()),
+    removed: z.array(z.string()),
+    updated: z.array(z.string()),
+  }),
   /** A policy or approval hook threw; it counted as Continue (added to the contract, see README). */
   z.object({ type: z.literal('policyError'), ...base, slot: PolicySlotSchema, message: z.string() }),
   AgentEndEventSchema,

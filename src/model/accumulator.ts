@@ -34,6 +34,8 @@ interface ToolCallDraft {
   id: string;
   name: string;
   raw: string;
+  /** A toolCallStart named it (a call opened by a stray fragment has not been started). */
+  started: boolean;
   ended: boolean;
   /** Parse memo, valid while `raw` still has the length it was parsed at. */
   parsed?: ParsedArguments;
@@ -90,6 +92,14 @@ export class StreamAccumulator {
         // `start` carries no content; unknown event types from a foreign adapter are ignored.
         return [];
     }
+  }
+
+  /**
+   * Ends the stream with an error (the runtime's boundary: an invalid event, a throw, a timeout);
+   * later events are ignored.
+   */
+  fail(error: ModelError): void {
+    if (!this.ended) this.ended = { kind: 'error', error };
   }
 
   get terminal(): StreamTerminal | null {
@@ -158,23 +168,31 @@ export class StreamAccumulator {
 
   private startToolCall(providerIndex: number, id: string, name: string): MessageDelta[] {
     const bound = this.toolCallsByIndex.get(providerIndex);
-    // A repeated start for an open call is a duplicate; after its end the index names a new call.
+    // A second start for an open index would glue two calls into one: the response is invalid.
+    // After the call's end the index names a new call. (A call opened by a stray fragment has no
+    // start yet: its start names it.)
     if (bound && !bound.ended) {
-      if (bound.name === '' && name !== '') bound.name = name;
+      if (!bound.started) {
+        bound.started = true;
+        bound.name = name;
+        return [];
+      }
+      const problem = `a second toolCallStart for the open tool-call index ${providerIndex}`;
+      this.fail(modelError('invalidResponse', `invalid model response: ${problem}`));
       return [];
     }
-    const draft = this.openToolCall(providerIndex, id, name);
+    const draft = this.openToolCall(providerIndex, id, name, true);
     return [{ type: 'toolCall', index: draft.blockIndex, id: draft.id, name: draft.name, argumentsDelta: '' }];
   }
 
   private appendArguments(providerIndex: number, fragment: string): MessageDelta[] {
     // A fragment for an index never started still opens a call, so no arguments are lost.
-    const draft = this.toolCallsByIndex.get(providerIndex) ?? this.openToolCall(providerIndex, '', '');
+    const draft = this.toolCallsByIndex.get(providerIndex) ?? this.openToolCall(providerIndex, '', '', false);
     draft.raw += fragment;
     return [{ type: 'toolCall', index: draft.blockIndex, id: draft.id, name: draft.name, argumentsDelta: fragment }];
   }
 
-  private openToolCall(providerIndex: number, id: string, name: string): ToolCallDraft {
+  private openToolCall(providerIndex: number, id: string, name: string, started: boolean): ToolCallDraft {
     const draft: ToolCallDraft = {
       type: 'toolCall',
       providerIndex,
@@ -182,6 +200,7 @@ export class StreamAccumulator {
       id: this.uniqueId(id === '' ? `call_${providerIndex}` : id),
       name,
       raw: '',
+      started,
       ended: false,
       parsedAtLength: -1,
     };

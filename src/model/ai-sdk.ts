@@ -1,12 +1,12 @@
-import {
+import type {
   APICallError,
-  type LanguageModelV3,
-  type LanguageModelV4,
-  type LanguageModelV4CallOptions,
-  type LanguageModelV4Message,
-  type LanguageModelV4Prompt,
-  type LanguageModelV4StreamPart,
-  type LanguageModelV4Usage,
+  LanguageModelV3,
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4Message,
+  LanguageModelV4Prompt,
+  LanguageModelV4StreamPart,
+  LanguageModelV4Usage,
 } from '@ai-sdk/provider';
 import { AgentError, modelError, type ModelError } from '../domain/errors.js';
 import type { Usage } from '../domain/messages.js';
@@ -14,9 +14,11 @@ import {
   abortReasonText,
   classifyProviderFailure,
   classifyTransportFailure,
+  noStreamEvents,
   streamEndedEarly,
 } from './classify-http.js';
 import type { Model, ModelPricing, ModelRequest, ModelStreamEvent } from './port.js';
+import { IDLE, idleMessage, withinIdle } from './idle.js';
 import { resolvePricing, type PriceTable } from './pricing.js';
 import { assistantParts, providerMessages } from './provider-messages.js';
 
@@ -32,6 +34,12 @@ export interface FromAISDKOptions {
   pricing?: ModelPricing;
   priceTable?: PriceTable;
   callSettings?: AISDKCallSettings;
+  /**
+   * Limits every silence of the provider, in ms: until `doStream` answers, then between stream
+   * parts (a body that stalls after its headers ends with a `timeout` error). Default: none (the
+   * agent's `timeouts.modelIdleMs` still applies).
+   */
+  timeoutMs?: number;
 }
 
 /**
@@ -54,6 +62,8 @@ export function fromAISDK(model: AISDKLanguageModel, options: FromAISDKOptions =
   const pricing = resolvePricing(languageModel.modelId, options);
   return {
     name: options.name ?? languageModel.modelId,
+    // 'openai.chat' → 'openai': the AI SDK suffixes the provider with its API.
+    provider: languageModel.provider.split('.')[0] ?? languageModel.provider,
     ...(pricing ? { pricing } : {}),
     stream: (request, { signal }) => streamLanguageModel(languageModel, options, request, signal),
   };
@@ -73,23 +83,42 @@ async function* streamLanguageModel(
   let reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart> | undefined;
   // A provider that ignores abortSignal must not hold the caller: abort cancels our read too.
   const cancelRead = () => void reader?.cancel().catch(() => undefined);
-  signal.addEventListener('abort', cancelRead, { once: true });
+  // Aborted by the caller or by the idle limit: the provider's request is cancelled either way.
+  const request_ = new AbortController();
+  const onAbort = () => {
+    request_.abort(signal.reason);
+    cancelRead();
+  };
+  signal.addEventListener('abort', onAbort, { once: true });
+  const idleMs = options.timeoutMs;
+  const onIdle = () => {
+    request_.abort(new Error('idle'));
+    cancelRead();
+  };
+  const timedOut = (): ModelStreamEvent => ({ type: 'error', error: modelError('timeout', idleMessage(idleMs ?? 0)) });
   const mapper = new PartMapper(languageModel.modelId);
   try {
-    const pending = Promise.resolve(languageModel.doStream(callOptions(options, request, signal)));
-    const result = await untilAborted(pending, signal);
-    if (result === undefined) {
+    const pending = Promise.resolve(languageModel.doStream(callOptions(options, request, request_.signal)));
+    const result = await withinIdle(untilAborted(pending, signal), idleMs, onIdle);
+    if (result === undefined || result === IDLE) {
       // A stream that arrives after the abort is cancelled unread.
       pending.then((late) => late.stream.cancel().catch(() => undefined), () => undefined);
-      yield aborted();
+      yield result === IDLE ? timedOut() : aborted();
       return;
     }
     reader = result.stream.getReader();
     if (signal.aborted) cancelRead();
     for (;;) {
-      const { done, value } = await reader.read();
+      const read = await withinIdle(reader.read(), idleMs, onIdle);
+      if (read === IDLE) {
+        yield timedOut();
+        return;
+      }
+      const { done, value } = read;
       if (done) break;
       if (value.type === 'error') {
+        // The body is released before the error is reported, whatever the consumer does next.
+        cancelRead();
         yield { type: 'error', error: classifyAISDKError(value.error, signal) };
         return;
       }
@@ -99,7 +128,7 @@ async function* streamLanguageModel(
     yield { type: 'error', error: classifyAISDKError(error, signal) };
     return;
   } finally {
-    signal.removeEventListener('abort', cancelRead);
+    signal.removeEventListener('abort', onAbort);
     // An early return (error part, consumer stopped) must still cancel the HTTP body.
     reader?.cancel().catch(() => undefined);
   }
@@ -181,9 +210,18 @@ function languageModelPrompt(request: ModelRequest): LanguageModelV4Prompt {
   return prompt;
 }
 
+/**
+ * `APICallError.isInstance` without loading `@ai-sdk/provider`: the AI SDK marks its errors with a
+ * global symbol so they are recognised across package copies and majors; we read the same mark.
+ */
+function isAPICallError(error: unknown): error is APICallError {
+  const mark = Symbol.for('vercel.ai.error.AI_APICallError');
+  return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[mark] === true;
+}
+
 function classifyAISDKError(error: unknown, signal: AbortSignal): ModelError {
   if (signal.aborted) return modelError('aborted', abortReasonText(signal));
-  if (APICallError.isInstance(error)) {
+  if (isAPICallError(error)) {
     // No status: the request never got a response (refused, reset). A success status: reading the
     // body failed ("Failed to process successful response"). Either way the cause says why.
     if (error.statusCode === undefined || error.statusCode < 400) return classifyTransportFailure(error, signal);
@@ -239,6 +277,7 @@ class PartMapper {
   private started = false;
   private finish_: Extract<LanguageModelV4StreamPart, { type: 'finish' }> | undefined;
   private readonly toolCalls = new Map<string, ToolCallState>();
+  private nextIndex = 0;
 
   constructor(private readonly modelId: string) {}
 
@@ -256,10 +295,18 @@ class PartMapper {
       case 'reasoning-delta':
         if (part.delta !== '') yield { type: 'thinkingDelta', delta: part.delta };
         return;
-      case 'tool-input-start':
+      case 'tool-input-start': {
         if (part.providerExecuted) return;
+        const open = this.toolCalls.get(part.id);
+        // The same id started again while its input is open: passed on as a second start for its
+        // index, which the runtime refuses (invalidResponse) instead of gluing two calls together.
+        if (open && !open.ended) {
+          yield { type: 'toolCallStart', index: open.index, id: part.id, name: part.toolName };
+          return;
+        }
         yield this.startToolCall(part.id, part.toolName, part.inputEncoding === 'text');
         return;
+      }
       case 'tool-input-delta': {
         const state = this.toolCalls.get(part.id);
         if (!state || state.ended || state.textEncoded || part.delta === '') return;
@@ -300,6 +347,10 @@ class PartMapper {
 
   *finish(): Generator<ModelStreamEvent> {
     const finish = this.finish_;
+    if (!this.started) {
+      yield { type: 'error', error: noStreamEvents() };
+      return;
+    }
     if (!finish) {
       yield { type: 'error', error: streamEndedEarly(this.toolCalls.size > 0 ? 'cut during a tool call' : 'no finish part') };
       return;
@@ -320,7 +371,8 @@ class PartMapper {
   }
 
   private startToolCall(id: string, name: string, textEncoded = false): ModelStreamEvent {
-    const state: ToolCallState = { index: this.toolCalls.size, sawFragment: false, ended: false, textEncoded };
+    // A counter, not the map's size: a repeated id replaces its entry and must not reuse an index.
+    const state: ToolCallState = { index: this.nextIndex++, sawFragment: false, ended: false, textEncoded };
     this.toolCalls.set(id, state);
     return { type: 'toolCallStart', index: state.index, id, name };
   }

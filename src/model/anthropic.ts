@@ -1,9 +1,16 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import { modelError, type ModelError } from '../domain/errors.js';
 import type { Usage } from '../domain/messages.js';
-import { abortReasonText, classifyProviderFailure, classifyTransportFailure, streamEndedEarly } from './classify-http.js';
+import {
+  abortReasonText,
+  classifyProviderFailure,
+  classifyTransportFailure,
+  noStreamEvents,
+  streamEndedEarly,
+} from './classify-http.js';
 import type { Model, ModelRequest, ModelStreamEvent } from './port.js';
-import { createClient, sdkClientOptions, sdkModel, type SdkModelOptions } from './sdk-model.js';
+import { assertInstalled, lazyPackage, type OptionalPackage } from './optional-sdk.js';
+import { lazyClient, sdkClientOptions, sdkModel, type SdkModelOptions } from './sdk-model.js';
 import { assistantParts, providerMessages } from './provider-messages.js';
 
 type StreamEvent = Anthropic.Messages.RawMessageStreamEvent;
@@ -17,7 +24,7 @@ export type AnthropicRequestExtras = Partial<
 >;
 
 export interface AnthropicOptions extends SdkModelOptions {
-  /** `claude-sonnet-4-5`, `claude-haiku-4-5-20251001`, … */
+  /** `claude-haiku-4-5`, `claude-opus-4-5`, … */
   model: string;
   /** Falls back to `ANTHROPIC_API_KEY`. */
   apiKey?: string;
@@ -30,16 +37,23 @@ export interface AnthropicOptions extends SdkModelOptions {
 
 const DEFAULT_MAX_TOKENS = 8192;
 
+const ANTHROPIC_SDK: OptionalPackage = { name: '@anthropic-ai/sdk', range: '^1', neededBy: 'agentchart/anthropic' };
+const loadAnthropic = lazyPackage(ANTHROPIC_SDK, async () => (await import('@anthropic-ai/sdk')).default);
+
 /**
  * A Model on the official `@anthropic-ai/sdk`, speaking the Messages API with SSE streaming. The
- * client's own retries are off: retries belong to the master loop only.
+ * client's own retries are off: retries belong to the master loop only. Throws
+ * `AgentError('MissingDependency')` when `@anthropic-ai/sdk` is not installed.
  */
 export function anthropic(options: AnthropicOptions): Model {
-  const client = createClient('anthropic', () => new Anthropic(sdkClientOptions(options)));
+  assertInstalled(ANTHROPIC_SDK);
+  const sdk = lazyClient('anthropic', loadAnthropic, (Client) => new Client(sdkClientOptions(options)));
   return sdkModel(options, {
-    open: (request, signal) => client.messages.create(messagesRequest(options, request), { signal, maxRetries: 0 }),
+    provider: 'anthropic',
+    open: async (request, signal) =>
+      (await sdk.client()).messages.create(messagesRequest(options, request), { signal, maxRetries: 0 }),
     mapper: () => new EventMapper(),
-    classify: classifyAnthropicError,
+    classify: (error, signal) => classifyAnthropicError(sdk.sdk(), error, signal),
   });
 }
 
@@ -109,8 +123,13 @@ function anthropicMessages(request: ModelRequest): MessageParam[] {
   );
 }
 
-function classifyAnthropicError(error: unknown, signal: AbortSignal): ModelError {
+function classifyAnthropicError(
+  Anthropic: typeof import('@anthropic-ai/sdk').default | undefined,
+  error: unknown,
+  signal: AbortSignal,
+): ModelError {
   if (signal.aborted) return modelError('aborted', abortReasonText(signal));
+  if (Anthropic === undefined) return classifyTransportFailure(error, signal); // the SDK did not load
   if (error instanceof Anthropic.APIConnectionTimeoutError) return modelError('timeout', error.message);
   if (
     error instanceof Anthropic.APIError &&
@@ -144,8 +163,10 @@ class EventMapper {
   private readonly toolBlocks = new Map<number, ToolBlockState>();
   private openToolBlocks = 0;
   private sawToolUse = false;
+  private sawEvent = false;
 
   *push(event: StreamEvent): Generator<ModelStreamEvent> {
+    this.sawEvent = true;
     switch (event.type) {
       case 'message_start':
         yield { type: 'start', model: event.message.model };
@@ -195,6 +216,10 @@ class EventMapper {
   }
 
   *finish(): Generator<ModelStreamEvent> {
+    if (!this.sawEvent) {
+      yield { type: 'error', error: noStreamEvents() };
+      return;
+    }
     if (this.stopReason === null) {
       yield { type: 'error', error: streamEndedEarly(this.openToolBlocks > 0 ? 'cut during a tool call' : 'no stop_reason') };
       return;

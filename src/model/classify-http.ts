@@ -142,6 +142,19 @@ const TIMEOUT_CODES = new Set([
   'UND_ERR_BODY_TIMEOUT',
 ]);
 
+/** Errors of a body that is not the provider's protocol (malformed SSE JSON, a part that fails validation). */
+const INVALID_BODY_NAMES = new Set(['SyntaxError', 'AI_JSONParseError', 'AI_TypeValidationError']);
+const INVALID_BODY_TEXT = new RegExp(
+  [
+    'malformed server-sent event',
+    'JSON parsing failed',
+    'could not parse .*json',
+    'unexpected token .* in json',
+    'is not valid JSON',
+  ].join('|'),
+  'i',
+);
+
 function causeChain(error: unknown): Array<Record<string, unknown>> {
   const chain: Array<Record<string, unknown>> = [];
   let current: unknown = error;
@@ -170,6 +183,10 @@ export function classifyTransportFailure(error: unknown, signal?: AbortSignal): 
   const names = chain.map((link) => link.name).filter((name): name is string => typeof name === 'string');
   const codes = chain.map((link) => link.code).filter((code): code is string => typeof code === 'string');
   if (names.includes('AbortError') || names.includes('APIUserAbortError')) return modelError('aborted', message);
+  // The body is not the protocol: a data line that is not JSON, an event the SDK cannot validate.
+  if (names.some((name) => INVALID_BODY_NAMES.has(name)) || INVALID_BODY_TEXT.test(message)) {
+    return modelError('invalidResponse', message);
+  }
   if (
     names.includes('TimeoutError') ||
     names.includes('APIConnectionTimeoutError') ||
@@ -198,4 +215,12 @@ export function abortReasonText(signal: AbortSignal): string {
 /** The error event of a stream that ended before the provider said how it finished. */
 export function streamEndedEarly(detail: string): ModelError {
   return modelError('network', `stream ended before it finished (${detail})`);
+}
+
+/** A successful response that carried no stream event at all: not the protocol (an HTML page, a proxy's answer). */
+export function noStreamEvents(): ModelError {
+  return modelError(
+    'invalidResponse',
+    'the response carried no stream events (an HTML page or another body that is not the protocol?)',
+  );
 }

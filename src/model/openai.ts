@@ -1,9 +1,16 @@
-import OpenAI from 'openai';
-import { modelError, type ModelError } from '../domain/errors.js';
+import type OpenAI from 'openai';
+import { AgentError, modelError, type ModelError } from '../domain/errors.js';
 import type { Usage } from '../domain/messages.js';
-import { abortReasonText, classifyProviderFailure, classifyTransportFailure, streamEndedEarly } from './classify-http.js';
+import {
+  abortReasonText,
+  classifyProviderFailure,
+  classifyTransportFailure,
+  noStreamEvents,
+  streamEndedEarly,
+} from './classify-http.js';
 import type { Model, ModelRequest, ModelStreamEvent } from './port.js';
-import { createClient, sdkClientOptions, sdkModel, type SdkModelOptions } from './sdk-model.js';
+import { assertInstalled, lazyPackage, type OptionalPackage } from './optional-sdk.js';
+import { lazyClient, sdkClientOptions, sdkModel, type SdkModelOptions } from './sdk-model.js';
 import { assistantParts, providerMessages } from './provider-messages.js';
 
 type ChatChunk = OpenAI.Chat.Completions.ChatCompletionChunk;
@@ -18,23 +25,53 @@ export interface OpenAICompatibleOptions extends SdkModelOptions {
   model: string;
   /** `https://api.openai.com/v1` by default (or `OPENAI_BASE_URL`); any OpenAI-compatible server's `/v1` URL. */
   baseURL?: string;
-  /** Falls back to `OPENAI_API_KEY`; servers without auth accept any string. */
+  /**
+   * Falls back to `OPENAI_API_KEY`. Without either, a `baseURL` (or `OPENAI_BASE_URL`) server is
+   * called with no Authorization header: local servers (Ollama, vLLM, llama.cpp) need no key.
+   */
   apiKey?: string;
   body?: OpenAIRequestExtras;
 }
 
+const OPENAI: OptionalPackage = { name: 'openai', range: '^6 || ^7', neededBy: 'agentchart/openai' };
+const loadOpenAI = lazyPackage(OPENAI, async () => (await import('openai')).default);
+
 /**
  * A Model on the official `openai` client, speaking Chat Completions with SSE streaming. Works with
  * any OpenAI-compatible server (vLLM, Ollama, llama.cpp server, LM Studio). The client's own
- * retries are off: retries belong to the master loop only.
+ * retries are off: retries belong to the master loop only. Throws `AgentError('MissingDependency')`
+ * when `openai` is not installed, `AgentError('InvalidOptions')` when there is neither a key nor a server.
  */
 export function openAICompatible(options: OpenAICompatibleOptions): Model {
-  const client = createClient('openAICompatible', () => new OpenAI(sdkClientOptions(options)));
+  assertInstalled(OPENAI);
+  const clientOptions = openAIClientOptions(options);
+  const sdk = lazyClient('openAICompatible', loadOpenAI, (OpenAIClient) => new OpenAIClient(clientOptions));
   return sdkModel(options, {
-    open: (request, signal) => client.chat.completions.create(chatRequest(options, request), { signal, maxRetries: 0 }),
+    provider: 'openai',
+    open: async (request, signal) =>
+      (await sdk.client()).chat.completions.create(chatRequest(options, request), { signal, maxRetries: 0 }),
     mapper: () => new ChunkMapper(),
-    classify: classifyOpenAIError,
+    classify: (error, signal) => classifyOpenAIError(sdk.sdk(), error, signal),
   });
+}
+
+/** The client's options; with no key anywhere, a given server is called without an Authorization header. */
+function openAIClientOptions(options: OpenAICompatibleOptions) {
+  const clientOptions = sdkClientOptions(options);
+  if (options.apiKey || readEnv('OPENAI_API_KEY')) return clientOptions;
+  if (!options.baseURL && !readEnv('OPENAI_BASE_URL')) {
+    throw new AgentError(
+      'InvalidOptions',
+      'openAICompatible: no API key: pass apiKey or set OPENAI_API_KEY (a local server given by baseURL needs none).',
+    );
+  }
+  // The client insists on a credential; the null header drops it from every request (a given header still wins).
+  const defaultHeaders = { Authorization: null, ...clientOptions.defaultHeaders };
+  return { ...clientOptions, apiKey: 'no-key', defaultHeaders };
+}
+
+function readEnv(name: string): string | undefined {
+  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[name] || undefined;
 }
 
 function chatRequest(options: Pick<OpenAICompatibleOptions, 'model' | 'body'>, request: ModelRequest): ChatStreamParams {
@@ -82,8 +119,13 @@ function chatMessages(request: ModelRequest): ChatMessageParam[] {
   return out;
 }
 
-function classifyOpenAIError(error: unknown, signal: AbortSignal): ModelError {
+function classifyOpenAIError(
+  OpenAI: typeof import('openai').default | undefined,
+  error: unknown,
+  signal: AbortSignal,
+): ModelError {
   if (signal.aborted) return modelError('aborted', abortReasonText(signal));
+  if (OpenAI === undefined) return classifyTransportFailure(error, signal); // the SDK did not load
   if (error instanceof OpenAI.APIConnectionTimeoutError) return modelError('timeout', error.message);
   if (
     error instanceof OpenAI.APIError &&
@@ -148,6 +190,10 @@ class ChunkMapper {
   }
 
   *finish(): Generator<ModelStreamEvent> {
+    if (!this.started) {
+      yield { type: 'error', error: noStreamEvents() };
+      return;
+    }
     if (this.finishReason === null) {
       yield { type: 'error', error: streamEndedEarly(this.toolCalls.size > 0 ? 'cut during a tool call' : 'no finish_reason') };
       return;
@@ -162,6 +208,12 @@ class ChunkMapper {
     if (!state) {
       state = { id: undefined, name: '', started: false, ended: false, pending: '' };
       this.toolCalls.set(index, state);
+    }
+    // A different id at a started index is a second call the server put at the same index: passed
+    // on as a second start, which the runtime refuses (invalidResponse) instead of gluing the two.
+    if (call.id && state.started && state.id !== undefined && call.id !== state.id) {
+      this.queued.push({ type: 'toolCallStart', index, id: call.id, name: call.function?.name ?? state.name });
+      return;
     }
     if (call.id && state.id === undefined) state.id = call.id;
     // Some servers repeat the name in every chunk; it is taken once, before the call starts.

@@ -1,5 +1,6 @@
 import { AgentError, modelError, type ModelError } from '../domain/errors.js';
 import { abortReasonText } from './classify-http.js';
+import { IDLE, idleMessage, withinIdle } from './idle.js';
 import type { Model, ModelPricing, ModelRequest, ModelStreamEvent } from './port.js';
 import { resolvePricing, type PriceTable } from './pricing.js';
 
@@ -12,7 +13,10 @@ export interface SdkModelOptions {
   name?: string;
   pricing?: ModelPricing;
   priceTable?: PriceTable;
-  /** Per request, until the response starts. */
+  /**
+   * Per request until the response starts, then again for every silence of the body: a stream
+   * that sends its headers and a chunk, then stalls, ends with a `timeout` error.
+   */
   timeoutMs?: number;
   headers?: Record<string, string>;
   fetch?: typeof fetch;
@@ -39,6 +43,29 @@ export function createClient<Client>(adapter: string, create: () => Client): Cli
   }
 }
 
+/**
+ * The SDK client, made on first use from the SDK loaded then (see optional-sdk.ts). `sdk()` is the
+ * loaded module for classifying errors, undefined while nothing has loaded.
+ */
+export function lazyClient<Sdk, Client>(
+  adapter: string,
+  load: () => Promise<Sdk>,
+  create: (sdk: Sdk) => Client,
+): { client(): Promise<Client>; sdk(): Sdk | undefined } {
+  let sdk: Sdk | undefined;
+  let client: Client | undefined;
+  return {
+    async client() {
+      if (client) return client;
+      const loaded = await load();
+      sdk = loaded;
+      client ??= createClient(adapter, () => create(loaded));
+      return client;
+    },
+    sdk: () => sdk,
+  };
+}
+
 interface StreamMapper<Item> {
   push(item: Item): Iterable<ModelStreamEvent>;
   finish(): Iterable<ModelStreamEvent>;
@@ -52,6 +79,8 @@ interface StreamMapper<Item> {
 export function sdkModel<Item>(
   options: SdkModelOptions,
   wire: {
+    /** `Model.provider` (the GenAI conventions' provider name). */
+    provider: string;
     open(request: ModelRequest, signal: AbortSignal): Promise<AsyncIterable<Item>>;
     mapper(): StreamMapper<Item>;
     classify(error: unknown, signal: AbortSignal): ModelError;
@@ -64,11 +93,36 @@ export function sdkModel<Item>(
       return;
     }
     const mapper = wire.mapper();
+    // Aborted by the caller, or by the body's idle limit: either way the HTTP request is cancelled.
+    const request_ = new AbortController();
+    const onAbort = () => request_.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    const idleMs = options.timeoutMs;
+    let iterator: AsyncIterator<Item> | undefined;
     try {
-      for await (const item of await wire.open(request, signal)) yield* mapper.push(item);
+      const idle = () => request_.abort(new Error('idle'));
+      const opened = await withinIdle(wire.open(request, request_.signal), idleMs, idle);
+      if (opened === IDLE) {
+        yield { type: 'error', error: modelError('timeout', idleMessage(idleMs ?? 0)) };
+        return;
+      }
+      iterator = opened[Symbol.asyncIterator]();
+      for (;;) {
+        const next = await withinIdle(iterator.next(), idleMs, idle);
+        if (next === IDLE) {
+          yield { type: 'error', error: modelError('timeout', idleMessage(idleMs ?? 0)) };
+          return;
+        }
+        if (next.done) break;
+        yield* mapper.push(next.value);
+      }
     } catch (error) {
       yield { type: 'error', error: wire.classify(error, signal) };
       return;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      // Stopped early (an error, the consumer closed us): the SDK stream releases the response body.
+      if (iterator?.return) void iterator.return().catch(() => undefined);
     }
     // The clients end the iteration quietly when their request is aborted.
     if (signal.aborted) {
@@ -79,6 +133,7 @@ export function sdkModel<Item>(
   }
   return {
     name: options.name ?? options.model,
+    provider: wire.provider,
     ...(pricing ? { pricing } : {}),
     stream: (request, { signal }) => stream(request, signal),
   };

@@ -11,11 +11,14 @@ import { createToolRegistry } from '../tools/registry.js';
 import { AgentEventFeed } from './event-stream.js';
 import { resolveOptions, type AgentOptions } from './options.js';
 import { SessionHistory } from './history.js';
-import { checkLeaseOptions, LeaseKeeper, type LeaseOptions } from './lease.js';
+import { LeaseKeeper, type LeaseOptions } from './lease.js';
 import { Persister } from './persistence.js';
+import { safeReporter } from './isolation.js';
 import { errorMessage } from './policy-runner.js';
+import { checkApprovalDecision } from '../policies/verdicts.js';
 import { planResume, restoreAgent } from './resume.js';
 import { launchRun } from './run-launcher.js';
+import { ToolSourceFollower } from './tool-sources.js';
 import type { AgentState, MessageSource, RunSession, SteerReceipt } from './run-session.js';
 
 export interface AgentRun {
@@ -75,15 +78,15 @@ export type { SteerReceipt };
 
 export function createAgent(options: AgentOptions & DurableOptions): Agent {
   const resolved = resolveOptions(options);
-  const onSubscriberError = options.onSubscriberError ?? ((error: unknown) => console.error('agentchart: an event subscriber threw:', error));
+  const onSubscriberError = safeReporter(options.onSubscriberError);
   if ((options.store === undefined) !== (options.sessionId === undefined)) {
     throw new AgentError('InvalidOptions', 'createAgent: `store` and `sessionId` go together (a durable session needs both).');
   }
-  checkLeaseOptions(options.lease);
   const state: AgentState = {
     options,
     resolved,
     registry: createToolRegistry(options.tools ?? []),
+    toolSources: new ToolSourceFollower(options.tools ?? []),
     get guard() {
       // Built on first use (proactive compaction or an overflow): most agents never need one.
       const guard = createContextGuard({ maxTokens: options.context?.maxTokens ?? Number.MAX_SAFE_INTEGER, transform: options.context?.transform });
@@ -105,8 +108,12 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
     run: null,
     persister: null,
     lease: null,
+    cutFinalWrite: null,
   };
   let closed = false;
+  // Attached before the session loads, so a run resumed after a restart is observed from its first event.
+  const { sessionId, systemPrompt } = options;
+  options.otel?.attach({ events: state.feed.observable(), sessionId, systemPrompt });
   let loaded = !options.store;
   const handleOf = (run: RunSession): AgentRun => ({ runId: run.runId, events: run.handle!.events, result: run.handle!.result });
   const ready = options.store && options.sessionId ? load(state, { store: options.store, sessionId: options.sessionId, ...(options.lease ? { lease: options.lease } : {}) }, onSubscriberError).then((resumed) => ((loaded = true), { resumedRun: resumed ? handleOf(resumed) : null })) : Promise.resolve({ resumedRun: null });
@@ -133,6 +140,7 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
     }
     const receipt = new Promise<SteerReceipt>((resolve) => state.receipts.set(message, resolve));
     state.unacknowledged.set(message, source);
+    if (source === 'steering') run.turn.steeringAccepted = true;
     run.master.send({ type: source === 'steering' ? 'STEER' : 'FOLLOW_UP', message });
     // Accepted means persisted: a steering message survives a crash from here on.
     run.checkpoint();
@@ -163,11 +171,28 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
     followUp: (input) => enqueue(input, 'followUp'),
     abort(reason) {
       const run = state.run;
-      if (!run?.master) return;
-      run.controller.abort(reason ?? 'aborted');
+      if (!run?.master) {
+        state.cutFinalWrite?.();
+        return;
+      }
+      run.controller.abort(abortReasonText(reason));
       run.master.send({ type: 'ABORT' });
     },
-    resolveApproval(toolCallId, decision, { version }) {
+    resolveApproval(toolCallId, decision, options) {
+      if (typeof toolCallId !== 'string' || toolCallId === '') {
+        throw new AgentError('InvalidInput', 'resolveApproval: the tool call id must be a non-empty string.');
+      }
+      const version: unknown = (options as { version?: unknown } | undefined)?.version;
+      if (typeof version !== 'number' || !Number.isInteger(version)) {
+        const hint = 'pass { version } (an integer, from pendingApprovals()) as the third argument';
+        throw new AgentError('InvalidInput', `resolveApproval: ${hint}.`);
+      }
+      // Checked before anything else: an invalid decision leaves the approval pending, untouched.
+      const checked = checkApprovalDecision(decision);
+      if (!checked.ok) {
+        const shapes = '{ approved: true }, { approved: true, arguments } or { approved: false, reason? }';
+        throw new AgentError('InvalidInput', `resolveApproval: ${checked.problem}; expected ${shapes}.`);
+      }
       const pending = state.run?.turn.pendingApproval;
       if (!pending || pending.toolCallId !== toolCallId) {
         throw new AgentError('UnknownToolCall', `resolveApproval: no approval is pending for tool call "${toolCallId}"${pending ? ` (pending: "${pending.toolCallId}")` : ''}.`);
@@ -175,7 +200,7 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
       if (version !== pending.version) {
         throw new AgentError('StaleVersion', `resolveApproval: version ${version} is stale; the approval for "${toolCallId}" was requested at version ${pending.version}.`);
       }
-      pending.decide(decision);
+      pending.decide(checked.value);
     },
     pendingApprovals() {
       const pending = state.run?.turn.pendingApproval;
@@ -236,6 +261,18 @@ async function load(state: AgentState, durable: Required<Pick<DurableOptions, 's
   restoreAgent(state, checkpoint);
   if (!checkpoint.run) return null;
   return launchRun(state, planResume(state, checkpoint.run), onError);
+}
+
+/** `abort(reason)`: a string as given, an Error's message, anything else as text; 'aborted' when absent. */
+function abortReasonText(reason: unknown): string {
+  if (reason === undefined || reason === null || reason === '') return 'aborted';
+  if (typeof reason === 'string') return reason;
+  if (reason instanceof Error) return reason.message || reason.name;
+  try {
+    return String(reason);
+  } catch {
+    return 'aborted';
+  }
 }
 
 function parseInput(input: MessageInput): Message {

@@ -3,15 +3,14 @@ import { errorResult } from '../../machines/tool-results.js';
 import type { ApprovalOutput, PreparedCall, ResultsByPosition } from '../../machines/turn.types.js';
 import type { ToolCallBlock } from '../domain/messages.js';
 import type { ApprovalDecision } from '../policies/types.js';
-import { prepareToolCall } from '../tools/validate.js';
+import { checkApprovalDecision } from '../policies/verdicts.js';
 import { errorMessage } from './policy-runner.js';
 import { runOf } from './run-registry.js';
 import type { RunSession } from './run-session.js';
+import { ABORTED, raceAbort } from './timers.js';
+import { validateToolCall } from './tool-phases.js';
 
 type Decision = ApprovalDecision | { failed: string };
-
-const isDecision = (value: unknown): value is ApprovalDecision =>
-  typeof value === 'object' && value !== null && typeof (value as { approved?: unknown }).approved === 'boolean';
 
 /**
  * Approval, isolated: a throwing or rejecting handler resolves the call as denied with an error
@@ -30,8 +29,10 @@ export function createApprovalRunner() {
         prepared.push(entry);
         continue;
       }
-      // After an abort nobody is asked for an approval any more.
-      if (signal.aborted || run.signal.aborted) return { prepared, results, rewritten: false };
+      // After an abort, or steering that interrupts (its event may still be queued), nobody is asked any more.
+      if (signal.aborted || run.signal.aborted || run.steeringInterrupts) {
+        return { prepared, results, rewritten: false };
+      }
       const { call } = entry;
       const base = { turnIndex: input.turnIndex, toolCallId: call.id, toolName: call.name };
       const durableDecision = run.agent.options.approval ? null : awaitDurableDecision(run, call);
@@ -44,7 +45,14 @@ export function createApprovalRunner() {
       };
       // Installed before the request is published: an abort from a subscriber of it resolves it.
       const onAbort = () => resolveAs(false);
-      run.turn.denyPendingApproval = onAbort;
+      // Withdrawn by the turn (abort, steering): resolved as denied, and a durable request is no longer pending.
+      run.turn.denyPendingApproval = () => {
+        // Cleared first: the checkpoint taken on toolApprovalResolved must not store it as pending.
+        const durable = run.turn.pendingApproval;
+        run.turn.pendingApproval = null;
+        resolveAs(false);
+        durable?.decide({ approved: false, reason: 'withdrawn' });
+      };
       signal.addEventListener('abort', onAbort, { once: true });
       // A request published before a restart is not published twice.
       if (!run.turn.requested.has(call.id)) {
@@ -76,7 +84,7 @@ export function createApprovalRunner() {
         results.set(entry.position, errorResult(call, `rejected: ${decision.reason ?? 'the user declined this tool call'}`));
       } else if ('arguments' in decision && decision.arguments) {
         // approveWith(arguments): the call runs only with arguments its schema accepts.
-        const outcome = prepareToolCall(run.agent.registry, { ...call, arguments: decision.arguments as Record<string, unknown> });
+        const outcome = validateToolCall(run.agent.registry, { ...call, arguments: decision.arguments });
         if (outcome.ok) {
           resolveAs(true);
           rewritten = true;
@@ -99,8 +107,14 @@ async function askHandler(run: RunSession, call: ToolCallBlock, turnIndex: numbe
   const handler = run.agent.options.approval;
   try {
     if (!handler) throw new Error('approval required but no approval handler is configured');
-    const value = await handler({ toolCallId: call.id, toolName: call.name, arguments: structuredClone(call.arguments), turnIndex }, { signal });
-    return isDecision(value) ? value : { failed: 'the approval handler returned an invalid decision' };
+    // Raced with the signal: a handler that never settles cannot hold an aborted or steered turn.
+    const request = { toolCallId: call.id, toolName: call.name, arguments: structuredClone(call.arguments), turnIndex };
+    const value = await raceAbort(handler(request, { signal }), signal);
+    if (value === ABORTED) return { failed: 'aborted' };
+    // Anything but one of the decision shapes is a denial: `{ approved: 'false' }` never runs the tool.
+    const decision = checkApprovalDecision(value);
+    if (decision.ok) return decision.value;
+    return { failed: `the approval handler returned an invalid decision: ${decision.problem}` };
   } catch (error) {
     return { failed: errorMessage(error) };
   }

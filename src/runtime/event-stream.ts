@@ -1,33 +1,46 @@
-import { Observable, type Observer, type Subscription } from 'rxjs';
+import { Observable, Subscriber, type Observer, type Operator, type Subscription } from 'rxjs';
+import { callIsolated } from './isolation.js';
 import type { AgentEvent } from '../domain/events.js';
 
 type Listener = (event: AgentEvent) => void;
 
 /**
- * An Observable whose direct subscribers are isolated: a subscriber that throws is reported to
- * `onError` and never breaks the run or the other subscribers (rxjs alone would rethrow it
- * asynchronously and crash the host process). Operators piped after it follow rxjs's rules.
+ * An Observable whose subscribers are isolated: a subscriber that throws or returns a promise that
+ * rejects is reported to `onError` and never breaks the run or the other subscribers (rxjs alone
+ * would rethrow it asynchronously and crash the host process). Operators piped after it stay
+ * isolated too: an error that reaches a subscriber without an `error` callback is reported.
  */
 export class IsolatedObservable<T> extends Observable<T> {
   constructor(
-    subscribe: (subscriber: { next(value: T): void; complete(): void }) => () => void,
+    subscribe: ((subscriber: { next(value: T): void; complete(): void }) => () => void) | undefined,
     private readonly onError: (error: unknown) => void,
   ) {
-    super((subscriber) => subscribe(subscriber));
+    super(subscribe && ((subscriber) => subscribe(subscriber)));
+  }
+
+  /** Keeps `pipe(...)` results isolated (rxjs builds operator chains through `lift`). */
+  override lift<R>(operator?: Operator<T, R>): Observable<R> {
+    const observable = new IsolatedObservable<R>(undefined, this.onError);
+    observable.source = this;
+    observable.operator = operator;
+    return observable;
   }
 
   override subscribe(observerOrNext?: Partial<Observer<T>> | ((value: T) => void) | null): Subscription {
+    // rxjs's own subscribers (operator chains) pass through: their errors flow down to ours.
+    if (observerOrNext instanceof Subscriber) return super.subscribe(observerOrNext);
     const observer: Partial<Observer<T>> = typeof observerOrNext === 'function' ? { next: observerOrNext } : (observerOrNext ?? {});
+    const report = this.onError;
     const guard =
       <A extends unknown[]>(fn: ((...args: A) => void) | undefined) =>
-      (...args: A) => {
-        try {
-          fn?.(...args);
-        } catch (error) {
-          this.onError(error);
-        }
-      };
-    return super.subscribe({ next: guard(observer.next?.bind(observer)), error: guard(observer.error?.bind(observer)), complete: guard(observer.complete?.bind(observer)) });
+      (...args: A) =>
+        callIsolated(fn, args, report);
+    const onError = observer.error ? guard(observer.error.bind(observer)) : report;
+    return super.subscribe({
+      next: guard(observer.next?.bind(observer)),
+      error: onError,
+      complete: guard(observer.complete?.bind(observer)),
+    });
   }
 }
 

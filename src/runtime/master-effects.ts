@@ -1,11 +1,12 @@
 import { assign, fromPromise } from 'xstate';
-import { masterMachine } from '../../machines/master.machine.js';
+import { describeError, masterMachine } from '../../machines/master.machine.js';
 import { compactMessages } from '../context/compact.js';
 import { COMPACTION_TARGET_RATIO } from '../context/guard.js';
 import { modelError } from '../domain/errors.js';
 import { createPostLoopRunner } from './policy-slots.js';
 import { backoffDelay } from './retry.js';
 import { runOf } from './run-registry.js';
+import { ABORTED, raceAbort } from './timers.js';
 import { provideTurnMachine } from './turn-effects.js';
 
 export const REPORT_GUIDANCE =
@@ -22,10 +23,13 @@ export function provideMasterMachine() {
         const { agent } = run;
         const before = agent.history.slice();
         const request = { systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() };
-        const prepared = await agent.guard.prepare(before, { overflow: true, ...request });
-        if (run.ended || run.signal.aborted) return { recovered: false };
-        // A throwing transform is reported and the default compaction (pairs kept together) recovers instead.
+        // Raced with the run's signal: a transform that never settles cannot hold an aborted run.
+        const prepared = await raceAbort(agent.guard.prepare(before, { overflow: true, ...request }), run.signal);
+        if (prepared === ABORTED || run.ended || run.signal.aborted) return { recovered: false };
+        // A throwing or refused transform is reported and the default compaction (pairs kept
+        // together) recovers instead.
         if (!prepared.ok) run.reportPolicyError('contextTransform', new Error(prepared.error.message));
+        else if (prepared.transformRejected) run.reportTransformRejection(prepared.transformRejected);
         const messages = prepared.ok ? prepared.messages : compactMessages(before, { maxTokens: defaultBudget(agent.guard.estimate(before, request.systemPrompt, request.tools)) });
         run.turn.overflowView = messages;
         const sizeOf = (messages: typeof before) => ({ messages: messages.length, tokens: agent.guard.estimate(messages, request.systemPrompt, request.tools) });
@@ -49,9 +53,17 @@ export function provideMasterMachine() {
         const run = runOf(system);
         const from = run.model.name;
         run.modelIndex = context.modelIndex;
-        run.emit({ type: 'modelFallback', turnIndex: context.turnIndex, from, to: run.model.name });
+        // The failure that made the run leave `from` (an observer's span of that attempt records it).
+        const error = context.lastOutcome?.error;
+        const cause = error ? { error } : {};
+        run.emit({ type: 'modelFallback', turnIndex: context.turnIndex, from, to: run.model.name, ...cause });
       },
       closeOpenTurnAsAborted: ({ system }) => runOf(system).closeTurnAsAborted(),
+      closeTurnAfterInternalError: ({ context, event, system }) =>
+        runOf(system).closeAfterInternalError(
+          [...context.turnInput, ...context.pending],
+          describeError('error' in event ? event.error : event),
+        ),
       planRetry: assign(({ context, system }) => ({
         retryDelayMs: backoffDelay(runOf(system).agent.resolved.retry, context.attemptsOnModel, context.lastOutcome?.error ?? null),
       })),

@@ -1,13 +1,17 @@
 import { fromPromise } from 'xstate';
 import type { ModelReply, TurnAttempt } from '../../machines/turn.types.js';
-import { modelError } from '../domain/errors.js';
+import { modelError, type ModelError } from '../domain/errors.js';
 import type { Message } from '../domain/messages.js';
 import { StreamAccumulator } from '../model/accumulator.js';
-import type { ModelStreamEvent } from '../model/port.js';
+import type { Model, ModelRequest } from '../model/port.js';
+import { parseStreamEvent, preview } from '../model/stream-events.js';
 import { errorMessage } from './policy-runner.js';
 import { runOf } from './run-registry.js';
 import type { ContextView } from './history.js';
 import type { RunSession } from './run-session.js';
+import { ABORTED, isThenable, nextMacrotask, raceAbort, type Aborted, type RuntimeClock } from './timers.js';
+
+type Reply = Omit<ModelReply, 'published'>;
 
 /**
  * The ASSISTANT state's model call. The stream's deltas are buffered for the attempt: they are
@@ -16,18 +20,28 @@ import type { RunSession } from './run-session.js';
  */
 export function createCallModel() {
   return fromPromise<ModelReply, { turnIndex: number; attempt: TurnAttempt }>(async ({ input, system }) => {
-    // On a turn's initial macrostep XState starts invoked actors before it runs the deferred
-    // actions (turnStart, commitTurnInput); one microtask lets them land before history is read.
-    await Promise.resolve();
     const run = runOf(system);
+    // Fairness: one macrotask per model call, so a synchronous model and synchronous tools never
+    // starve timers and I/O. It also lets the deferred actions of the turn's first macrostep
+    // (turnStart, commitTurnInput) land before history is read.
+    await nextMacrotask(run.signal);
     run.turn.deltas = [];
     run.turn.messageOpen = false;
     const view = await requestMessages(run);
     const model = run.model;
-    if (run.signal.aborted) return { called: false, published: false, message: emptyErrorMessage(run, 'aborted'), error: modelError('aborted', 'aborted'), invalidCalls: [] };
+    if (view === ABORTED || run.signal.aborted) {
+      return {
+        called: false,
+        published: false,
+        message: emptyErrorMessage(run, 'aborted'),
+        error: modelError('aborted', run.abortReason),
+        invalidCalls: [],
+      };
+    }
+    const provider = model.provider !== undefined ? { provider: model.provider } : {};
     // The event and the request share one view of the history: the exact context sent, not a copy per call.
     const messages = view.messages() as Message[];
-    run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, messages }, view);
+    run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, ...provider, messages }, view);
     const reply = { ...(await streamReply(run, messages)), published: run.turn.messageOpen };
     run.ledger.recordUsage(reply.message.usage, model.pricing);
     if (reply.error && reply.error.kind !== 'aborted') run.ledger.recordFailure(reply.error.kind);
@@ -35,58 +49,111 @@ export function createCallModel() {
   });
 }
 
-async function requestMessages(run: RunSession): Promise<ContextView> {
+async function requestMessages(run: RunSession): Promise<ContextView | Aborted> {
   const { agent, turn } = run;
   const log = agent.log;
   // After an overflow recovery every re-run of the turn (a rate-limit retry too) uses the compacted view.
   if (turn.overflowView) return log.viewOf(turn.overflowView);
   if (!agent.options.context) return log.view();
   const history = agent.history;
-  const prepared = await agent.guard.prepare(history, { overflow: false, systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() });
+  const prepared = await raceAbort(
+    agent.guard.prepare(history, {
+      overflow: false,
+      systemPrompt: agent.options.systemPrompt,
+      tools: agent.registry.specs(),
+    }),
+    run.signal,
+  );
+  if (prepared === ABORTED) return ABORTED;
   if (!prepared.ok) {
     // Isolated like a policy: a throwing transform is reported and counts as no transform.
     run.reportPolicyError('contextTransform', new Error(prepared.error.message));
     return log.view();
   }
+  if (prepared.transformRejected) run.reportTransformRejection(prepared.transformRejected);
   // Proactive compaction is visible in beforeModelCall.messages; contextCompacted marks overflow recovery.
   return prepared.messages === history ? log.view() : log.viewOf(prepared.messages);
 }
 
 function emptyErrorMessage(run: RunSession, text: string) {
-  return { role: 'assistant' as const, content: [], stopReason: 'error' as const, model: run.model.name, errorMessage: text };
+  return {
+    role: 'assistant' as const,
+    content: [],
+    stopReason: 'error' as const,
+    model: run.model.name,
+    errorMessage: text,
+  };
 }
 
-async function streamReply(run: RunSession, messages: Message[]): Promise<Omit<ModelReply, 'published'>> {
+const invalidResponse = (problem: string): ModelError =>
+  modelError('invalidResponse', `invalid model response: ${problem}`);
+
+/** Why the model stream stopped being read before it ended by itself. */
+type Interruption = 'aborted' | 'idle';
+
+/**
+ * Reads one attempt's stream through the boundary (DESIGN §9): every event is checked as it
+ * arrives, a wrong shape or a throw ends the attempt as `invalidResponse`, a silence of
+ * `modelIdleMs` as `timeout`, and the iterator is closed on every exit path (after done/error too).
+ */
+async function streamReply(run: RunSession, messages: Message[]): Promise<Reply> {
   const { agent, signal } = run;
   const model = run.model;
   const accumulator = new StreamAccumulator(model.name);
-  const aborted = (): Omit<ModelReply, 'published'> => ({ called: true, message: accumulator.abort(), error: modelError('aborted', 'aborted'), invalidCalls: [] });
+  run.turn.stream = accumulator;
+  const aborted = (): Reply => ({
+    called: true,
+    message: accumulator.abort(),
+    error: modelError('aborted', run.abortReason),
+    invalidCalls: [],
+  });
   if (signal.aborted) return aborted();
 
-  // A provider that ignores the signal must not hold the turn: the abort wins the race.
-  let onAbort: () => void = () => {};
-  const abortWins = new Promise<'aborted'>((resolve) => {
-    onAbort = () => resolve('aborted');
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-  let iterator: AsyncIterator<ModelStreamEvent> | undefined;
+  // The attempt's own signal: the run's abort, or the idle timeout, cancels the provider's request.
+  const attempt = new AbortController();
+  let interrupt: (why: Interruption) => void = () => {};
+  const interrupted = new Promise<Interruption>((resolve) => (interrupt = resolve));
+  const onAbort = () => {
+    interrupt('aborted');
+    attempt.abort(signal.reason);
+  };
+  signal.addEventListener('abort', onAbort, { once: true });
+  const idleMs = agent.resolved.timeouts.modelIdleMs;
+  let iterator: StreamIterator | null = null;
+  let finished = false;
+  const request = { systemPrompt: agent.options.systemPrompt, messages, tools: agent.registry.specs() };
   try {
-    iterator = model.stream({ systemPrompt: agent.options.systemPrompt, messages, tools: agent.registry.specs() }, { signal })[Symbol.asyncIterator]();
+    iterator = await fromModel(() => openStream(model, request, attempt.signal));
     for (;;) {
-      const next = await Promise.race([iterator.next(), abortWins]);
-      if (next === 'aborted') {
-        void Promise.resolve(iterator.return?.()).catch(() => {});
-        return aborted();
+      const current = iterator;
+      const next = await fromModel(() => nextEvent(current, interrupted, run.clock, idleMs, () => interrupt('idle')));
+      if (next === 'aborted') return aborted();
+      if (next === 'idle') {
+        attempt.abort(new Error(`model stream silent for ${idleMs} ms`));
+        accumulator.fail(modelError('timeout', `model stream silent for ${idleMs} ms`));
+        break;
       }
-      if (next.done) break;
-      for (const delta of accumulator.push(next.value)) run.streamDelta(delta, model.name);
+      if (next.done) {
+        finished = true;
+        break;
+      }
+      const parsed = parseStreamEvent(next.value);
+      if (!parsed.ok) {
+        accumulator.fail(invalidResponse(parsed.problem));
+        break;
+      }
+      for (const delta of accumulator.push(parsed.event)) run.streamDelta(delta, model.name);
       if (accumulator.terminal) break;
     }
   } catch (error) {
+    // Only the model's failures are its invalid response; a throw of the runtime's own is an internal error.
+    if (!(error instanceof StreamContractError)) throw error;
     if (signal.aborted) return aborted();
-    accumulator.push({ type: 'error', error: modelError('unknown', `model stream failed: ${errorMessage(error)}`) });
+    accumulator.fail(invalidResponse(error.message));
   } finally {
     signal.removeEventListener('abort', onAbort);
+    // Events after done/error are never read; closing runs a generator's `finally` (adapters release their HTTP body).
+    if (!finished) closeIterator(iterator);
   }
   if (signal.aborted) return aborted();
   const message = accumulator.finish();
@@ -97,6 +164,93 @@ async function streamReply(run: RunSession, messages: Message[]): Promise<Omit<M
     called: true,
     message,
     error,
-    invalidCalls: accumulator.invalidToolCalls.map((call) => ({ id: call.id, reason: call.reason, rawArguments: call.rawArguments })),
+    invalidCalls: accumulator.invalidToolCalls.map((call) => ({
+      id: call.id,
+      reason: call.reason,
+      rawArguments: call.rawArguments,
+    })),
   };
+}
+
+interface StreamIterator {
+  next(): unknown;
+  return?(): unknown;
+}
+
+/** A broken promise of the Model port (not a provider failure): reported as invalidResponse. */
+class StreamContractError extends Error {}
+
+/** Runs a step that calls into the model; whatever it throws is the model's (a StreamContractError). */
+async function fromModel<T>(step: () => T | Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    throw error instanceof StreamContractError
+      ? error
+      : new StreamContractError(`the stream threw: ${errorMessage(error)}`);
+  }
+}
+
+/** Calls `model.stream` and gets its iterator; anything but an (async) iterable breaks the port's contract. */
+function openStream(model: Model, request: ModelRequest, signal: AbortSignal): StreamIterator {
+  let stream: unknown;
+  try {
+    stream = model.stream(request, { signal });
+  } catch (error) {
+    throw new StreamContractError(`model.stream() threw: ${errorMessage(error)}`);
+  }
+  // An `async stream()` returns a promise: never iterated, and its rejection must not go unhandled.
+  if (isThenable(stream)) void Promise.resolve(stream).then(undefined, () => {});
+  const factory = iteratorFactory(stream);
+  if (!factory)
+    throw new StreamContractError(
+      `model.stream() returned ${isThenable(stream) ? 'a promise' : 'a non-iterable'}: ${preview(stream)}`,
+    );
+  const iterator: unknown = factory.call(stream);
+  if (typeof iterator !== 'object' || iterator === null || typeof (iterator as StreamIterator).next !== 'function') {
+    throw new StreamContractError('model.stream() returned an iterable whose iterator has no next()');
+  }
+  return iterator as StreamIterator;
+}
+
+function iteratorFactory(stream: unknown): (() => unknown) | null {
+  if (typeof stream !== 'object' || stream === null) return null;
+  const candidate =
+    (stream as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] ??
+    (stream as { [Symbol.iterator]?: unknown })[Symbol.iterator];
+  return typeof candidate === 'function' ? (candidate as () => unknown) : null;
+}
+
+/**
+ * The next item of the stream, unless the run is aborted or the model stays silent for `idleMs`
+ * on the agent's clock (the timer restarts for every event).
+ */
+async function nextEvent(
+  iterator: StreamIterator,
+  interrupted: Promise<Interruption>,
+  clock: RuntimeClock,
+  idleMs: number,
+  onIdle: () => void,
+): Promise<{ done: boolean; value: unknown } | Interruption> {
+  const timer = clock.setTimeout(onIdle, idleMs);
+  try {
+    const result = await Promise.race([Promise.resolve(iterator.next()), interrupted]);
+    if (result === 'aborted' || result === 'idle') return result;
+    if (typeof result !== 'object' || result === null)
+      throw new StreamContractError(`the iterator's next() gave ${preview(result)} instead of { done, value }`);
+    const { done, value } = result as { done?: unknown; value?: unknown };
+    return { done: done === true, value };
+  } finally {
+    clock.clearTimeout(timer);
+  }
+}
+
+function closeIterator(iterator: StreamIterator | null): void {
+  if (!iterator) return;
+  try {
+    const closing = iterator.return?.();
+    if (isThenable(closing)) void Promise.resolve(closing).then(undefined, () => {});
+  } catch {
+    // A hostile iterator whose return() throws: there is nothing left to release.
+  }
 }

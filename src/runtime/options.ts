@@ -1,11 +1,13 @@
 import type { ActorOptions, AnyActorLogic, InspectionEvent, Observer } from 'xstate';
 import type { QueueMode } from '../../machines/master.types.js';
-import { AgentError } from '../domain/errors.js';
 import type { ContextTransform } from '../context/guard.js';
+import { AgentError } from '../domain/errors.js';
 import type { Model } from '../model/port.js';
+import type { AgentObserver } from './observer.js';
 import type { ApprovalHandler, ApprovalMode, Policies } from '../policies/types.js';
 import type { ToolExecution } from '../tools/strategy.js';
 import type { AnyTool } from '../tools/types.js';
+import { AgentOptionsSchema, describeOptionIssue, misspelledOptions } from './options-schema.js';
 
 export interface RetryOptions {
   /** Model attempts per turn and per model, the first call included. */
@@ -16,6 +18,13 @@ export interface RetryOptions {
   jitter: boolean;
   /** A provider's retry-after wins over the formula, clamped to this. */
   maxRetryAfterMs: number;
+}
+
+export interface TimeoutOptions {
+  /** A model stream silent this long fails the attempt with kind `timeout` (retryable). Default 600,000. */
+  modelIdleMs: number;
+  /** A tool still running after this long is aborted with the result `timed out after N ms`. Default: none. */
+  toolMs: number;
 }
 
 export interface AgentOptions {
@@ -39,10 +48,12 @@ export interface AgentOptions {
   steeringInterrupts?: boolean;
   steeringGraceMs?: number;
   retry?: Partial<RetryOptions>;
+  /** Timers on the agent's clock: model stream silence and tool run time (per tool: `defineTool({ timeoutMs })`). */
+  timeouts?: Partial<TimeoutOptions>;
   maxTurns?: number;
   finalReport?: { toolName: string };
   context?: { maxTokens?: number; transform?: ContextTransform };
-  /** XState clock for every delay (backoff, steering grace); `SimulatedClock` in tests. */
+  /** XState clock for every delay (backoff, steering grace, timeouts); `SimulatedClock` in tests. */
   clock?: ActorOptions<AnyActorLogic>['clock'];
   /** XState inspection observer, e.g. `createWebSocketInspector().inspect` from @statelyai/inspect. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
@@ -51,6 +62,8 @@ export interface AgentOptions {
    * (default 5,000; 0 = none, live events only). Older events are in the store, if there is one.
    */
   replayBuffer?: number;
+  /** OpenTelemetry spans: `otelObserver()` from agentchart/otel (any AgentObserver is accepted). */
+  otel?: AgentObserver;
   /** Receives errors thrown by event subscribers (they are isolated from the run). */
   onSubscriberError?: (error: unknown) => void;
 }
@@ -58,37 +71,47 @@ export interface AgentOptions {
 export interface ResolvedOptions extends Required<Pick<AgentOptions, 'steeringMode' | 'followUpMode' | 'steeringInterrupts' | 'steeringGraceMs' | 'approvalMode' | 'toolExecution' | 'maxTurns'>> {
   models: Model[];
   retry: RetryOptions;
+  timeouts: { modelIdleMs: number; toolMs: number | null };
 }
 
 export const DEFAULT_RETRY: RetryOptions = { maxAttempts: 3, baseDelayMs: 1_000, maxDelayMs: 30_000, jitter: true, maxRetryAfterMs: 60_000 };
+export const DEFAULT_MODEL_IDLE_MS = 600_000;
 
+/**
+ * Parses the options with one zod schema (DESIGN §9): a wrong type, an out-of-range number or an
+ * enumerated string that is not one of its values throws `AgentError('InvalidOptions')` naming the
+ * option's path; so does a key that looks like a misspelled option. A typo never silently changes
+ * behaviour.
+ */
 export function resolveOptions(options: AgentOptions): ResolvedOptions {
-  if (!options || typeof options !== 'object') throw new AgentError('InvalidOptions', 'createAgent needs an options object.');
-  if (!options.model || typeof options.model.stream !== 'function') {
-    throw new AgentError('InvalidOptions', 'createAgent: `model` must implement the Model port (name + stream()).');
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new AgentError('InvalidOptions', 'createAgent needs an options object.');
   }
-  const retry = { ...DEFAULT_RETRY, ...options.retry };
-  if (!Number.isInteger(retry.maxAttempts) || retry.maxAttempts < 1) {
-    throw new AgentError('InvalidOptions', 'retry.maxAttempts must be an integer ≥ 1.');
+  let parsed: ReturnType<typeof AgentOptionsSchema.safeParse>;
+  try {
+    parsed = AgentOptionsSchema.safeParse(options);
+  } catch (error) {
+    // A getter on the options object that throws.
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new AgentError('InvalidOptions', `createAgent: the options could not be read: ${detail}`);
   }
-  const maxTurns = options.maxTurns ?? Number.POSITIVE_INFINITY;
-  if (!(maxTurns >= 1)) throw new AgentError('InvalidOptions', 'maxTurns must be ≥ 1.');
-  if (options.replayBuffer !== undefined && !(Number.isInteger(options.replayBuffer) && options.replayBuffer >= 0)) {
-    throw new AgentError('InvalidOptions', 'replayBuffer must be an integer ≥ 0.');
-  }
-  const execution = options.toolExecution ?? 'parallel';
-  if (typeof execution === 'object' && 'concurrency' in execution && !(execution.concurrency >= 1)) {
-    throw new AgentError('InvalidOptions', 'toolExecution.concurrency must be ≥ 1.');
-  }
+  if (!parsed.success) throw new AgentError('InvalidOptions', describeOptionIssue(options, parsed.error.issues));
+  const typo = misspelledOptions(options);
+  if (typo) throw new AgentError('InvalidOptions', typo);
+  const data = parsed.data;
   return {
     models: [options.model, ...(options.fallbackModels ?? [])],
-    retry,
-    maxTurns,
-    toolExecution: execution,
-    approvalMode: options.approvalMode ?? 'smart',
-    steeringMode: options.steeringMode ?? 'oneAtATime',
-    followUpMode: options.followUpMode ?? 'oneAtATime',
-    steeringInterrupts: options.steeringInterrupts ?? true,
-    steeringGraceMs: options.steeringGraceMs ?? 250,
+    retry: { ...DEFAULT_RETRY, ...data.retry },
+    timeouts: {
+      modelIdleMs: data.timeouts?.modelIdleMs ?? DEFAULT_MODEL_IDLE_MS,
+      toolMs: data.timeouts?.toolMs ?? null,
+    },
+    maxTurns: data.maxTurns ?? Number.POSITIVE_INFINITY,
+    toolExecution: options.toolExecution ?? 'parallel',
+    approvalMode: data.approvalMode ?? 'smart',
+    steeringMode: data.steeringMode ?? 'oneAtATime',
+    followUpMode: data.followUpMode ?? 'oneAtATime',
+    steeringInterrupts: data.steeringInterrupts ?? true,
+    steeringGraceMs: data.steeringGraceMs ?? 250,
   };
 }

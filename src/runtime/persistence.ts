@@ -37,8 +37,6 @@ export const MAX_BUFFERED_EVENTS = 256;
  */
 export class Persister {
   private buffered: AgentEvent[] = [];
-  /** Index in `buffered` of a messageStart whose messageEnd has not come yet (a live stream). */
-  private openMessageAt: number | null = null;
   private readonly queue: SessionStep[] = [];
   private writing = false;
   private idle: Array<() => void> = [];
@@ -55,11 +53,9 @@ export class Persister {
   ) {}
 
   record(event: AgentEvent, agent: AgentState, run: RunSession): void {
-    if (event.type === 'messageStart') this.openMessageAt = this.buffered.length;
     this.buffered.push(event);
-    if (event.type === 'messageEnd') this.openMessageAt = null;
     // Progress updates change no state: past the limit they are written with an unchanged checkpoint.
-    if (event.type === 'toolExecutionUpdate' && this.buffered.length - (this.openMessageAt ?? 0) >= MAX_BUFFERED_EVENTS) this.step(agent, run);
+    if (event.type === 'toolExecutionUpdate' && this.buffered.length >= MAX_BUFFERED_EVENTS) this.step(agent, run);
   }
 
   /** The agent let the session go (`close()`): nothing more is written, as if the process had stopped here. */
@@ -71,16 +67,12 @@ export class Persister {
 
   step(agent: AgentState, run: RunSession | null): void {
     if (this.failure || this.detached) return;
-    // A message still streaming (live) is written with its messageEnd: a crash in between leaves no
-    // messageStart without its end in the store, and the resumed run reuses those seq numbers.
-    const held = this.openMessageAt === null ? [] : this.buffered.slice(this.openMessageAt);
-    const events = this.openMessageAt === null ? this.buffered : this.buffered.slice(0, this.openMessageAt);
-    this.buffered = held;
-    if (this.openMessageAt !== null) this.openMessageAt = 0;
+    const events = this.buffered;
+    this.buffered = [];
     let step: SessionStep;
     try {
       step = validatedStep({
-        checkpoint: buildHead(this.sessionId, this.version + 1, agent, run, held[0]?.seq),
+        checkpoint: buildHead(this.sessionId, this.version + 1, agent, run),
         history: agent.log.takeChanges(),
         events: events.map((event) => encodeEvent(event, agent.log)),
         ...(this.token !== null ? { token: this.token } : {}),
@@ -185,7 +177,7 @@ function validatedStep(step: SessionStep): SessionStep {
   return step;
 }
 
-function buildHead(sessionId: string, version: number, agent: AgentState, run: RunSession | null, heldSeq: number | undefined): SessionHead {
+function buildHead(sessionId: string, version: number, agent: AgentState, run: RunSession | null): SessionHead {
   const master = run?.master?.getSnapshot().context as MasterView | undefined;
   // Between a turnEnd and the master's decision the master has not advanced its turn index yet.
   const closedAhead = run?.lastClosedTurn != null && master !== undefined && run.lastClosedTurn >= master.turnIndex;
@@ -197,14 +189,14 @@ function buildHead(sessionId: string, version: number, agent: AgentState, run: R
     followUpQueue: [...(master?.followUpQueue ?? agent.followUpQueue)],
     counters: cloneCounters(agent.counters),
     turnIndex: closedAhead ? (run?.lastClosedTurn ?? 0) + 1 : (master?.turnIndex ?? agent.turnIndex),
-    run: run && !run.ended ? runCheckpoint(run, master, closedAhead, heldSeq) : null,
+    run: run && !run.ended ? runCheckpoint(run, master, closedAhead) : null,
   };
 }
 
-function runCheckpoint(run: RunSession, master: MasterView | undefined, closedAhead: boolean, heldSeq: number | undefined): RunCheckpoint {
+function runCheckpoint(run: RunSession, master: MasterView | undefined, closedAhead: boolean): RunCheckpoint {
   return {
     runId: run.runId,
-    nextSeq: heldSeq ?? run.nextSeq,
+    nextSeq: run.nextSeq,
     pending: [...(master?.pending ?? [])],
     turnsThisRun: (master?.turnsThisRun ?? 0) + (closedAhead ? 1 : 0),
     modelIndex: run.modelIndex,

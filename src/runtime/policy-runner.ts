@@ -1,4 +1,6 @@
 import type { PolicySlot } from '../domain/events.js';
+import type { Checked } from '../policies/verdicts.js';
+import { ABORTED, raceAbort } from './timers.js';
 
 export type PolicyErrorReporter = (slot: PolicySlot, error: unknown) => void;
 
@@ -12,35 +14,28 @@ export function errorMessage(error: unknown): string {
 }
 
 /**
- * Runs one policy in isolation: a throw, a rejection or a malformed verdict counts as Continue and
- * is reported. Returns null for "continue" so callers only handle real verdicts.
+ * Runs one policy in isolation: a throw, a rejection or a verdict not of its slot's shapes counts
+ * as Continue and is reported. The wait races `signal`: a policy that never settles cannot hold
+ * an aborted run. Returns null for "continue" (and after an abort) so callers only handle real verdicts.
  */
 export async function runIsolated<V extends { verdict: string }>(
   slot: PolicySlot,
-  policy: () => V | Promise<V>,
-  isVerdict: (value: unknown) => value is V,
+  policy: () => unknown,
+  check: (value: unknown) => Checked<V>,
   report: PolicyErrorReporter,
+  signal: AbortSignal,
 ): Promise<V | null> {
   try {
-    const verdict = await policy();
-    if (!isVerdict(verdict)) {
-      report(slot, new Error(`policy returned an invalid verdict: ${safeJson(verdict)}`));
+    const returned = await raceAbort(policy(), signal);
+    if (returned === ABORTED) return null;
+    const verdict = check(returned);
+    if (!verdict.ok) {
+      report(slot, new Error(`policy returned an invalid verdict: ${verdict.problem}`));
       return null;
     }
-    return verdict;
+    return verdict.value;
   } catch (error) {
     report(slot, error);
     return null;
   }
 }
-
-function safeJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
-}
-
-export const isVerdictObject = (value: unknown): value is { verdict: string } =>
-  typeof value === 'object' && value !== null && typeof (value as { verdict?: unknown }).verdict === 'string';

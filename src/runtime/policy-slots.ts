@@ -1,14 +1,12 @@
 import { fromPromise } from 'xstate';
 import type { ResponseOutput } from '../../machines/turn.types.js';
 import { toMessage, toolCallsOf, type AssistantMessage, type Message, type ToolResultMessage } from '../domain/messages.js';
-import type { PostTurnVerdict, Verdict } from '../policies/types.js';
+import { checkPostTurnVerdict, checkVerdict } from '../policies/verdicts.js';
 import type { SessionHistory } from './history.js';
-import { isVerdictObject, runIsolated } from './policy-runner.js';
+import { runIsolated } from './policy-runner.js';
 import { runOf } from './run-registry.js';
+import { withRunSignal } from './timers.js';
 import type { RunSession } from './run-session.js';
-
-const isVerdict = (value: unknown): value is Verdict => isVerdictObject(value);
-const isPostTurnVerdict = (value: unknown): value is PostTurnVerdict => isVerdictObject(value);
 
 /** Pre-turn / post-loop: Stop ends the session, Inject adds messages, Continue does nothing. */
 export async function runLoopPolicies(
@@ -16,14 +14,17 @@ export async function runLoopPolicies(
   slot: 'preTurn' | 'postLoop',
   newMessages: readonly Message[],
   turnIndex: number,
+  signal: AbortSignal,
 ): Promise<{ stopped: boolean; injected: Message[] }> {
   const policies = run.agent.options.policies?.[slot] ?? [];
   const injected: Message[] = [];
   const messages = run.agent.history.slice();
   for (const policy of policies) {
     // After an abort no policy is asked anything more.
-    if (run.signal.aborted) break;
-    const verdict = await runIsolated(slot, () => policy({ messages, newMessages, turnIndex, counters: run.countersSnapshot() }), isVerdict, (s, e) => run.reportPolicyError(s, e));
+    if (signal.aborted || run.signal.aborted) break;
+    const ask = () => policy({ messages, newMessages, turnIndex, counters: run.countersSnapshot() });
+    const verdict = await runIsolated(slot, ask, checkVerdict, (s, e) => run.reportPolicyError(s, e), signal);
+    if (signal.aborted || run.signal.aborted) break;
     if (verdict?.verdict === 'stop') return { stopped: true, injected };
     if (verdict?.verdict === 'inject') injected.push(...verdict.messages.map(toMessage));
   }
@@ -31,14 +32,15 @@ export async function runLoopPolicies(
 }
 
 export function createPreTurnRunner() {
-  return fromPromise<{ stopped: boolean; injected: Message[] }, { turnIndex: number; newMessages: Message[] }>(({ input, system }) =>
-    runLoopPolicies(runOf(system), 'preTurn', input.newMessages, input.turnIndex),
+  type Input = { turnIndex: number; newMessages: Message[] };
+  return fromPromise<{ stopped: boolean; injected: Message[] }, Input>(({ input, system, signal }) =>
+    runLoopPolicies(runOf(system), 'preTurn', input.newMessages, input.turnIndex, withRunSignal(runOf(system), signal)),
   );
 }
 
 export function createPostLoopRunner() {
-  return fromPromise<{ stopped: boolean; injected: Message[] }, { turnIndex: number }>(({ input, system }) =>
-    runLoopPolicies(runOf(system), 'postLoop', [], input.turnIndex),
+  return fromPromise<{ stopped: boolean; injected: Message[] }, { turnIndex: number }>(({ input, system, signal }) =>
+    runLoopPolicies(runOf(system), 'postLoop', [], input.turnIndex, withRunSignal(runOf(system), signal)),
   );
 }
 
@@ -58,8 +60,9 @@ export function createPostTurnRunner() {
       const verdict = await runIsolated(
         'postTurn',
         () => policy({ messages, assistant, toolResults: input.toolResults, turnIndex: input.turnIndex, counters: run.countersSnapshot() }),
-        isPostTurnVerdict,
+        checkPostTurnVerdict,
         (s, e) => run.reportPolicyError(s, e),
+        withRunSignal(run, signal),
       );
       // An abort while the policy ran: its verdict no longer applies (the history is final).
       if (signal.aborted || run.signal.aborted) break;

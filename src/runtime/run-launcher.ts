@@ -1,9 +1,11 @@
 import { createActor } from 'xstate';
 import type { MasterContext, MasterInput, MasterResume } from '../../machines/master.types.js';
 import { cloneCounters } from '../domain/counters.js';
+import { AgentError, modelError } from '../domain/errors.js';
 import type { Message } from '../domain/messages.js';
 import type { TurnCheckpoint } from '../store/types.js';
 import type { RunResult } from '../domain/outcomes.js';
+import { isolatedInspector } from './isolation.js';
 import { masterLogic } from './master-effects.js';
 import { errorMessage } from './policy-runner.js';
 import { finalReportOf } from './report.js';
@@ -30,6 +32,16 @@ type EndContext = Pick<MasterContext, 'status' | 'endReason' | 'error' | 'steeri
 
 /** Starts a run of the agent's master machine: a fresh one (START) or one resumed after a restart (RESUME). */
 export function launchRun(state: AgentState, start: RunStart, onSubscriberError: (error: unknown) => void): RunSession {
+  // Read before the run exists: a hostile tool or options getter throwing here must not leave the
+  // agent marked as running (every later call would answer AlreadyRunning).
+  let input: MasterInput;
+  try {
+    input = masterInput(state, start);
+  } catch (error) {
+    const detail = errorMessage(error);
+    const why = `reading the agent's options or tools threw: ${detail}`;
+    throw new AgentError('InvalidOptions', `the run could not start: ${why}`);
+  }
   const run = new RunSession(state, onSubscriberError, start.kind === 'resumed' ? { runId: start.runId, nextSeq: start.nextSeq } : undefined);
   state.run = run;
   if (start.kind === 'resumed') {
@@ -43,25 +55,30 @@ export function launchRun(state: AgentState, start: RunStart, onSubscriberError:
   const result = new Promise<RunResult>((resolve) => (resolveResult = resolve));
   run.finish = (context: EndContext) => finishRun(state, run, context, resolveResult);
 
+  const inspect = isolatedInspector(state.options.inspect, onSubscriberError);
   const master = createActor(masterLogic(), {
-    input: masterInput(state, start),
+    input,
     // An explicit `clock: undefined` would replace XState's default clock.
     ...(state.options.clock ? { clock: state.options.clock } : {}),
-    ...(state.options.inspect ? { inspect: state.options.inspect } : {}),
+    ...(inspect ? { inspect } : {}),
   });
   run.master = master;
   run.handle = { result, events: run.log.observable() };
   bindRun(master.system, run);
   state.lease?.runStarted();
-  // A bug must never leave a run without agentEnd or a result: end it as a fatal error.
+  // A throw inside a master action must never leave a run without agentEnd or a result, nor lose
+  // its log: the turn is closed as after any internal error, then the run ends as a fatal error.
   master.subscribe({
     error: (error) => {
-      run.finish({
-        ...master.getSnapshot().context,
-        status: 'failed',
-        endReason: 'fatalError',
-        error: { kind: 'unknown', message: `internal error: ${errorMessage(error)}`, retryable: false },
-      });
+      if (run.ended) return;
+      const context = master.getSnapshot().context as MasterContext;
+      const detail = errorMessage(error);
+      try {
+        run.closeAfterInternalError([...context.turnInput, ...context.pending], detail);
+      } finally {
+        const error = modelError('internal', `internal error: ${detail}`);
+        run.finish({ ...context, status: 'failed', endReason: 'fatalError', error });
+      }
     },
   });
   if (start.kind === 'resumed' && start.closeTurn) closeCommittedTurn(run, start.closeTurn);
@@ -112,10 +129,15 @@ function finishRun(state: AgentState, run: RunSession, ended: EndContext, resolv
   state.followUpQueue = [...context.followUpQueue, ...untaken.filter(([, source]) => source === 'followUp').map(([message]) => message)];
   state.turnIndex = context.turnIndex;
   const counters = cloneCounters(state.counters);
+  const error = endError(run, context);
+  const { status, endReason } = context;
   // The history at the end, as a view: a session of many runs does not store a copy per run.
   const view = state.log.view();
-  run.emit({ type: 'agentEnd', status: context.status, endReason: context.endReason, messages: view.messages() as Message[], counters }, view);
+  const messages = view.messages() as Message[];
+  run.emit({ type: 'agentEnd', status, endReason, messages, counters, ...(error ? { error } : {}) }, view);
   run.ended = true;
+  // User code still running (a tool that ignored its cancellation, a stalled stream) learns the run is over.
+  if (!run.signal.aborted) run.controller.abort('the run ended');
   run.ledger.close();
   for (const message of [...state.steeringQueue, ...state.followUpQueue]) {
     state.receipts.get(message)?.({ status: 'stillQueued' });
@@ -126,20 +148,39 @@ function finishRun(state: AgentState, run: RunSession, ended: EndContext, resolv
   state.persister?.step(state, null);
   run.log.close();
   const report = finalReportOf(state, context.endReason);
-  const error = run.stopped ?? (context.error && context.status === 'failed' ? { code: context.error.kind, message: context.error.message } : null);
   const result: RunResult = {
     status: context.status,
     endReason: context.endReason,
     messages: state.history.slice(),
     counters,
     ...(report ? { finalReport: report } : {}),
-    ...(error ? { error: { code: error.code, message: error.message } } : {}),
+    ...(error ? { error } : {}),
   };
   // The run ends when its last step is written; if that write fails, the result says so.
   const persister = state.persister;
-  if (!persister) return resolveResult(result);
-  void persister.settled().then(() => {
-    const failure = !run.stopped && persister.failure ? persister.failure : null;
-    resolveResult(failure ? { ...result, status: 'failed', endReason: 'fatalError', error: { code: failure.code === 'SessionLost' ? 'sessionLost' : 'storeFailed', message: failure.message } } : result);
-  });
+  const written = (): RunResult => {
+    const failure = !run.stopped && persister?.failure ? persister.failure : null;
+    if (!failure) return result;
+    return { ...result, status: 'failed', endReason: 'fatalError', error: { code: failure.code === 'SessionLost' ? 'sessionLost' : 'storeFailed', message: failure.message } };
+  };
+  // An aborted run settles at once (§9); flush() is then the wait on its last step.
+  if (!persister?.busy || context.status === 'aborted') return resolveResult(written());
+  let settled = false;
+  const settle = (final: RunResult) => {
+    if (settled) return;
+    settled = true;
+    state.cutFinalWrite = null;
+    resolveResult(final);
+  };
+  // abort() while the store still writes the last step stops waiting for it (flush() still waits).
+  state.cutFinalWrite = () => settle(result);
+  void persister.settled().then(() => settle(written()));
+}
+
+/** A failed run's error (the runtime's stop first: store failure, lost lease); an aborted run's reason (`abort(reason)`). */
+function endError(run: RunSession, context: EndContext): { code: string; message: string } | null {
+  if (run.stopped) return { code: run.stopped.code, message: run.stopped.message };
+  if (context.status === 'aborted') return { code: 'aborted', message: run.abortReason };
+  if (context.status === 'failed' && context.error) return { code: context.error.kind, message: context.error.message };
+  return null;
 }

@@ -11,14 +11,18 @@ import type { ContextGuard } from '../context/guard.js';
 import type { Counters } from '../domain/counters.js';
 import { cloneCounters } from '../domain/counters.js';
 import type { AgentEvent, AgentEventBody, MessageDelta, PolicySlot } from '../domain/events.js';
-import type { AssistantMessage, Message, ToolResultMessage } from '../domain/messages.js';
+import { toolCallsOf, type AssistantMessage, type Message, type ToolResultMessage } from '../domain/messages.js';
+import type { StreamAccumulator } from '../model/accumulator.js';
 import type { Model } from '../model/port.js';
+import type { TransformRejection } from '../context/guard.js';
 import type { ToolRegistry } from '../tools/registry.js';
+import type { ToolSourceFollower } from './tool-sources.js';
 import { CounterLedger } from './counter-ledger.js';
 import { AgentEventFeed, DEFAULT_REPLAY_BUFFER, RunEventLog } from './event-stream.js';
 import { attachContextView, type ContextView, type SessionHistory } from './history.js';
 import type { AgentOptions, ResolvedOptions } from './options.js';
 import { errorMessage } from './policy-runner.js';
+import { systemClock, type RuntimeClock } from './timers.js';
 
 /** Why the runtime ended a run: its store failed, or another agent took the session over. */
 export interface RunStop {
@@ -61,6 +65,14 @@ export interface TurnScope {
   denyPendingApproval: (() => void) | null;
   /** The assistant message the turn committed (post-turn policies may replace it). */
   committedAssistant: AssistantMessage | null;
+  /** The attempt being streamed: what it received so far closes a live message after an internal error. */
+  stream: StreamAccumulator | null;
+  /**
+   * steer() was accepted during this turn. The chart decides what it means (STEERING_ARRIVED); the
+   * effects read it only to start nothing new in the step where the event is still in the turn's
+   * mailbox (a steer from a subscriber of the step that publishes the reply).
+   */
+  steeringAccepted: boolean;
 }
 
 export function newTurnScope(turnIndex: number, open: boolean, historyLength: number): TurnScope {
@@ -79,6 +91,8 @@ export function newTurnScope(turnIndex: number, open: boolean, historyLength: nu
     replyStart: historyLength,
     denyPendingApproval: null,
     committedAssistant: null,
+    stream: null,
+    steeringAccepted: false,
   };
 }
 
@@ -86,7 +100,9 @@ export function newTurnScope(turnIndex: number, open: boolean, historyLength: nu
 export interface AgentState {
   readonly options: AgentOptions;
   readonly resolved: ResolvedOptions;
-  readonly registry: ToolRegistry;
+  /** Replaced only at a turn's start, when a tool source (e.g. an MCP server) changed its list. */
+  registry: ToolRegistry;
+  readonly toolSources: ToolSourceFollower;
   /** Compacts on overflow; also before every call when the `context` option is set. */
   readonly guard: ContextGuard;
   /** The history's storage: appends, views for events, changes for the store. */
@@ -109,6 +125,8 @@ export interface AgentState {
   persister: Persister | null;
   /** The agent's lease on its session (with a store). */
   lease: LeaseKeeper | null;
+  /** While an ended run waits for its last step to be written: abort() stops the wait. */
+  cutFinalWrite: (() => void) | null;
 }
 
 let runCounter = 0;
@@ -154,13 +172,14 @@ export class RunSession {
 
   constructor(
     readonly agent: AgentState,
-    onSubscriberError: (error: unknown) => void,
+    /** Where throws of subscribers and of the inspection observer go (never the run). */
+    readonly reportSubscriberError: (error: unknown) => void,
     resumed?: { runId: string; nextSeq: number },
   ) {
     runCounter += 1;
     this.runId = resumed?.runId ?? `run_${Date.now().toString(36)}_${runCounter.toString(36)}`;
     this.seq = resumed?.nextSeq ?? 0;
-    this.log = new RunEventLog(onSubscriberError, agent.options.replayBuffer ?? DEFAULT_REPLAY_BUFFER);
+    this.log = new RunEventLog(reportSubscriberError, agent.options.replayBuffer ?? DEFAULT_REPLAY_BUFFER);
     this.ledger = new CounterLedger(agent.counters);
   }
 
@@ -180,26 +199,69 @@ export class RunSession {
     return this.agent.resolved.models[this.modelIndex] as Model;
   }
 
+  /**
+   * Events of a message being published (messageStart … messageEnd), held back from the store until
+   * its messageEnd: a checkpoint taken meanwhile (a steer during a live stream) must not store a
+   * half-published attempt, or a crash would leave two messageStarts for one message.
+   */
+  private held: AgentEvent[] | null = null;
+
   /** Publishes an event; `view` backs a `messages` field (beforeModelCall, agentEnd) instead of a copy. */
   emit(body: AgentEventBody, view?: ContextView): AgentEvent | null {
     if (this.ended) return null;
     const event = { ...body, runId: this.runId, seq: this.seq++ } as AgentEvent;
     if (view && 'messages' in event) attachContextView(event, view);
     this.ledger.observe(event);
-    this.agent.persister?.record(event, this.agent, this);
+    if (event.type === 'messageStart') this.held = [];
+    if (this.held) {
+      this.held.push(event);
+      if (event.type === 'messageEnd') this.releaseHeld();
+    } else {
+      this.agent.persister?.record(event, this.agent, this);
+    }
     this.log.push(event);
     this.agent.feed.push(event);
     if (CHECKPOINTED_EVENTS.has(event.type)) this.checkpoint();
     return event;
   }
 
+  private releaseHeld(): void {
+    const held = this.held ?? [];
+    this.held = null;
+    for (const event of held) this.agent.persister?.record(event, this.agent, this);
+  }
+
+  /** The seq the stored log continues from: held events are not stored yet. */
   get nextSeq(): number {
-    return this.seq;
+    return this.held?.[0]?.seq ?? this.seq;
+  }
+
+  /** Steering that interrupts was accepted in this turn: effects start no further tool call or approval request. */
+  get steeringInterrupts(): boolean {
+    return this.turn.steeringAccepted && this.agent.resolved.steeringInterrupts;
+  }
+
+  /** The agent's clock (XState's): every runtime timer uses it, so tests run on a SimulatedClock. */
+  get clock(): RuntimeClock {
+    return (this.agent.options.clock as RuntimeClock | undefined) ?? systemClock;
+  }
+
+  /** The text given to `abort(reason)`, or 'aborted'. */
+  get abortReason(): string {
+    const reason: unknown = this.signal.reason;
+    return typeof reason === 'string' && reason !== '' ? reason : 'aborted';
   }
 
   /** Persists the committed step (no-op without a store). */
   checkpoint(): void {
     this.agent.persister?.step(this.agent, this);
+  }
+
+  /** A context transform whose output was refused: reported, and the default compaction is used. */
+  reportTransformRejection(rejection: TransformRejection): void {
+    const detail = rejection.violations.length > 0 ? `: ${rejection.violations.slice(0, 3).join('; ')}` : '';
+    const message = `${rejection.reason}${detail}; the default compaction was used`;
+    this.reportPolicyError('contextTransform', new Error(message));
   }
 
   reportPolicyError(slot: PolicySlot, error: unknown): void {
@@ -215,9 +277,16 @@ export class RunSession {
     this.lastClosedTurn = this.turn.turnIndex;
   }
 
-  startTurn(turnIndex: number): void {
+  startTurn(turnIndex: number, input: readonly Message[] = []): void {
+    // Between turns only: a turn sees one tool list from its first model call to its last result.
+    const change = this.agent.toolSources.next(this.agent.registry);
+    if (change) {
+      this.agent.registry = change.registry;
+      this.emit({ type: 'toolsChanged', added: change.added, removed: change.removed, updated: change.updated });
+    }
     this.turn = newTurnScope(turnIndex, true, this.agent.history.length);
-    this.emit({ type: 'turnStart', turnIndex });
+    const steeringDelivered = input.filter((message) => this.agent.sources.get(message) === 'steering').length;
+    this.emit({ type: 'turnStart', turnIndex, ...(steeringDelivered > 0 ? { steeringDelivered } : {}) });
   }
 
   /** Appends messages to the agent's history, resolving steer()/followUp() receipts (delivered in `turnIndex`). */
@@ -250,14 +319,20 @@ export class RunSession {
     this.emit({ type: 'messageStart', turnIndex: this.turn.turnIndex, message: { role: 'assistant', content: [], stopReason: 'stop', model: modelName } as AssistantMessage });
   }
 
-  /** Publishes an assistant message once per logical message: start, the buffered deltas, end. */
-  publishAssistant(message: AssistantMessage): void {
+  /**
+   * Publishes an assistant message once per logical message: start, the buffered deltas, end (with
+   * the attempt's error). The reply is recorded as the turn's published reply just before
+   * messageEnd (the step a checkpoint may store), never earlier.
+   */
+  publishAssistant(message: AssistantMessage, reply: ModelReply | null = null): void {
     const turnIndex = this.turn.turnIndex;
     if (!this.turn.messageOpen) this.openMessage(message.model);
     for (const delta of this.turn.deltas) this.emit({ type: 'messageUpdate', turnIndex, delta });
     this.turn.deltas = [];
     this.turn.messageOpen = false;
-    this.emit({ type: 'messageEnd', turnIndex, message });
+    if (reply) this.turn.reply = reply;
+    const error = reply?.error;
+    this.emit({ type: 'messageEnd', turnIndex, message, ...(error ? { error } : {}) });
   }
 
   announceToolEnd(result: ToolResultMessage): void {
@@ -277,7 +352,54 @@ export class RunSession {
     this.emit({ type: 'turnEnd', turnIndex: this.turn.turnIndex, reason: 'aborted', assistant: message, toolResults: [] });
   }
 
+  /**
+   * After an internal error (a throw inside an effect or a machine action), keeps the log whole
+   * (DESIGN §9): the turn's input is committed, a half-published message is ended, a published
+   * reply is committed with one result per tool call, and the open turn gets its turnEnd. A reply
+   * already published is never replaced, and no second messageStart is emitted.
+   */
+  closeAfterInternalError(input: readonly Message[], detail: string): void {
+    const unsaved = notIn(this.agent.history, input);
+    if (unsaved.length > 0) this.commit(unsaved);
+    if (!this.turn.open) return;
+    const turn = this.turn;
+    const errorMessage = `internal error: ${detail}`;
+    if (turn.messageOpen && turn.committedAssistant === null) {
+      // A live message cut by the error: what was streamed is its content, with stopReason error.
+      const streamed = turn.stream?.abort(errorMessage);
+      const base = streamed ?? { role: 'assistant', content: [], model: this.model.name };
+      const message: AssistantMessage = { ...base, stopReason: 'error', errorMessage };
+      this.publishAssistant(message, { called: true, published: true, message, error: null, invalidCalls: [] });
+    }
+    let results: ToolResultMessage[] = [];
+    const assistant = turn.committedAssistant ?? turn.reply?.message ?? null;
+    if (turn.committedAssistant === null && assistant) {
+      const notRun = (call: { id: string; name: string }): ToolResultMessage => ({
+        role: 'toolResult',
+        toolCallId: call.id,
+        toolName: call.name,
+        content: `not run: ${errorMessage}`,
+        isError: true,
+      });
+      results = toolCallsOf(assistant).map((call) => turn.announcedEnds.get(call.id) ?? notRun(call));
+      for (const result of results) this.announceToolEnd(result);
+      turn.committedAssistant = assistant;
+      this.commit([assistant, ...results]);
+    } else if (assistant) {
+      results = toolCallsOf(assistant).flatMap((call) => turn.announcedEnds.get(call.id) ?? []);
+    }
+    this.closeTurn();
+    this.emit({ type: 'turnEnd', turnIndex: turn.turnIndex, reason: 'error', assistant, toolResults: results });
+  }
+
   countersSnapshot(): Counters {
     return cloneCounters(this.agent.counters);
   }
+}
+
+/** The messages of `candidates` not in `history` (by identity), in order. */
+function notIn(history: readonly Message[], candidates: readonly Message[]): Message[] {
+  if (candidates.length === 0) return [];
+  const present = new Set<Message>(history);
+  return candidates.filter((message) => !present.has(message));
 }

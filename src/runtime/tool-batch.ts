@@ -4,22 +4,28 @@ import { unfinishedText } from '../../machines/tool-results.js';
 import type { BatchCommand, BatchInput, TurnEvent } from '../../machines/turn.machine.js';
 import type { PreparedCall } from '../../machines/turn.types.js';
 import type { ToolResultMessage } from '../domain/messages.js';
-import { runTool } from '../tools/run.js';
+import { runTool, type ToolRunResult } from '../tools/run.js';
+import { errorMessage } from './policy-runner.js';
 import { bindRun, runOf } from './run-registry.js';
+import { raceAbort } from './timers.js';
+import { isolatedInspector } from './isolation.js';
+import type { RunSession } from './run-session.js';
 
 type ToolCallActor = ActorRefFrom<typeof toolCallMachine>;
+type ExecuteToolInput = Pick<ToolCallInput, 'position' | 'call'>;
 
 /** The tool-call machine wired to a run: start/end events, the tool itself, the progress relay. */
 export function provideToolCallMachine() {
   return toolCallMachine.provide({
     actors: {
-      executeTool: fromPromise<{ content: string; isError: boolean }, ToolCallInput>(async ({ input, signal, system }) => {
+      executeTool: fromPromise<ToolRunResult, ExecuteToolInput>(async ({ input, signal, system }) => {
         // XState starts an invoked actor before the deferred entry actions of its parent's first
         // macrostep: one microtask lets toolExecutionStart be published before the tool runs.
         await Promise.resolve();
         const run = runOf(system);
         // The start is durable before the tool runs (an async store too): a failed write stops the run instead.
-        await run.agent.persister?.settled();
+        const persister = run.agent.persister;
+        if (persister?.busy) await raceAbort(persister.settled(), signal);
         // Cancelled or aborted meanwhile (a toolExecutionStart subscriber, a failed write): the tool never runs.
         if (signal.aborted || run.signal.aborted) return { content: unfinishedText({ kind: 'aborted' }), isError: true };
         const tool = run.agent.registry.get(input.call.name);
@@ -59,8 +65,9 @@ export function provideToolCallMachine() {
 
 /**
  * Runs the prepared calls group after group (a pool of `concurrency` inside a group), one
- * tool-call actor per call, stopped as soon as it finishes. CANCEL settles every unfinished call
- * at once — tools that ignore their signal never hold the turn.
+ * tool-call actor per call, stopped as soon as it finishes. HOLD (steering) starts no further
+ * call: the batch settles when the running ones are done, the rest skipped. CANCEL settles every
+ * unfinished call at once — tools that ignore their signal never hold the turn.
  */
 export function createToolBatch(toolCallLogic: ReturnType<typeof provideToolCallMachine>) {
   return fromCallback<BatchCommand, BatchInput>(({ input, sendBack, receive, system }) => {
@@ -69,12 +76,17 @@ export function createToolBatch(toolCallLogic: ReturnType<typeof provideToolCall
     const running = new Map<number, ToolCallActor>();
     const execution = run.agent.resolved.toolExecution;
     const limit = typeof execution === 'object' && 'concurrency' in execution ? execution.concurrency : Number.POSITIVE_INFINITY;
+    const inspect = isolatedInspector(run.agent.options.inspect, run.reportSubscriberError);
+    const clock = run.agent.options.clock;
+    const actorOptions = { ...(clock ? { clock } : {}), ...(inspect ? { inspect } : {}) };
     let groupIndex = 0;
     let queue: PreparedCall[] = [];
     let settled = false;
     const startedCallIds: string[] = [];
     // Set before cancelling: a call finishing during the cancellation must not start the next one.
     let cancelling = false;
+    // Steering arrived: calls not started never start; the batch settles once the running ones end.
+    let holding = false;
     // An async store is still writing: the next call is announced only once every step before it is durable.
     let awaitingStore = false;
 
@@ -84,18 +96,34 @@ export function createToolBatch(toolCallLogic: ReturnType<typeof provideToolCall
       sendBack({ type: 'BATCH_SETTLED', results, interrupted, startedCallIds } satisfies TurnEvent);
     };
 
+    const settleHeld = () => {
+      const text = unfinishedText({ kind: 'steeringSkipped' });
+      for (const entry of input.prepared) {
+        if (!results.has(entry.position)) results.set(entry.position, cancelledResult(entry, text));
+      }
+      settle(true);
+    };
+
+    const finishCall = (entry: PreparedCall, result: ToolResultMessage | null) => {
+      running.delete(entry.position);
+      if (settled || !result) return;
+      results.set(entry.position, result);
+      pump();
+    };
+
     const startCall = (entry: PreparedCall) => {
-      const actor = createActor(toolCallLogic, { input: { position: entry.position, call: entry.call }, inspect: run.agent.options.inspect as never });
+      const actor = createActor(toolCallLogic, { input: toolCallInput(run, entry), ...actorOptions });
       bindRun(actor.system, run);
       startedCallIds.push(entry.call.id);
       running.set(entry.position, actor);
       actor.subscribe({
-        complete: () => {
-          const output = actor.getSnapshot().output;
-          running.delete(entry.position);
-          if (settled || !output) return;
-          results.set(output.position, output.result);
-          pump();
+        complete: () => finishCall(entry, actor.getSnapshot().output?.result ?? null),
+        // A throw inside the call's own actions: the call still gets its result (parity).
+        error: (error) => {
+          const internal = `internal error: ${errorMessage(error)}`;
+          const result = run.turn.announcedEnds.get(entry.call.id) ?? cancelledResult(entry, internal);
+          run.announceToolEnd(result);
+          finishCall(entry, result);
         },
       });
       actor.start();
@@ -103,7 +131,14 @@ export function createToolBatch(toolCallLogic: ReturnType<typeof provideToolCall
 
     // Starts calls until the pool is full; moves to the next group when the current one drained.
     const pump = () => {
-      while (!settled && !cancelling && !awaitingStore) {
+      while (!settled && !cancelling) {
+        // Steering accepted in this very step (its event still queued for the turn) holds the batch too.
+        if (run.steeringInterrupts) holding = true;
+        if (holding) {
+          if (running.size === 0) settleHeld();
+          return;
+        }
+        if (awaitingStore) return;
         if (queue.length === 0 && running.size === 0) {
           if (groupIndex >= input.groups.length) return settle(false);
           // Cancellation is checked before each group: a later group never starts after an abort.
@@ -127,13 +162,22 @@ export function createToolBatch(toolCallLogic: ReturnType<typeof provideToolCall
 
     receive((command) => {
       if (settled || cancelling) return;
+      if (command.type === 'HOLD') {
+        holding = true;
+        pump();
+        return;
+      }
       cancelling = true;
       const text = unfinishedText(command.reason === 'steering' ? { kind: 'steering' } : { kind: 'aborted' });
+      const startedIds = new Set(startedCallIds);
       for (const actor of [...running.values()]) actor.send({ type: 'CANCEL', result: text });
       for (const entry of input.prepared) {
         if (results.has(entry.position)) continue;
-        // A call whose end was already published (its actor is still finishing) keeps that result.
-        results.set(entry.position, run.turn.announcedEnds.get(entry.call.id) ?? cancelledResult(entry, text));
+        // A call whose end was already published (its actor is still finishing) keeps that result;
+        // a call steering kept from starting is skipped, not cancelled.
+        const unstarted = command.reason === 'steering' && !startedIds.has(entry.call.id);
+        const content = unstarted ? unfinishedText({ kind: 'steeringSkipped' }) : text;
+        results.set(entry.position, run.turn.announcedEnds.get(entry.call.id) ?? cancelledResult(entry, content));
       }
       settle(command.reason === 'steering');
     });
@@ -144,6 +188,12 @@ export function createToolBatch(toolCallLogic: ReturnType<typeof provideToolCall
       running.clear();
     };
   });
+}
+
+/** The call's time limit: the tool's own `timeoutMs`, else the agent's `timeouts.toolMs`, else none. */
+function toolCallInput(run: RunSession, entry: PreparedCall): ToolCallInput {
+  const timeoutMs = run.agent.registry.get(entry.call.name)?.timeoutMs ?? run.agent.resolved.timeouts.toolMs;
+  return { position: entry.position, call: entry.call, timeoutMs };
 }
 
 function cancelledResult(entry: PreparedCall, text: string): ToolResultMessage {

@@ -2,11 +2,19 @@ import { fromPromise } from 'xstate';
 import { errorResult } from '../../machines/tool-results.js';
 import type { TurnContext } from '../../machines/turn.machine.js';
 import type { PreDispatchOutput, PreparedCall, ResultsByPosition } from '../../machines/turn.types.js';
+import type { PolicySlot } from '../domain/events.js';
 import { toMessage, toolCallsOf, type Message, type ToolCallBlock } from '../domain/messages.js';
-import type { PreDispatchVerdict } from '../policies/types.js';
-import { prepareToolCall } from '../tools/validate.js';
-import { errorMessage, isVerdictObject, runIsolated } from './policy-runner.js';
+import { checkPreDispatchVerdict } from '../policies/verdicts.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import {
+  prepareToolCall,
+  type PrepareToolCallResult,
+  type RawToolCallArguments,
+  type ToolCallRequest,
+} from '../tools/validate.js';
+import { errorMessage, runIsolated } from './policy-runner.js';
 import { runOf } from './run-registry.js';
+import { withRunSignal } from './timers.js';
 import type { AgentState, RunSession } from './run-session.js';
 
 /** Preprocess: unknown tools and invalid arguments get an error result and never start. */
@@ -20,7 +28,8 @@ export function prepareCalls(run: RunSession, context: TurnContext): { prepared:
   toolCallsOf(reply.message).forEach((call, position) => {
     if (results.has(position)) return; // decided before a restart
     const raw = invalid.get(call.id);
-    const outcome = prepareToolCall(run.agent.registry, call, raw ? { rawArguments: raw.rawArguments, invalidReason: raw.reason } : undefined);
+    const decoded = raw ? { rawArguments: raw.rawArguments, invalidReason: raw.reason } : undefined;
+    const outcome = validateToolCall(run.agent.registry, call, decoded);
     if (outcome.ok) {
       const approved = resumedApprovals.has(call.id) || !needsApproval(run.agent, call.name);
       prepared.push({ position, call: { ...call, arguments: outcome.arguments }, approved, cleared: false });
@@ -39,7 +48,22 @@ export function needsApproval(agent: AgentState, toolName: string): boolean {
   return agent.registry.get(toolName)?.requiresApproval === true;
 }
 
-const isPreDispatchVerdict = (value: unknown): value is PreDispatchVerdict => isVerdictObject(value);
+/**
+ * `prepareToolCall`, isolated: the tool's schema is user code (a `refine` or `transform` that
+ * throws), and a throw there is an invalid-arguments result, never an internal error.
+ */
+export function validateToolCall(
+  registry: ToolRegistry,
+  call: ToolCallRequest,
+  raw?: RawToolCallArguments,
+): PrepareToolCallResult {
+  try {
+    return prepareToolCall(registry, call, raw);
+  } catch (error) {
+    const message = `Invalid arguments for tool "${call.name}": the tool's schema threw: ${errorMessage(error)}`;
+    return { ok: false, kind: 'invalidArguments', message };
+  }
+}
 
 /**
  * Pre-dispatch, batch-wide: every prepared call that has not cleared it with its current arguments
@@ -47,8 +71,10 @@ const isPreDispatchVerdict = (value: unknown): value is PreDispatchVerdict => is
  * ever saw a copy of the arguments, its changes are rolled back.
  */
 export function createPreDispatchRunner() {
-  return fromPromise<PreDispatchOutput, { turnIndex: number; prepared: PreparedCall[]; results: ResultsByPosition }>(async ({ input, system, signal }) => {
+  type Input = { turnIndex: number; prepared: PreparedCall[]; results: ResultsByPosition };
+  return fromPromise<PreDispatchOutput, Input>(async ({ input, system, signal: actorSignal }) => {
     const run = runOf(system);
+    const signal = withRunSignal(run, actorSignal);
     const policies = run.agent.options.policies?.preDispatch ?? [];
     const batch: ToolCallBlock[] = input.prepared.map((p) => p.call);
     const messages = run.agent.history.slice();
@@ -66,7 +92,10 @@ export function createPreDispatchRunner() {
         // Aborted (the actor was stopped or the run aborted): no policy is asked anything more.
         if (signal.aborted || run.signal.aborted) return { prepared, results, stopped: false, injected };
         const toolCall = { id: call.id, name: call.name, arguments: structuredClone(call.arguments) };
-        const verdict = await runIsolated('preDispatch', () => policy({ toolCall, batch, messages, turnIndex: input.turnIndex }), isPreDispatchVerdict, (slot, error) => run.reportPolicyError(slot, error));
+        const ask = () => policy({ toolCall, batch, messages, turnIndex: input.turnIndex });
+        const report = (slot: PolicySlot, error: unknown) => run.reportPolicyError(slot, error);
+        const verdict = await runIsolated('preDispatch', ask, checkPreDispatchVerdict, report, signal);
+        if (signal.aborted) return { prepared, results, stopped: false, injected };
         if (!verdict) continue;
         if (verdict.verdict === 'stop') return { prepared, results, stopped: true, stopReason: verdict.reason, injected };
         if (verdict.verdict === 'skip') {
@@ -91,7 +120,7 @@ export function createPreDispatchRunner() {
 }
 
 function validateRewrite(run: RunSession, call: ToolCallBlock, args: Record<string, unknown>): Record<string, unknown> | null {
-  const outcome = prepareToolCall(run.agent.registry, { ...call, arguments: args });
+  const outcome = validateToolCall(run.agent.registry, { ...call, arguments: args });
   if (outcome.ok) return outcome.arguments;
   run.reportPolicyError('preDispatch', new Error(`rewritten arguments rejected: ${outcome.message}`));
   return null;

@@ -21,13 +21,11 @@ export function provideTurnMachine() {
       runPostTurnPolicies: createPostTurnRunner(),
     },
     actions: {
-      announceTurnStart: ({ context, system }) => runOf(system).startTurn(context.turnIndex),
+      announceTurnStart: ({ context, system }) => runOf(system).startTurn(context.turnIndex, context.newMessages),
       commitTurnInput: ({ context, system }) => runOf(system).commit([...context.newMessages, ...context.inputInjected], context.turnIndex),
       publishAssistantMessage: ({ context, system }) => {
         if (!context.reply) return;
-        const run = runOf(system);
-        run.turn.reply = context.reply;
-        run.publishAssistant(context.reply.message);
+        runOf(system).publishAssistant(context.reply.message, context.reply);
       },
       commitTurn: ({ context, system }) => {
         const run = runOf(system);

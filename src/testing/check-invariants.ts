@@ -1,5 +1,5 @@
 /**
- * checkInvariants: the checker every scenario test runs on an event log (DESIGN.md §4).
+ * checkInvariants: the checker every scenario test runs on an event log.
  *
  * Input: the events in emission order, optionally the committed history (`messages`). A log may
  * hold several runs of one agent one after another; events are grouped by runId and each run is
@@ -17,7 +17,8 @@
  *              only after the turn's messageEnd; approvals resolve once per request, before any
  *              start of that call and never followed by a start when denied; toolExecutionStart at
  *              most once per call, toolExecutionEnd at most once and after the start; every start
- *              has an end before turnEnd. Tool call ids are scoped to their turn.
+ *              has an end before turnEnd. Tool call ids are scoped to their turn. toolsChanged
+ *              only between turns.
  * - `attribution:` every toolExecutionUpdate names a call started in its turn, with the start's
  *              tool name, after that start and before that call's end.
  * - `parity:`  history: each assistant's tool calls are answered by exactly one toolResult each,
@@ -35,8 +36,8 @@
  *              retryExhausted, fatalError or finalReport.
  * - `counters:` see below.
  *
- * Counters (DESIGN.md §7) are cumulative per agent, so each agentEnd.counters minus the previous
- * agentEnd's counters (zero for the log's first agentEnd) — "this run's counters" below — is
+ * Counters (src/domain/counters.ts) are cumulative per agent, so each agentEnd.counters minus the
+ * previous agentEnd's counters (zero for the log's first agentEnd) — "this run's counters" below — is
  * compared with the events of the runs since that previous agentEnd. A log that starts with a
  * later run of an agent (or a resumed session) is therefore not checkable for counters. Checked:
  * - turns              = number of turnEnd events (every turnEnd counts, whatever its reason)

@@ -1,16 +1,12 @@
-/**
- * The timer half of XState's clock interface. XState's `SimulatedClock` implements it, so tests
- * can drive delays with `clock.increment(ms)`; the default is the real global timers.
- */
-export interface Clock {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(id: unknown): void;
-}
+import { systemClock, type RuntimeClock } from '../runtime/timers.js';
 
-export const realClock: Clock = {
-  setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
-  clearTimeout: (id) => globalThis.clearTimeout(id as ReturnType<typeof globalThis.setTimeout>),
-};
+/**
+ * The timer half of XState's clock interface (the runtime's own). XState's `SimulatedClock`
+ * implements it, so tests can drive delays with `clock.increment(ms)`; the default is the real timers.
+ */
+export type Clock = RuntimeClock;
+
+export const realClock: Clock = systemClock;
 
 /** Waits `ms` on `clock`; resolves early with `'aborted'` when the signal aborts. */
 export function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<'elapsed' | 'aborted'> {

@@ -8,7 +8,7 @@ export type ScriptedToolCall =
   | { id?: string; name: string; arguments?: Record<string, unknown>; rawArguments?: undefined }
   | { id?: string; name: string; rawArguments: string; arguments?: undefined };
 
-/** What one model call streams (DESIGN.md §3). */
+/** What one model call streams. */
 export interface ScriptEntry {
   text?: string;
   thinking?: string;
@@ -44,6 +44,8 @@ export interface ScriptOverrun {
 
 export interface ScriptedModelOptions {
   name?: string;
+  /** `Model.provider`, as a provider adapter would report it. */
+  provider?: string;
   clock?: Clock;
   pricing?: ModelPricing;
   /** Default true. Benchmarks turn it off: copying a long history on every call is quadratic. */
@@ -77,6 +79,7 @@ export function scriptedModel(script: Script, options: ScriptedModelOptions = {}
 
   return {
     name,
+    ...(options.provider !== undefined ? { provider: options.provider } : {}),
     ...(options.pricing ? { pricing: options.pricing } : {}),
     get requests() {
       return requests;

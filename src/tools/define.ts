@@ -1,15 +1,18 @@
-import type { z } from 'zod';
 import { AgentError } from '../domain/errors.js';
 import { parametersJsonSchema } from './json-schema.js';
+import { describeValue, type ToolArguments, type ToolParameters } from './schema.js';
 import type { AnyTool, Tool, ToolContext, ToolExecutionHint, ToolOutput } from './types.js';
 
 /** The names providers accept for tools (OpenAI's and Anthropic's common rule). */
 export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 
-export interface ToolDefinition<Params extends z.ZodObject> {
+export interface ToolDefinition<Params extends ToolParameters> {
   name: string;
   description: string;
-  /** A zod object schema; the model sees its JSON Schema, `execute` gets its parsed output. */
+  /**
+   * A zod object schema, or any Standard Schema of an object with a JSON Schema (valibot, arktype, …);
+   * the model sees its JSON Schema, `execute` gets its validated output.
+   */
   parameters: Params;
   /** Ask for approval before running in 'smart' approval mode. Default false. */
   requiresApproval?: boolean;
@@ -18,14 +21,16 @@ export interface ToolDefinition<Params extends z.ZodObject> {
   /** After a crash while running: 'never' re-run (default) or 'safe' to re-run. */
   replay?: 'never' | 'safe';
   execution?: ToolExecutionHint;
-  execute(args: z.infer<Params>, ctx: ToolContext): ToolOutput | Promise<ToolOutput>;
+  /** Aborts a call still running after this many ms, on the agent's clock; the result is `timed out after N ms`. */
+  timeoutMs?: number;
+  execute(args: ToolArguments<Params>, ctx: ToolContext): ToolOutput | Promise<ToolOutput>;
 }
 
 /**
  * Defines a tool. Validates the definition eagerly (name, parameters, flags, JSON Schema form) so
  * mistakes surface where the tool is written, as `AgentError('InvalidOptions')`.
  */
-export function defineTool<Params extends z.ZodObject>(definition: ToolDefinition<Params>): Tool<Params> {
+export function defineTool<Params extends ToolParameters>(definition: ToolDefinition<Params>): Tool<Params> {
   if (typeof definition !== 'object' || definition === null) {
     throw new AgentError('InvalidOptions', 'defineTool: expected a tool definition object.');
   }
@@ -37,6 +42,7 @@ export function defineTool<Params extends z.ZodObject>(definition: ToolDefinitio
     progress: definition.progress ?? false,
     replay: definition.replay ?? 'never',
     ...(definition.execution !== undefined ? { execution: definition.execution } : {}),
+    ...(definition.timeoutMs !== undefined ? { timeoutMs: definition.timeoutMs } : {}),
     execute: definition.execute,
   };
   assertValidTool(tool as unknown as AnyTool);
@@ -62,7 +68,6 @@ export function assertValidTool(tool: AnyTool): void {
   const invalid = (field: string, expected: string, value: unknown): AgentError =>
     new AgentError('InvalidOptions', `Tool "${name}": ${field} must be ${expected}, got ${describeValue(value)}.`);
   if (typeof tool.description !== 'string') throw invalid('description', 'a string', tool.description);
-  if (!isZodObject(tool.parameters)) throw invalid('parameters', 'a zod object schema (z.object({...}))', tool.parameters);
   if (typeof tool.execute !== 'function') throw invalid('execute', 'a function', tool.execute);
   if (typeof tool.requiresApproval !== 'boolean') throw invalid('requiresApproval', 'a boolean', tool.requiresApproval);
   if (typeof tool.progress !== 'boolean') throw invalid('progress', 'a boolean', tool.progress);
@@ -70,24 +75,10 @@ export function assertValidTool(tool: AnyTool): void {
   if (tool.execution !== undefined && tool.execution !== 'parallel' && tool.execution !== 'sequential') {
     throw invalid('execution', `'parallel' or 'sequential'`, tool.execution);
   }
-  parametersJsonSchema(name, tool.parameters);
-}
-
-/** Duck-typed on zod 4's internals so a schema from another copy of zod (or zod/mini) is accepted. */
-function isZodObject(value: unknown): value is z.ZodObject {
-  if (typeof value !== 'object' || value === null) return false;
-  const internals = (value as { _zod?: { def?: { type?: unknown } } })._zod;
-  return internals?.def?.type === 'object';
-}
-
-function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') {
-    const type = (value as { _zod?: { def?: { type?: unknown } } })._zod?.def?.type;
-    return typeof type === 'string' ? `a zod ${type} schema` : 'an object';
+  const { timeoutMs } = tool;
+  if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs >= 1 && timeoutMs <= 2 ** 31 - 1)) {
+    throw invalid('timeoutMs', 'a number of milliseconds from 1 to 2147483647', tool.timeoutMs);
   }
-  if (typeof value === 'string') return `the string ${JSON.stringify(value)}`;
-  if (typeof value === 'function') return 'a function';
-  return typeof value === 'undefined' ? 'undefined' : `${typeof value} ${String(value)}`;
+  // Also checks the parameters: a usable schema of an object with a JSON Schema.
+  parametersJsonSchema(name, tool.parameters);
 }

@@ -1,4 +1,5 @@
-import type { z } from 'zod';
+import type { StandardJsonSchemaParameters } from './json-schema-parameters.js';
+import type { ToolArguments, ToolParameters } from './schema.js';
 
 export interface ToolContext {
   toolCallId: string;
@@ -15,7 +16,7 @@ export type ToolOutput = string | { content: string; isError?: boolean };
 /** How a tool may run relative to others in a batch (a hint for `partition` strategies). */
 export type ToolExecutionHint = 'parallel' | 'sequential';
 
-export interface Tool<Params extends z.ZodType<Record<string, unknown>> = z.ZodType<Record<string, unknown>>> {
+export interface Tool<Params extends ToolParameters = ToolParameters> {
   readonly name: string;
   readonly description: string;
   readonly parameters: Params;
@@ -25,8 +26,16 @@ export interface Tool<Params extends z.ZodType<Record<string, unknown>> = z.ZodT
   /** What to do after a crash while this tool was running: 'never' re-run (default) or 'safe' to re-run. */
   readonly replay: 'never' | 'safe';
   readonly execution?: ToolExecutionHint;
-  execute(args: z.infer<Params>, ctx: ToolContext): ToolOutput | Promise<ToolOutput>;
+  /** Aborts a call still running after this many ms (result `timed out after N ms`); overrides `timeouts.toolMs`. */
+  readonly timeoutMs?: number;
+  execute(args: ToolArguments<Params>, ctx: ToolContext): ToolOutput | Promise<ToolOutput>;
 }
 
-/** A tool with its argument type erased, as registries and machines hold it. */
-export type AnyTool = Tool<z.ZodType<Record<string, unknown>>>;
+/** A tool whose parameters are a JSON Schema rather than zod (e.g. an MCP server's tool). */
+export interface JsonSchemaTool extends Omit<Tool, 'parameters' | 'execute'> {
+  readonly parameters: StandardJsonSchemaParameters;
+  execute(args: Record<string, unknown>, ctx: ToolContext): ToolOutput | Promise<ToolOutput>;
+}
+
+/** A tool with its argument type erased, as registries and machines hold it (JsonSchemaTool is one). */
+export type AnyTool = Tool<ToolParameters>;

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import type { ToolRegistry } from './registry.js';
+import type { StandardIssue } from './json-schema-parameters.js';
+import { standardPropsOf, zodTypeOf, type ToolParameters } from './schema.js';
 import type { AnyTool } from './types.js';
 
 /** Why a tool call was rejected before it could start. */
@@ -58,13 +60,50 @@ export function prepareToolCall(
         'Send the arguments as a JSON object.',
     };
   }
-  const parsed = tool.parameters.safeParse(call.arguments, PARSE_CONTEXT);
-  if (parsed.success) return { ok: true, tool, arguments: parsed.data };
-  return {
-    ok: false,
-    kind: 'invalidArguments',
-    message: `Invalid arguments for tool "${call.name}": ${formatIssues(parsed.error.issues)}`,
-  };
+  const validated = validateArguments(tool.parameters, call.arguments);
+  if (validated.ok) return { ok: true, tool, arguments: validated.value };
+  const message = `Invalid arguments for tool "${call.name}": ${validated.problem}`;
+  return { ok: false, kind: 'invalidArguments', message };
+}
+
+type Validated = { ok: true; value: Record<string, unknown> } | { ok: false; problem: string };
+
+/**
+ * Validates synchronously: zod through `safeParse` (with our wording of its issues), any other
+ * Standard Schema through `~standard.validate`. A schema that throws, validates asynchronously or
+ * outputs a non-object is a problem reported to the model, never a crash of the turn.
+ */
+function validateArguments(parameters: ToolParameters, args: Record<string, unknown>): Validated {
+  let result: unknown;
+  try {
+    const isZod = zodTypeOf(parameters) !== undefined;
+    const zodParse = isZod ? (parameters as { safeParse?: unknown }).safeParse : undefined;
+    if (typeof zodParse === 'function') {
+      const parsed = zodParse.call(parameters, args, PARSE_CONTEXT) as ZodParseResult;
+      result = parsed.success ? { value: parsed.data } : { issues: parsed.error.issues };
+    } else {
+      result = standardPropsOf(parameters)?.validate(args);
+    }
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return { ok: false, problem: `the validator threw: ${reason}` };
+  }
+  if (isThenable(result)) {
+    result.then(undefined, () => undefined); // its outcome is not awaited: keep a rejection from going unhandled
+    return { ok: false, problem: 'the schema validates asynchronously, which tools do not support' };
+  }
+  const { issues, value } = (result ?? {}) as { issues?: readonly StandardIssue[]; value?: unknown };
+  if (issues) return { ok: false, problem: formatIssues(issues) };
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { ok: false, problem: 'the schema did not output an object' };
+  }
+  return { ok: true, value: value as Record<string, unknown> };
+}
+
+type ZodParseResult = { success: true; data: unknown } | { success: false; error: { issues: readonly StandardIssue[] } };
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 function unknownToolMessage(name: string, available: readonly string[]): string {
@@ -105,18 +144,19 @@ function receivedType(input: unknown): string {
   return typeof input;
 }
 
-/** `path: message; path: message`, in zod's (schema) order. */
-export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
+/** `path: message; path: message`, in the schema's order. */
+export function formatIssues(issues: readonly StandardIssue[]): string {
   const listed = issues.slice(0, MAX_LISTED_ISSUES).map((issue) => `${formatPath(issue.path)}: ${issue.message}`);
   const hidden = issues.length - listed.length;
   return hidden > 0 ? `${listed.join('; ')}; and ${hidden} more` : listed.join('; ');
 }
 
-/** `options.limit`, `items[2].name`; the root is `(root)`. */
-function formatPath(path: readonly PropertyKey[]): string {
-  if (path.length === 0) return '(root)';
+/** `options.limit`, `items[2].name`; the root is `(root)`. Standard Schema segments may be `{ key }`. */
+function formatPath(path: StandardIssue['path']): string {
+  if (path === undefined || path.length === 0) return '(root)';
   let text = '';
-  for (const key of path) {
+  for (const segment of path) {
+    const key = typeof segment === 'object' && segment !== null ? segment.key : segment;
     if (typeof key === 'number') text += `[${key}]`;
     else text += text === '' ? String(key) : `.${String(key)}`;
   }

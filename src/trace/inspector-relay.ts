@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import type { InspectionEvent, Observer } from 'xstate';
+import { isModuleNotFound, missingDependency, type OptionalPackage } from '../model/optional-sdk.js';
 
 /**
  * The XState inspector for Node, bound to loopback. `@statelyai/inspect`'s own relay
@@ -156,6 +157,12 @@ export async function startInspector(options: InspectorOptions = {}): Promise<In
   };
 }
 
+const STATELY_INSPECT: OptionalPackage = {
+  name: '@statelyai/inspect',
+  range: '>=0.7',
+  neededBy: 'startInspector (agentchart/inspect)',
+};
+
 async function loadDependencies(): Promise<{ createWebSocketInspector: typeof import('@statelyai/inspect').createWebSocketInspector; WebSocketServer: WsModule['WebSocketServer'] }> {
   try {
     const { createWebSocketInspector } = await import('@statelyai/inspect');
@@ -164,8 +171,9 @@ async function loadDependencies(): Promise<{ createWebSocketInspector: typeof im
     const { WebSocketServer } = createRequire(inspectEntry)('ws') as WsModule;
     return { createWebSocketInspector, WebSocketServer };
   } catch (error) {
+    if (isModuleNotFound(error)) throw missingDependency(STATELY_INSPECT);
     const reason = error instanceof Error ? error.message : String(error);
-    throw new InspectorError(`The inspector needs the optional peer dependency @statelyai/inspect (npm install -D @statelyai/inspect): ${reason}`, { cause: error });
+    throw new InspectorError(`The inspector could not load @statelyai/inspect: ${reason}`, { cause: error });
   }
 }
 

@@ -48,13 +48,16 @@ const finish = (unified: 'stop' | 'tool-calls' | 'length' | 'error', tokens = us
 describe('fromAISDK', () => {
   it('passes the history in the LanguageModelV3 prompt format, with tools, settings and the abort signal', async () => {
     const model = fakeModel([{ type: 'stream-start', warnings: [] }, finish('stop')]);
-    const signal = new AbortController().signal;
-    await collect(fromAISDK(model, { callSettings: { maxOutputTokens: 500, temperature: 0.2 } }), signal, HISTORY_REQUEST);
+    const controller = new AbortController();
+    await collect(fromAISDK(model, { callSettings: { maxOutputTokens: 500, temperature: 0.2 } }), controller.signal, HISTORY_REQUEST);
+    // The request's own signal: the caller's abort and the adapter's idle limit both abort it.
+    const passed = model.calls[0]?.abortSignal;
+    expect(passed).toBeInstanceOf(AbortSignal);
     expect(model.calls).toEqual([
       {
         maxOutputTokens: 500,
         temperature: 0.2,
-        abortSignal: signal,
+        abortSignal: passed,
         toolChoice: { type: 'auto' },
         tools: [{ type: 'function', name: 'get_weather', description: 'Current weather for a city', inputSchema: WEATHER_PARAMETERS }],
         prompt: [

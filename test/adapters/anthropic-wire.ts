@@ -7,7 +7,7 @@ import type { ErrorBodyKind, ScriptedReply, Wire, WireEvent } from './wire.js';
  * input_json_delta starting with an empty partial_json) / content_block_stop, a `ping` early on,
  * message_delta with stop_reason and cumulative output_tokens, message_stop.
  */
-const RESPONSE_MODEL = 'claude-sonnet-4-5-20250929';
+const RESPONSE_MODEL = 'claude-haiku-4-5-20251001';
 
 function event(type: string, data: unknown): string {
   return `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -49,9 +49,9 @@ function blockEvents(index: number, start: unknown, deltas: unknown[], mark?: Wi
 }
 
 export const anthropicWire: Wire = {
-  requestModel: 'claude-sonnet-4-5',
+  requestModel: 'claude-haiku-4-5',
   responseModel: RESPONSE_MODEL,
-  listPrice: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+  listPrice: { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 },
   reportsCacheWrite: true,
 
   events(reply: ScriptedReply): WireEvent[] {

@@ -96,10 +96,18 @@ describe('classifyTransportFailure', () => {
     expect(classifyTransportFailure(new DOMException('This operation was aborted', 'AbortError')).kind).toBe('aborted');
   });
 
-  it('leaves anything else unknown and not retryable', () => {
+  it('calls a body that is not the protocol (JSON that does not parse) an invalidResponse, retryable', () => {
     expect(classifyTransportFailure(new SyntaxError('Unexpected token < in JSON'))).toEqual({
-      kind: 'unknown',
+      kind: 'invalidResponse',
       message: 'Unexpected token < in JSON',
+      retryable: true,
+    });
+  });
+
+  it('leaves anything else unknown and not retryable', () => {
+    expect(classifyTransportFailure(new RangeError('the SDK ran out of something'))).toEqual({
+      kind: 'unknown',
+      message: 'the SDK ran out of something',
       retryable: false,
     });
   });

@@ -1,5 +1,7 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
+import { createAnthropic as createAnthropicV3 } from '@ai-sdk/anthropic-v3';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { createOpenAICompatible as createOpenAICompatibleV3 } from '@ai-sdk/openai-compatible-v2';
 import { fromAISDK } from 'agentchart/ai-sdk';
 import { anthropic } from 'agentchart/anthropic';
 import { openAICompatible } from 'agentchart/openai';
@@ -48,4 +50,34 @@ export const aiSdkOpenAIHarness: AdapterHarness = {
     ),
 };
 
-export const ALL_HARNESSES = [openAIHarness, anthropicHarness, aiSdkAnthropicHarness, aiSdkOpenAIHarness];
+// The same providers of AI SDK 6 (devDependencies under npm aliases): LanguageModelV3 models.
+export const aiSdk6AnthropicHarness: AdapterHarness = {
+  ...aiSdkAnthropicHarness,
+  name: 'fromAISDK(@ai-sdk/anthropic 3, LanguageModelV3)',
+  createModel: (server, options = {}) =>
+    fromAISDK(
+      createAnthropicV3({ baseURL: `${server.url}/v1`, apiKey: 'sk-ant-test' })(anthropicWire.requestModel),
+      options,
+    ),
+};
+
+export const aiSdk6OpenAIHarness: AdapterHarness = {
+  ...aiSdkOpenAIHarness,
+  name: 'fromAISDK(@ai-sdk/openai-compatible 2, LanguageModelV3)',
+  createModel: (server, options = {}) =>
+    fromAISDK(
+      createOpenAICompatibleV3({ name: 'local', baseURL: `${server.url}/v1`, apiKey: 'sk-test', includeUsage: true })(
+        openAIWire.requestModel,
+      ),
+      options,
+    ),
+};
+
+export const ALL_HARNESSES = [
+  openAIHarness,
+  anthropicHarness,
+  aiSdkAnthropicHarness,
+  aiSdkOpenAIHarness,
+  aiSdk6AnthropicHarness,
+  aiSdk6OpenAIHarness,
+];

@@ -85,14 +85,38 @@ describe('openAICompatible request', () => {
     expect(openAICompatible({ baseURL: `${server.url}/v1`, apiKey: 'x', model: 'llama3.1:8b' }).pricing).toBeUndefined();
   });
 
-  it('throws a typed InvalidOptions error when no API key can be found', () => {
+  it('throws a typed InvalidOptions error when there is neither an API key nor a server', () => {
     vi.stubEnv('OPENAI_API_KEY', '');
-    expect(() => openAICompatible({ baseURL: `${server.url}/v1`, model: 'gpt-4o' })).toThrow(AgentError);
-    try {
-      openAICompatible({ baseURL: `${server.url}/v1`, model: 'gpt-4o' });
-    } catch (error) {
-      expect((error as AgentError).code).toBe('InvalidOptions');
-    }
+    vi.stubEnv('OPENAI_BASE_URL', '');
+    expect(() => openAICompatible({ model: 'gpt-4o' })).toThrow(
+      new AgentError(
+        'InvalidOptions',
+        'openAICompatible: no API key: pass apiKey or set OPENAI_API_KEY (a local server given by baseURL needs none).',
+      ),
+    );
+  });
+
+  it('calls a local server given by baseURL without a key and without an Authorization header', async () => {
+    vi.stubEnv('OPENAI_API_KEY', '');
+    server.respondWith(sse(sseText(openAIWire.events(OK))));
+    const events = await collect(openAICompatible({ baseURL: `${server.url}/v1`, model: 'llama3.1:8b' }));
+    expect(events.at(-1)).toEqual({ type: 'done', stopReason: 'stop' });
+    expect(server.requests).toHaveLength(1);
+    expect(server.requests[0]?.headers.authorization).toBeUndefined();
+  });
+
+  it('still sends an Authorization header given in headers when there is no key', async () => {
+    vi.stubEnv('OPENAI_API_KEY', '');
+    server.respondWith(sse(sseText(openAIWire.events(OK))));
+    const headers = { Authorization: 'Bearer proxy' };
+    await collect(openAICompatible({ baseURL: `${server.url}/v1`, model: 'llama3.1:8b', headers }));
+    expect(server.requests[0]?.headers.authorization).toBe('Bearer proxy');
+  });
+
+  it('sends the key as a bearer token when there is one', async () => {
+    server.respondWith(sse(sseText(openAIWire.events(OK))));
+    await collect(openAICompatible({ baseURL: `${server.url}/v1`, apiKey: 'sk-test', model: 'llama3.1:8b' }));
+    expect(server.requests[0]?.headers.authorization).toBe('Bearer sk-test');
   });
 });
 

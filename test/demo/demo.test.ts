@@ -159,7 +159,6 @@ describe('provider choice from the environment', () => {
     expect(chooseProvider({ OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1', ANTHROPIC_API_KEY: 'a' })).toEqual({
       kind: 'openai',
       model: DEFAULT_OPENAI_MODEL,
-      apiKey: 'not-needed',
       baseURL: 'http://127.0.0.1:11434/v1',
     });
     expect(chooseProvider({ OPENAI_API_KEY: 'sk-x', OPENAI_MODEL: 'gpt-4.1' })).toEqual({ kind: 'openai', model: 'gpt-4.1', apiKey: 'sk-x' });

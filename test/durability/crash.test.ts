@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { INTERRUPTED_BY_RESTART, toolCallsOf } from 'agentchart';
 import { checkInvariants } from 'agentchart/testing';
 import { freshSession, inPool, journalLines, lastJson, runChild, type SessionReport } from './child-process.js';
+import { reportStats } from '../support/stats.js';
 
 /**
  * SIGKILL at many step boundaries of one session (model stream, mid batch, steering accepted,
@@ -58,6 +59,6 @@ describe('durable sessions survive SIGKILL at every step boundary', () => {
       if (journal.includes('steer-accepted')) expect(steeringInHistory, where).toBe(1);
       summary.push(`${where}: resumed=${report.resumed} never-runs=${journal.filter((l) => l === 'never:w1').length} safe-runs=${journal.filter((l) => l === 'safe:f1').length} steering=${steeringInHistory}`);
     }
-    console.log(summary.join('\n'));
+    reportStats(summary.join('\n'));
   }, 240_000);
 });

@@ -1,12 +1,13 @@
 import { mkdtempSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AgentError, CountersSchema, createAgent, defineTool, memoryStore, type AgentEvent, type AgentRun, type RunResult, type SessionStep, type SessionStore } from 'agentchart';
+import { AgentError, createAgent, defineTool, memoryStore, type AgentEvent, type AgentRun, type RunResult, type SessionStep, type SessionStore } from 'agentchart';
 import { sqliteStore } from 'agentchart/sqlite';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 import { step, user } from '../stores/conformance.js';
+import { expectSaneCounters, logOf, settleRun, watchTheProcess } from './harness.js';
 
 /**
  * Damaged and unavailable stores (DESIGN §9, "Stores"): typed errors naming the path or session,
@@ -16,36 +17,16 @@ import { step, user } from '../stores/conformance.js';
  * session loads again, and no unhandled rejection reached the process.
  */
 
-const escaped: unknown[] = [];
-const onRejection = (reason: unknown) => escaped.push(reason);
-beforeAll(() => process.on('unhandledRejection', onRejection));
-afterAll(() => process.off('unhandledRejection', onRejection));
-afterEach(async () => {
-  for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
-  expect(escaped.splice(0).map(String), 'an unhandled rejection reached the process').toEqual([]);
-});
+watchTheProcess();
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'agentchart-hostile-store-'));
 const tempDb = () => join(tempDir(), 'sessions.db');
 const quoted = (path: string) => new RegExp(`"${path.replace(/[/.\\-]/g, '\\$&')}"`);
 
+/** The run settled (no hang), its result and its whole log. */
 async function settled(run: AgentRun): Promise<{ result: RunResult; events: AgentEvent[] }> {
-  let guard: ReturnType<typeof setTimeout> | undefined;
-  const hung = new Promise<'hung'>((resolve) => (guard = setTimeout(() => resolve('hung'), 10_000)));
-  const outcome = await Promise.race([run.result, hung]);
-  clearTimeout(guard);
-  expect(outcome, 'the run never settled').not.toBe('hung');
-  const events: AgentEvent[] = [];
-  run.events.subscribe((event) => events.push(event));
-  return { result: await run.result, events };
-}
-
-function expectSaneCounters(counters: unknown): void {
-  const parsed = CountersSchema.safeParse(counters);
-  expect(parsed.success, JSON.stringify(counters)).toBe(true);
-  for (const [key, value] of Object.entries(counters as Record<string, unknown>)) {
-    if (key !== 'failureCodes') expect(typeof value === 'number' && Number.isFinite(value) && value >= 0, `${key} = ${String(value)}`).toBe(true);
-  }
+  const result = await settleRun(run);
+  return { result, events: logOf(run) };
 }
 
 /**
@@ -55,7 +36,8 @@ function expectSaneCounters(counters: unknown): void {
 async function expectStoredSessionLoads(store: SessionStore, sessionId: string, input: string): Promise<void> {
   const checkpoint = await store.load(sessionId);
   expect(checkpoint).not.toBeNull();
-  expectSaneCounters(checkpoint?.counters);
+  expect(checkpoint).not.toBeNull();
+  if (checkpoint) expectSaneCounters(checkpoint.counters);
   expect(checkpoint?.history).toContainEqual(user(input));
   time += LEASE.ttlMs + 1;
   const again = createAgent({ model: scriptedModel(() => ({ text: 'resumed' })), store, sessionId });
@@ -178,7 +160,10 @@ describe('a checkpoint is validated before it is written', () => {
     const model = scriptedModel([{ text: 'Counted.', usage: { input: bad as number, output: 2 } }]);
     const agent = createAgent({ model, store: watching, sessionId: 's' });
     await agent.ready;
-    const { result } = await settled(agent.prompt('count this'));
+    const { result, events } = await settled(agent.prompt('count this'));
+    expect(result.status).toBe('completed');
+    expect(checkInvariants(events, result.messages).violations).toEqual([]);
+    expectSaneCounters(result.counters);
     expect(result.messages).toContainEqual(user('count this'));
     expect(written.length).toBeGreaterThan(0);
     for (const s of written) expectSaneCounters(s.checkpoint.counters);
@@ -188,41 +173,6 @@ describe('a checkpoint is validated before it is written', () => {
 });
 
 describe('after a resume the stored log still pairs', () => {
-  it('a steer during a live stream, then a crash: no second messageStart for one message; the steer is delivered once', async () => {
-    const base = memoryStore({ now });
-    const { store, die } = dyingStore(base);
-    const first = createAgent({ model: scriptedModel([{ text: 'Thinking out loud', stall: true }]), store, sessionId: 's', streaming: 'live', lease: LEASE });
-    await first.ready;
-    const run = first.prompt('write the report');
-    const steered = new Promise<void>((resolve) => {
-      run.events.subscribe((event) => {
-        if (event.type !== 'messageUpdate') return;
-        void first.steer('mention the changelog').then(() => {});
-        // The process dies right after the steer was accepted (and checkpointed).
-        die();
-        resolve();
-      });
-    });
-    await steered;
-    first.abort('the process died');
-    await run.result;
-
-    const model = scriptedModel([{ text: 'Report written.' }, { text: 'Changelog mentioned.' }]);
-    const second = createAgent({ model, store: base, sessionId: 's', streaming: 'live', lease: LEASE });
-    const { resumedRun } = await second.ready;
-    expect(resumedRun).not.toBeNull();
-    const { result } = await settled(resumedRun as AgentRun);
-    expect(result.status).toBe('completed');
-    const stored = await base.loadEvents('s');
-    expect(checkInvariants(stored, result.messages).violations).toEqual([]);
-    const starts = stored.filter((e) => e.type === 'messageStart').map((e) => ('turnIndex' in e ? e.turnIndex : -1));
-    expect(new Set(starts).size).toBe(starts.length);
-    expect(result.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['write the report', 'mention the changelog']);
-    expect(result.counters.steeringDelivered).toBe(1);
-    expectSaneCounters(result.counters);
-    await expectStoredSessionLoads(base, 's', 'write the report');
-  });
-
   it.each([
     ['a text answer', { text: 'All done.' }, 'complete', 'completed'],
     ['a failed reply', { text: 'half', error: { kind: 'auth' as const, message: 'key revoked' } }, 'error', 'failed'],

@@ -4,10 +4,11 @@ import type { Scenario } from './spec.js';
 import type { WorldRecord } from './world.js';
 
 /**
- * What must hold after every interleaving, whatever the order: the invariants of DESIGN.md §4 on
- * the whole log, every run resolved, an abort while running ends that run as aborted, every
- * steering / follow-up message delivered exactly once or still queued, parity of the history and
- * of every model request, and counters that agree with what the world saw.
+ * What must hold after every interleaving, whatever the order: the invariants of checkInvariants
+ * (test/scenarios/README.md lists them) on the whole log, every run resolved, an abort while
+ * running ends that run as aborted, every steering / follow-up message delivered exactly once or
+ * still queued, parity of the history and of every model request, and counters that agree with
+ * what the world saw.
  */
 
 export interface RunRecord {
@@ -27,6 +28,9 @@ export interface SentMessage {
   receipt: SteerReceipt | null;
   /** Whether history held the message when its receipt resolved. */
   inHistoryWhenResolved: boolean;
+  /** The driver's moment of the steer()/followUp() call, and whether a run was going. */
+  moment: number;
+  duringRun: boolean;
 }
 
 export interface CheckInput {
@@ -54,11 +58,37 @@ export function checkScenario(input: CheckInput): string[] {
     if (!check.ok) violations.push(...check.violations.map((v) => `parity: model request ${index} (${request.model}): ${v}`));
   });
   checkCommittedResults(input.events, violations);
+  checkSteeringInterrupts(input, violations);
   checkCounters(input, violations);
   return violations;
 }
 
+/**
+ * Steering interrupts whatever part of a turn it lands in (DESIGN §9): once a steering message was
+ * accepted while a turn was open, no tool call of that turn starts and no approval is requested.
+ */
+function checkSteeringInterrupts({ scenario, events, momentOf, sent }: CheckInput, out: string[]): void {
+  if (!scenario.config.steeringInterrupts) return;
+  for (const message of sent) {
+    if (message.source !== 'steering' || !message.duringRun) continue;
+    const before = events.filter((_, index) => momentOf[index]! < message.moment);
+    const last = before.at(-1);
+    if (!last) continue;
+    const runId = last.runId;
+    const started = before.filter((e) => e.runId === runId && e.type === 'turnStart').at(-1);
+    if (!started || started.turnIndex === undefined) continue;
+    const turn = started.turnIndex;
+    if (before.some((e) => e.runId === runId && e.type === 'turnEnd' && e.turnIndex === turn)) continue;
+    const startsWork = (e: AgentEvent) => e.type === 'toolExecutionStart' || e.type === 'toolApprovalRequested';
+    const late = events.find((e, index) => momentOf[index]! > message.moment && e.runId === runId && e.turnIndex === turn && startsWork(e));
+    if (late) {
+      out.push(`steering: "${message.text}" was accepted during turn ${turn}, yet ${late.type} followed at seq ${late.seq}`);
+    }
+  }
+}
+
 const CANCELLED_BY_STEERING = 'cancelled: steering';
+const SKIPPED_BY_STEERING = 'skipped: steering';
 const ABORTED_RESULT = 'aborted: the run was cancelled';
 
 /**
@@ -77,7 +107,8 @@ function checkCommittedResults(events: readonly AgentEvent[], out: string[]): vo
       if (published && (published.result !== result.content || published.isError !== result.isError)) {
         out.push(`results: ${result.toolCallId} was published as ${JSON.stringify(published.result)} but committed as ${JSON.stringify(result.content)} (turnEnd seq ${event.seq})`);
       }
-      if (result.content.startsWith(CANCELLED_BY_STEERING) && event.reason !== 'steeringInterrupt' && event.reason !== 'aborted') {
+      const bySteering = result.content.startsWith(CANCELLED_BY_STEERING) || result.content.startsWith(SKIPPED_BY_STEERING);
+      if (bySteering && event.reason !== 'steeringInterrupt' && event.reason !== 'aborted') {
         out.push(`results: ${result.toolCallId} was cancelled by steering in a turn that ended ${event.reason} (seq ${event.seq})`);
       }
       if (result.content.startsWith(ABORTED_RESULT) && event.reason !== 'aborted') {

@@ -3,7 +3,7 @@ import { AgentError, createAgent, type AgentEvent, type AgentOptions, type RunRe
 import { checkScenario, type CheckInput, type RunRecord, type SentMessage } from './checks.js';
 import type { Action, Scenario } from './spec.js';
 import { worldPolicies } from './policies.js';
-import { gateOn, TrackedClock, worldApproval, worldModels, worldTools, type Gate, type WorldRecord } from './world.js';
+import { gateOn, NEVER_MS, TrackedClock, worldApproval, worldModels, worldTools, type Gate, type WorldRecord } from './world.js';
 
 export { scenarioArbitrary, FULL_FOCUS, type Focus, type Scenario } from './spec.js';
 
@@ -28,6 +28,8 @@ export interface ScenarioReport {
 /** More scheduler tasks than any finite scenario needs: beyond it the run is a runaway. */
 const MAX_TASKS = 3_000;
 const MAX_ROUNDS = 100;
+/** Macrotasks the driver lets pass before it calls the world idle (a run yields one per turn). */
+const IDLE_MACROTASKS = 3;
 
 const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -74,6 +76,7 @@ export async function runScenario(scenario: Scenario, scheduler: TaskScheduler):
     streaming: config.liveStreaming ? 'live' : 'buffered',
     steeringGraceMs: config.steeringGraceMs,
     retry: { maxAttempts: config.maxAttempts, baseDelayMs: config.baseDelayMs, maxDelayMs: 30_000, jitter: false, maxRetryAfterMs: 60_000 },
+    timeouts: { modelIdleMs: config.modelIdleMs ?? NEVER_MS, ...(config.toolTimeoutMs !== undefined ? { toolMs: config.toolTimeoutMs } : {}) },
     ...(config.maxTurns !== undefined ? { maxTurns: config.maxTurns } : {}),
     clock,
     onSubscriberError: (error) => violations.push(`subscriber: an event subscriber threw: ${String(error)}`),
@@ -128,7 +131,7 @@ export async function runScenario(scenario: Scenario, scheduler: TaskScheduler):
         const source = action.kind === 'steer' ? 'steering' : 'followUp';
         const text = `${action.kind} ${index}`;
         trace.push(`action ${index}: ${action.kind}("${text}") (${during})`);
-        const message: SentMessage = { text, source, receipt: null, inHistoryWhenResolved: false };
+        const message: SentMessage = { text, source, receipt: null, inHistoryWhenResolved: false, moment: ++moment, duringRun: running };
         sent.push(message);
         void (source === 'steering' ? agent.steer(text) : agent.followUp(text)).then((receipt: SteerReceipt) => {
           message.receipt = receipt;
@@ -201,8 +204,9 @@ interface DriveHooks {
 async function drive(scheduler: TaskScheduler, finished: () => boolean, hooks: DriveHooks): Promise<void> {
   for (let round = 0; round < MAX_ROUNDS; round++) {
     await scheduler.waitIdle();
-    // Promise chains longer than the scheduler's patience (50 microtasks) finish within a macrotask.
-    await macrotask();
+    // Promise chains longer than the scheduler's patience (50 microtasks) finish within a macrotask,
+    // and a run yields one macrotask per turn (fairness): let those run before calling the world idle.
+    for (let spin = 0; spin < IDLE_MACROTASKS && scheduler.count() === 0 && !finished(); spin++) await macrotask();
     if (scheduler.count() > 0) continue;
     if (finished()) return;
     if (!hooks.onIdle()) return hooks.onStuck('nothing scheduled, no timer pending, no stalled stream');

@@ -95,6 +95,10 @@ export interface AgentConfig {
   maxTurns?: number;
   /** `streaming: 'live'`: deltas published as they arrive (an attempt that showed text is never redone). */
   liveStreaming?: boolean;
+  /** `timeouts.modelIdleMs` on the scenario's clock (absent: the timer never fires within the scenario). */
+  modelIdleMs?: number;
+  /** `timeouts.toolMs`: a tool still running after this long is aborted with `timed out after N ms`. */
+  toolTimeoutMs?: number;
 }
 
 export interface Scenario {
@@ -124,6 +128,8 @@ export interface Focus {
   maxTurns: boolean;
   /** Whether a scenario with a maxTurns limit may also send follow-ups. */
   followUpsWithMaxTurns: boolean;
+  /** Generate model idle and tool timeouts on the clock for some scenarios. */
+  timeouts: boolean;
   /** The verdicts each policy slot may script; a slot that is absent gets no policy. */
   policies: Partial<Record<PolicySlot, readonly VerdictSpec[]>>;
   /** Relative weight of each external action (0: never). */
@@ -150,6 +156,7 @@ export const FULL_FOCUS: Focus = {
   secondRun: true,
   maxTurns: true,
   followUpsWithMaxTurns: true,
+  timeouts: true,
   policies: ALL_VERDICTS,
   actions: { abort: 2, steer: 3, followUp: 3, tick: 1 },
   reentrant: { abort: TRIGGER_EVENTS, steer: TRIGGER_EVENTS, followUp: TRIGGER_EVENTS, tick: TRIGGER_EVENTS },
@@ -250,6 +257,8 @@ function config(focus: Focus): fc.Arbitrary<AgentConfig> {
       fallback: fc.boolean(),
       maxTurns: focus.maxTurns ? fc.integer({ min: 1, max: 4 }) : fc.constant(undefined),
       liveStreaming: fc.boolean(),
+      modelIdleMs: focus.timeouts ? fc.constantFrom(500, 30_000) : fc.constant(undefined),
+      toolTimeoutMs: focus.timeouts ? fc.constantFrom(200, 5_000) : fc.constant(undefined),
     },
     { requiredKeys: ['toolExecution', 'approvalMode', 'steeringMode', 'followUpMode', 'steeringInterrupts', 'steeringGraceMs', 'maxAttempts', 'baseDelayMs', 'fallback'] },
   );

@@ -21,7 +21,7 @@ const NO_REENTRY: Focus['reentrant'] = { abort: [], steer: [], followUp: [], tic
 export const SUITES: Suite[] = [
   {
     name: 'tools',
-    title: 'tool completions, progress updates, steering (grace on the clock), follow-ups and abort race on the real actors',
+    title: 'tool completions, progress updates, tool time limits, steering (grace on the clock), follow-ups and abort race on the real actors',
     focus: { approvals: false, errors: false, stalls: false, policies: {}, reentrant: NO_REENTRY },
     ciRuns: 600,
   },
@@ -33,7 +33,7 @@ export const SUITES: Suite[] = [
   },
   {
     name: 'model',
-    title: 'model replies (0–3 tool calls, every error kind, stalls, truncation, fallback) race backoff on the clock, abort and steering',
+    title: 'model replies (0–3 tool calls, every error kind, stalls, truncation, fallback) race backoff and the model idle timeout on the clock, abort and steering',
     focus: { approvals: false, policies: {}, reentrant: NO_REENTRY },
     ciRuns: 600,
   },

@@ -32,6 +32,9 @@ export function gateOn(scheduler: TaskScheduler, onRelease: () => void): Gate {
   };
 }
 
+/** A timer this long never fires within a scenario (a timeout the scenario did not turn on). */
+export const NEVER_MS = 2 ** 31 - 1;
+
 /** A SimulatedClock that knows its pending timers, so the driver can tell "waiting on time" from a hang. */
 export class TrackedClock extends SimulatedClock {
   private readonly deadlines = new Map<number, number>();
@@ -43,6 +46,8 @@ export class TrackedClock extends SimulatedClock {
       this.deadlines.delete(id);
       fn();
     }, timeout);
+    // Beyond the scenario's horizon: neither raced by the scheduler nor waited for by the driver.
+    if (timeout >= NEVER_MS) return id;
     const deadline = this.now() + timeout;
     this.deadlines.set(id, deadline);
     this.onTimer(id, deadline);

@@ -22,6 +22,8 @@ interface Observed {
   /** User messages sent with STEER / FOLLOW_UP. */
   sent: readonly string[];
   abortSent: boolean;
+  /** STEER arrived since the current turn's fresh attempt started: its re-runs must be told. */
+  steeredSinceFreshTurn: boolean;
 }
 
 const END_REASONS: Record<string, readonly string[]> = {
@@ -42,6 +44,7 @@ export function masterMonitor(input: MasterInput): Monitor<MasterLogic, MasterEn
       agentStarts: observed.agentStarts + count(effects, 'announceAgentStart'),
       agentEnds: observed.agentEnds + count(effects, 'announceAgentEnd'),
       abortSent: observed.abortSent || label === 'ABORT',
+      steeredSinceFreshTurn: observed.steeredSinceFreshTurn || label === 'STEER',
     };
     checks.that('agentStart exactly once, before anything else', next.agentStarts === (to.snapshot.matches('idle') ? 0 : 1));
     checks.that('agentEnd at most once, only when the session ended', next.agentEnds === (to.snapshot.matches('ended') ? 1 : 0), () => `${next.agentEnds} in ${JSON.stringify(to.snapshot.value)}`);
@@ -66,12 +69,19 @@ export function masterMonitor(input: MasterInput): Monitor<MasterLogic, MasterEn
     const invoked = turnInput && (!from || !from.snapshot.matches({ running: 'turn' }) || from.snapshot.context.modelCalls !== to.snapshot.context.modelCalls);
     if (turnInput && invoked) {
       if (turnInput.attempt === 'fresh') {
+        checks.that('a fresh turn starts without steering pending for it', turnInput.steeringArrived === false);
+        next = { ...next, steeredSinceFreshTurn: false };
         checks.that('a fresh turn starts only when no turn is open', next.openTurn === null, () => `turn ${String(next.openTurn)} is still open`);
         checks.that('no second turnStart for one turn', !next.startedTurns.includes(turnInput.turnIndex), () => `turn ${turnInput.turnIndex} started twice`);
         const texts = turnInput.newMessages.map(userText).filter((text): text is string => text !== null);
         next = { ...next, openTurn: turnInput.turnIndex, startedTurns: [...next.startedTurns, turnInput.turnIndex], delivered: [...next.delivered, ...texts] };
       } else {
         checks.that('a re-run continues the open turn', next.openTurn === turnInput.turnIndex, () => `re-run of turn ${turnInput.turnIndex}, open: ${String(next.openTurn)}`);
+        checks.that(
+          'a re-run is told of steering accepted since its turn started (during a backoff, an overflow recovery, the failed attempt)',
+          turnInput.steeringArrived === next.steeredSinceFreshTurn,
+          () => `steeringArrived ${String(turnInput.steeringArrived)}, steered ${String(next.steeredSinceFreshTurn)}`,
+        );
       }
     }
     return next;
@@ -79,7 +89,14 @@ export function masterMonitor(input: MasterInput): Monitor<MasterLogic, MasterEn
 
   return {
     start: (walk, effects, checks) =>
-      observe({ agentStarts: 0, agentEnds: 0, openTurn: null, startedTurns: [], delivered: [], sent: [], abortSent: false }, null, '', effects, walk, checks),
+      observe(
+        { agentStarts: 0, agentEnds: 0, openTurn: null, startedTurns: [], delivered: [], sent: [], abortSent: false, steeredSinceFreshTurn: false },
+        null,
+        '',
+        effects,
+        walk,
+        checks,
+      ),
     step: (observed, from, edge, to, checks) => observe(observed, from, edge.label, edge.effects, to, checks),
     end: (observed, last, checks) => {
       checks.that('every path ends in ended', last.snapshot.matches('ended') && last.status === 'done', () => `stopped in ${JSON.stringify(last.snapshot.value)}`);

@@ -8,6 +8,7 @@ import { masterMonitor } from './master-monitor.js';
 import { BASE_SESSION, masterEnvironment, provideMaster, type MasterConfig, type MasterWalk } from './master-model.js';
 import { PROGRESS_TOOL, REPORT_TOOL, STANDARD_REPLIES } from './turn-fixtures.js';
 import { NO_FEATURES, type TurnConfig } from './turn-model.js';
+import { reportStats } from '../support/stats.js';
 
 const SESSION: MasterInput = { ...BASE_SESSION, turnFeatures: { ...NO_FEATURES, preTurnPolicies: true, postTurnPolicies: true } };
 const turn: TurnConfig = { name: 'no approvals', approvals: false, partition: 'valid', replies: STANDARD_REPLIES };
@@ -23,6 +24,13 @@ const CASES: MasterConfig[] = [
     input: { ...SESSION, maxTurns: 3, maxAttempts: 1, postLoopPolicies: true, turnFeatures: plainFeatures },
     turn: lean,
     maxSteers: 2,
+    maxFollowUps: 0,
+  },
+  {
+    name: 'steering during a backoff: 1 turn × 2 attempts, 1 message',
+    input: { ...SESSION, maxTurns: 2, maxAttempts: 2, turnFeatures: plainFeatures },
+    turn: lean,
+    maxSteers: 1,
     maxFollowUps: 0,
   },
   {
@@ -53,7 +61,7 @@ describe('model checking: master machine', () => {
     const checks = new Checks();
     const stats = checkEveryPath(graph, masterMonitor(config.input), checks);
     const abortChecked = checkAbortAlwaysEnds(graph, 'ABORT', endsAborted, checks);
-    console.log(
+    reportStats(
       `master [${config.name}]: ${graph.nodes.size} states, ${graph.edgeCount} transitions, ${stats.paths} paths (longest ${stats.longest}), ` +
         `${abortChecked} abort checks, ${checks.count} invariants checked`,
     );

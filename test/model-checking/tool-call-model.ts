@@ -1,6 +1,6 @@
 import { toolCallMachine, type ToolCallContext } from '../../machines/tool-call.machine.js';
 import type { ToolCallBlock } from '../../src/domain/messages.js';
-import { activeInvocations, doneEvent, recorder, type Effect, type Environment, type Move, type Walk } from './harness/explore.js';
+import { activeDelays, activeInvocations, doneEvent, recorder, type Effect, type Environment, type Move, type Walk } from './harness/explore.js';
 import type { Checks, Monitor } from './harness/paths.js';
 
 /**
@@ -9,10 +9,12 @@ import type { Checks, Monitor } from './harness/paths.js';
  * - `tool:error`   done(executeTool) `{ content: 'file not found', isError: true }` — it returned an error result
  * - `tool:threw`   error(executeTool) `Error('disk on fire')` — it threw or rejected
  * - `cancel:steering` / `cancel:abort`   CANCEL with the text the batch writes for each reason
+ * - `after(toolTimeout)`   the call's time limit on the clock (only for a call with `timeoutMs`)
  * Bounds: the machine is acyclic; `CANCEL` may be sent at most twice (a duplicate must be harmless).
  */
 
 export const CALL: ToolCallBlock = { type: 'toolCall', id: 'call_1', name: 'read', arguments: { path: 'a.txt' } };
+export const TIME_LIMIT_MS = 5_000;
 
 export const provideToolCall = () =>
   toolCallMachine.provide({
@@ -41,6 +43,7 @@ export const toolCallEnvironment: Environment<ToolCallLogic, ToolCallEnv> = {
       moves.push({ label: 'cancel:steering', event: { type: 'CANCEL', result: 'cancelled: steering' } });
       moves.push({ label: 'cancel:abort', event: { type: 'CANCEL', result: 'aborted: the run was cancelled' } });
     }
+    moves.push(...activeDelays(walk.snapshot));
     return moves;
   },
   remember: (env, move) => (move.event.type === 'CANCEL' ? { cancels: env.cancels + 1 } : env),
@@ -65,6 +68,10 @@ export const toolCallMonitor: Monitor<ToolCallLogic, ToolCallEnv, Observed> = {
     checks.that('a result for the call', output?.result?.toolCallId === CALL.id && output.result.toolName === CALL.name && output.position === 0);
     const failed = last.snapshot.value !== 'succeeded';
     checks.that('isError ⇔ not succeeded', output?.result?.isError === failed, () => `${String(last.snapshot.value)} isError=${String(output?.result?.isError)}`);
+    if (last.snapshot.value === 'timedOut') {
+      checks.that('a timed-out call says after how long', output?.result?.content === `timed out after ${TIME_LIMIT_MS} ms`, () => String(output?.result?.content));
+      checks.that('only a call with a time limit times out', last.snapshot.context.timeoutMs === TIME_LIMIT_MS);
+    }
   },
 };
 

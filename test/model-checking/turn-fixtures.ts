@@ -55,6 +55,10 @@ export const REPLIES = {
   report: ok(assistant([call('call_4', REPORT_TOOL, { summary: 'a.txt is short' })], 'toolUse')),
   progress: ok(assistant([call('call_5', PROGRESS_TOOL, { note: 'halfway' })], 'toolUse')),
   rateLimited: failed(modelError('rateLimit', '429 slow down', { retryAfterMs: 2_000 })),
+  /** The model stream was silent for modelIdleMs (the runtime's timer on the agent's clock). */
+  idleTimeout: failed(modelError('timeout', 'model stream silent for 600000 ms')),
+  /** The stream broke the port's contract (a wrong shape, a duplicate tool-call start, a throw). */
+  invalidResponse: failed(modelError('invalidResponse', 'invalid model response: a second toolCallStart for the open tool-call index 0'), [call('call_1', 'read')]),
   contextOverflow: failed(modelError('contextOverflow', 'prompt is too long')),
   authFailed: failed(modelError('auth', '401 bad key')),
   aborted: failed(modelError('aborted', 'aborted'), [text('Read'), call('call_1', 'read')]),
@@ -78,6 +82,8 @@ export const STANDARD_REPLIES: readonly ReplyName[] = [
   'malformedArgs',
   'truncated',
   'rateLimited',
+  'idleTimeout',
+  'invalidResponse',
   'contextOverflow',
   'rateLimitedAfterLiveText',
   'authFailed',

@@ -21,7 +21,8 @@ import { KNOWN_TOOLS, POLICY_NOTE, PROMPT, REPLIES, type ReplyName } from './tur
  *   awaiting call rejected; the handler threw (the runtime isolates it into a rejection
  *   "approval failed"); approveWith(new arguments), which re-enters pre-dispatch
  * - `tools:ok | firstFails`                           BATCH_SETTLED with a result for every prepared call;
- *   `tools:cancelled` only after the turn sent CANCEL (steering: interrupted; abort: not)
+ *   `tools:cancelled` only after the turn sent CANCEL (steering: interrupted; abort: not);
+ *   `tools:held` only after the turn sent HOLD (steering: the started call finished, the rest skipped)
  * - `after(steeringGrace)`                            the grace timer
  * - `postTurn:continue | stop | inject | replace`     done(runPostTurnPolicies); replace keeps the tool-call blocks
  */
@@ -50,6 +51,8 @@ export interface TurnEnv {
   steerings: number;
   /** What the turn asked the tool batch to do (CANCEL), if anything. */
   cancel: 'steering' | 'aborted' | null;
+  /** The turn told the batch to start no further call (HOLD, on steering). */
+  held: boolean;
 }
 
 const callIds = (message: AssistantMessage | null | undefined) => (message ? toolCallsOf(message).map((block) => block.id) : []);
@@ -70,6 +73,7 @@ export function provideTurn(config: TurnConfig) {
       announceTurnEnd: recorder<TurnContext>('announceTurnEnd', (context) => ({ reason: context.endReason, results: orderedResultIds(context) })),
       denyPendingApproval: recorder<TurnContext>('denyPendingApproval'),
       cancelToolBatch: recorder<TurnContext, { reason: 'aborted' | 'steering' }>('cancelToolBatch', (_, params) => params.reason),
+      holdToolBatch: recorder<TurnContext>('holdToolBatch'),
       prepareToolCalls: assign(({ context }) => prepare(context, config)),
       planDispatch: assign(({ context }) =>
         config.partition === 'valid'
@@ -104,7 +108,7 @@ function prepare(context: TurnContext, config: TurnConfig): { prepared: Prepared
 
 export function turnEnvironment(config: TurnConfig): Environment<TurnLogic, TurnEnv> {
   return {
-    initial: { aborts: 0, steerings: 0, cancel: null },
+    initial: { aborts: 0, steerings: 0, cancel: null, held: false },
     moves: (walk) => {
       const { context } = walk.snapshot;
       const moves: Move[] = [];
@@ -129,7 +133,7 @@ export function turnEnvironment(config: TurnConfig): Environment<TurnLogic, Turn
             for (const [label, output] of approvalOutputs(context)) done(label, output);
             break;
           case 'executeToolCalls':
-            for (const [label, event] of batchSettlements(context, walk.env.cancel)) moves.push({ label, event });
+            for (const [label, event] of batchSettlements(context, walk.env.cancel, walk.env.held)) moves.push({ label, event });
             break;
           case 'runPostTurnPolicies':
             for (const [label, output] of postTurnOutputs(context)) done(label, output);
@@ -147,6 +151,7 @@ export function turnEnvironment(config: TurnConfig): Environment<TurnLogic, Turn
         aborts: env.aborts + (move.event.type === 'ABORT' ? 1 : 0),
         steerings: env.steerings + (move.event.type === 'STEERING_ARRIVED' ? 1 : 0),
         cancel: cancel ? (cancel.detail as 'steering' | 'aborted') : env.cancel,
+        held: env.held || effects.some((effect) => effect.action === 'holdToolBatch'),
       };
     },
   };
@@ -185,7 +190,7 @@ function approvalOutputs(context: TurnContext): Array<[string, ApprovalOutput]> 
 }
 
 /** What the batch actor sends back: it always settles every prepared call (cancelled ones included). */
-function batchSettlements(context: TurnContext, cancel: TurnEnv['cancel']): Array<[string, Move['event']]> {
+function batchSettlements(context: TurnContext, cancel: TurnEnv['cancel'], held: boolean): Array<[string, Move['event']]> {
   const ids = context.prepared.map((entry) => entry.call.id);
   const settle = (resultOf: (entry: PreparedCall, index: number) => ToolResultMessage, interrupted: boolean, startedCallIds: string[]) => {
     const results = new Map(context.results);
@@ -202,6 +207,11 @@ function batchSettlements(context: TurnContext, cancel: TurnEnv['cancel']): Arra
     const first = context.prepared.length > 1;
     const cancelled = settle((entry, index) => (index === 0 && first ? toolResult(entry.call, 'ok', false) : toolResult(entry.call, text, true)), cancel === 'steering', first ? ids.slice(0, 1) : []);
     settlements.push(['tools:cancelled', cancelled]);
+  }
+  if (held && !cancel) {
+    // Held by steering: the first call had started and finished; the others never started.
+    const skipped = 'skipped: steering';
+    settlements.push(['tools:held', settle((entry, index) => (index === 0 ? toolResult(entry.call, 'ok', false) : toolResult(entry.call, skipped, true)), true, ids.slice(0, 1))]);
   }
   return settlements;
 }
@@ -226,12 +236,14 @@ export const TURN_ATTEMPTS = {
   freshLastChance: { attempt: 'fresh', retryAvailable: false, fallbackAvailable: false, overflowRecoveryAvailable: false },
   retryLastChance: { attempt: 'retry', retryAvailable: false, fallbackAvailable: false, overflowRecoveryAvailable: false },
   overflowRetry: { attempt: 'overflowRetry', retryAvailable: true, fallbackAvailable: false, overflowRecoveryAvailable: false },
-} satisfies Record<string, Pick<TurnInput, 'attempt' | 'retryAvailable' | 'fallbackAvailable' | 'overflowRecoveryAvailable'>>;
+  /** Re-run after a backoff during which steering was accepted: it takes effect in this attempt. */
+  retryAfterSteering: { attempt: 'retry', retryAvailable: false, fallbackAvailable: false, overflowRecoveryAvailable: false, steeringArrived: true },
+} satisfies Record<string, Pick<TurnInput, 'attempt' | 'retryAvailable' | 'fallbackAvailable' | 'overflowRecoveryAvailable'> & Partial<Pick<TurnInput, 'steeringArrived'>>>;
 
 export type AttemptName = keyof typeof TURN_ATTEMPTS;
 
 /** Not a run resumed after a crash (resuming is not modelled yet). */
-export const NOT_RESUMED = { resume: null };
+export const NOT_RESUMED = { resume: null, steeringArrived: false };
 
 /** The first turn of a session started with the prompt. */
 export const turnInput = (features: TurnFeatures, attempt: AttemptName): TurnInput => ({ turnIndex: 0, features, newMessages: [PROMPT], ...NOT_RESUMED, ...TURN_ATTEMPTS[attempt] });

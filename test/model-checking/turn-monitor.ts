@@ -19,10 +19,14 @@ interface Observed {
   abortSent: boolean;
   /** ABORT, or a model reply that came back marked aborted. */
   abortSeen: boolean;
+  /** Steering reached the turn (STEERING_ARRIVED, or the input says it came during a backoff). */
+  steeringSeen: boolean;
 }
 
 /** Invoked actors that do work for the user; none may start once the turn was asked to abort. */
 const WORK = new Set(['callModel', 'runPreDispatchPolicies', 'requestApprovals', 'executeToolCalls', 'runPostTurnPolicies']);
+/** What steering (when it interrupts) keeps from starting: the batch and everything before it. */
+const BATCH_WORK = new Set(['runPreDispatchPolicies', 'requestApprovals', 'executeToolCalls']);
 
 const count = (effects: readonly Effect[], action: string) => effects.filter((effect) => effect.action === action).length;
 const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((item, index) => item === b[index]);
@@ -62,14 +66,31 @@ export function turnMonitor(input: TurnInput): Monitor<TurnLogic, TurnEnv, Obser
 
   return {
     start: (walk, effects, checks) =>
-      observe({ turnStarts: 0, turnEnds: 0, inputCommits: 0, publishes: 0, commits: 0, enteredToolExecution: false, abortSent: false, abortSeen: false }, walk, effects, checks),
+      observe(
+        { turnStarts: 0, turnEnds: 0, inputCommits: 0, publishes: 0, commits: 0, enteredToolExecution: false, abortSent: false, abortSeen: false, steeringSeen: input.steeringArrived },
+        walk,
+        effects,
+        checks,
+      ),
 
     step: (observed, from, { label, effects }, to, checks) => {
       const before = new Set(activeInvocations(from.snapshot).map((invocation) => invocation.id));
       const started = activeInvocations(to.snapshot).filter((invocation) => !before.has(invocation.id) && WORK.has(invocation.src));
       checks.that('nothing starts after ABORT', !observed.abortSent || started.length === 0, () => `${started.map((s) => s.src).join(', ')} started`);
+      const steeringSeen = observed.steeringSeen || label === 'STEERING_ARRIVED';
+      const batchWork = started.filter((invocation) => BATCH_WORK.has(invocation.src));
+      checks.that(
+        'steering that interrupts keeps every tool call of the turn from starting (no pre-dispatch, approval or batch after it)',
+        !(steeringSeen && input.features.steeringInterrupts) || batchWork.length === 0,
+        () => `${batchWork.map((s) => s.src).join(', ')} started after steering`,
+      );
+      checks.that(
+        'steering while tools run holds the batch (no further call starts) before the grace period',
+        !(label === 'STEERING_ARRIVED' && input.features.steeringInterrupts && from.snapshot.matches({ TOOL_EXECUTION: { collect: 'running' } })) ||
+          effects.some((effect) => effect.action === 'holdToolBatch'),
+      );
       const abortSent = observed.abortSent || label === 'ABORT';
-      return observe({ ...observed, abortSent, abortSeen: abortSent || observed.abortSeen || label === 'reply:aborted' }, to, effects, checks);
+      return observe({ ...observed, abortSent, steeringSeen, abortSeen: abortSent || observed.abortSeen || label === 'reply:aborted' }, to, effects, checks);
     },
 
     end: (observed, last, checks) => {
@@ -98,6 +119,7 @@ export function turnMonitor(input: TurnInput): Monitor<TurnLogic, TurnEnv, Obser
       }
       checks.that('ABORT ⇒ the turn ends aborted', !observed.abortSent || output.kind === 'aborted', () => `kind ${output.kind} (${output.turnEndReason ?? '-'})`);
       checks.that('aborted only after ABORT or an aborted reply', observed.abortSeen || output.kind !== 'aborted');
+      checks.that('a steering interrupt only after steering', output.turnEndReason !== 'steeringInterrupt' || observed.steeringSeen);
       checks.that(
         'the end reason matches the outcome',
         output.kind !== 'success' || ['complete', 'toolsExecuted', 'steeringInterrupt'].includes(output.turnEndReason ?? ''),

@@ -8,6 +8,7 @@ import { Checks, checkAbortAlwaysEnds, checkEveryPath } from './harness/paths.js
 import { STANDARD_REPLIES } from './turn-fixtures.js';
 import { endsAborted, turnMonitor } from './turn-monitor.js';
 import { ALL_FEATURES, NO_FEATURES, provideTurn, turnEnvironment, turnInput, type AttemptName, type TurnConfig } from './turn-model.js';
+import { reportStats } from '../support/stats.js';
 
 const approvals: TurnConfig = { name: 'approvals', approvals: true, partition: 'valid', replies: STANDARD_REPLIES };
 const plain: TurnConfig = { ...approvals, name: 'no approvals', approvals: false };
@@ -19,6 +20,7 @@ const CASES: Array<{ config: TurnConfig; features: TurnFeatures; attempt: Attemp
   { config: plain, features: NO_FEATURES, attempt: 'retryLastChance', name: 'no policies / retry, last chance' },
   { config: plain, features: NO_FEATURES, attempt: 'overflowRetry', name: 'no policies / overflow re-run' },
   { config: invalidPartition, features: { ...NO_FEATURES, steeringInterrupts: false }, attempt: 'freshWithRecovery', name: 'steering waits, invalid partition / fresh' },
+  { config: approvals, features: ALL_FEATURES, attempt: 'retryAfterSteering', name: 'all policies, approvals / re-run after steering during a backoff' },
 ];
 
 // What the configurations reached together (the last test checks that nothing was left out).
@@ -32,7 +34,7 @@ describe('model checking: turn machine', () => {
     const checks = new Checks();
     const stats = checkEveryPath(graph, turnMonitor(input), checks);
     const abortChecked = checkAbortAlwaysEnds(graph, 'ABORT', endsAborted, checks);
-    console.log(
+    reportStats(
       `turn [${name}]: ${graph.nodes.size} states, ${graph.edgeCount} transitions, ` +
         `${stats.paths} paths (longest ${stats.longest}), ${abortChecked} abort checks, ${checks.count} invariants checked`,
     );

@@ -251,20 +251,35 @@ describe('StreamAccumulator tool-call arguments', () => {
     expect(acc.finish().content).toEqual([{ type: 'toolCall', id: 'call_0', name: '', arguments: {} }]);
   });
 
-  it('ignores a duplicate start of an open call and reuses an ended index for a new call', () => {
+  it('ends the stream as invalidResponse on a second start for an open index (two calls are never glued)', () => {
     const { acc } = feed([
       { type: 'toolCallStart', index: 0, id: 'a', name: 'x' },
+      { type: 'toolCallDelta', index: 0, argumentsDelta: '{"n":' },
+      { type: 'toolCallStart', index: 0, id: 'b', name: 'y' },
+      { type: 'toolCallDelta', index: 0, argumentsDelta: '1}' },
+      { type: 'done', stopReason: 'toolUse' },
+    ]);
+    expect(acc.terminal).toMatchObject({ kind: 'error', error: { kind: 'invalidResponse', retryable: true } });
+    expect(acc.finish()).toMatchObject({ stopReason: 'error', content: [{ type: 'toolCall', id: 'a', name: 'x', arguments: {} }] });
+  });
+
+  it('reuses an ended index for a new call, and lets a start name a call its stray fragment opened', () => {
+    const { acc } = feed([
       { type: 'toolCallStart', index: 0, id: 'a', name: 'x' },
       { type: 'toolCallDelta', index: 0, argumentsDelta: '{"n":1}' },
       { type: 'toolCallEnd', index: 0 },
       { type: 'toolCallStart', index: 0, id: 'b', name: 'y' },
       { type: 'toolCallDelta', index: 0, argumentsDelta: '{"n":2}' },
       { type: 'toolCallEnd', index: 0 },
+      { type: 'toolCallDelta', index: 1, argumentsDelta: '{"n":3}' },
+      { type: 'toolCallStart', index: 1, id: 'c', name: 'z' },
+      { type: 'toolCallEnd', index: 1 },
       { type: 'done', stopReason: 'toolUse' },
     ]);
     expect(acc.finish().content).toEqual([
       { type: 'toolCall', id: 'a', name: 'x', arguments: { n: 1 } },
       { type: 'toolCall', id: 'b', name: 'y', arguments: { n: 2 } },
+      { type: 'toolCall', id: 'call_1', name: 'z', arguments: { n: 3 } },
     ]);
   });
 });

@@ -6,7 +6,7 @@ import { scriptedModel } from 'agentchart/testing';
 import { deferred, expectCounters, expectInvariants, finished, lifecycle, settle } from '../support/harness.js';
 import { ofType, toolResult, toolTrace } from './tools-fixtures.js';
 
-/** Steering and cancellation scenarios C1–C5 of SCENARIOS.md, driven through the public API. */
+/** Steering and cancellation scenarios C1–C5 (test/scenarios/README.md), driven through the public API. */
 
 const ABORTED = 'aborted: the run was cancelled before this tool call finished';
 const CANCELLED_BY_STEERING = 'cancelled: steering (the user sent a new message; this call was interrupted)';

@@ -22,7 +22,8 @@ describe('concurrent sessions', () => {
       execute: async ({ n }) => {
         running++;
         maxRunning = Math.max(maxRunning, running);
-        await Promise.resolve();
+        // A macrotask: runs yield one per turn, so overlapping tools prove the sessions interleave.
+        await new Promise<void>((resolve) => setImmediate(resolve));
         running--;
         return `echo ${n}`;
       },

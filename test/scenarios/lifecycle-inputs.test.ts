@@ -5,7 +5,7 @@ import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, finished, lifecycle } from '../support/harness.js';
 import { calledRead, readResult, readTool, said, TEXT_TURN, thrownBy, TOOL_TURN, turnEnds, user } from './session-fixtures.js';
 
-// SCENARIOS.md L6: what the first turn's policies see as input, and the typed errors of
+// Scenario L6: what the first turn's policies see as input, and the typed errors of
 // prompt()/continue() when there is a run in progress or nothing to continue.
 
 describe('lifecycle: run inputs', () => {

@@ -5,7 +5,7 @@ import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, finished, lifecycle, ofType, settle } from '../support/harness.js';
 import { calledRead, readResult, readTool, said, streamedText, TEXT_TURN, TOOL_TURN, turnEnds, turnIndices, user } from './session-fixtures.js';
 
-// SCENARIOS.md L1–L8, driven through createAgent with a scripted model.
+// Scenarios L1–L8 (test/scenarios/README.md), driven through createAgent with a scripted model.
 
 describe('lifecycle', () => {
   test('L1 text-only turn: one complete turn at index 0, history is prompt + assistant', async () => {

@@ -5,7 +5,7 @@ import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, finished, lifecycle, ofType } from '../support/harness.js';
 import { calledRead, readResult, readTool, said, TEXT_TURN, TOOL_TURN, turnEnds, user } from './session-fixtures.js';
 
-// SCENARIOS.md P1 (pre-turn Stop / Inject) and P4 (post-loop once per outer iteration, Inject).
+// Scenarios P1 (pre-turn Stop / Inject) and P4 (post-loop once per outer iteration, Inject).
 
 describe('loop policies', () => {
   test('P1 pre-turn Stop ends the session with agentEnd and no turnStart; the prompt is kept in history', async () => {

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { expectCounters, expectInvariants, finished, lifecycle, settle } from '../support/harness.js';
 import { advance, bodies, called, expectCallBound, GUIDANCE, ofType, reportTool, result, said, searchTool, TEXT_TURN, TOOL_TURN, user } from './issue5-fixtures.js';
 
-// SCENARIOS.md R8–R13: max turns, report mode (finalReport: { toolName }) and its synthetic report,
+// Scenarios R8–R13: max turns, report mode (finalReport: { toolName }) and its synthetic report,
 // and a done-style tool in chat mode (tools never end the loop).
 
 const REPORT = { toolName: 'report' };

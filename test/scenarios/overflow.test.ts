@@ -5,7 +5,7 @@ import { scriptedModel } from 'agentchart/testing';
 import { deferred, expectCounters, expectInvariants, finished, lifecycle, settle } from '../support/harness.js';
 import { bodies, called, expectCallBound, ofType, result, said, searchTool, user } from './issue5-fixtures.js';
 
-// SCENARIOS.md R5–R7: context overflow recovery. The provider's overflow is a scripted
+// Scenarios R5–R7: context overflow recovery. The provider's overflow is a scripted
 // `error: { kind: 'contextOverflow' }`; recovery calls the context transform with overflow=true,
 // announces contextCompacted and re-runs the same turn once, without a second turnStart or messageStart.
 

@@ -5,7 +5,7 @@ import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, finished, lifecycle, settle } from '../support/harness.js';
 import { advance, bodies, called, expectCallBound, modelsCalled, ofType, result, said, searchTool, TEXT_TURN, TOOL_TURN, user } from './issue5-fixtures.js';
 
-// SCENARIOS.md R1–R4: retries with backoff on the simulated clock, model fallback, abort during a
+// Scenarios R1–R4: retries with backoff on the simulated clock, model fallback, abort during a
 // backoff, and the call budget (model calls ≤ maxTurns × retry.maxAttempts, per model).
 
 const FAILED_TEXT = 'PARTIAL-TEXT-OF-A-FAILED-ATTEMPT';
@@ -103,8 +103,9 @@ describe('R2 fallback models and non-retryable errors', () => {
     ]);
     expect(modelsCalled(events)).toEqual(['primary', 'primary', 'f1', 'f1', 'f2']);
     expect(bodies(events, 'modelFallback')).toEqual([
-      { type: 'modelFallback', turnIndex: 0, from: 'primary', to: 'f1' },
-      { type: 'modelFallback', turnIndex: 0, from: 'f1', to: 'f2' },
+      // Each fallback names the failure of the last attempt on the model it leaves.
+      { type: 'modelFallback', turnIndex: 0, from: 'primary', to: 'f1', error: { kind: 'overloaded', message: 'overloaded', retryable: true } },
+      { type: 'modelFallback', turnIndex: 0, from: 'f1', to: 'f2', error: { kind: 'timeout', message: 'timeout', retryable: true } },
     ]);
     expect(bodies(events, 'retry')).toEqual([
       { type: 'retry', turnIndex: 0, attempt: 1, delayMs: 1000, error: { kind: 'overloaded', message: 'overloaded', retryable: true } },
@@ -129,7 +130,9 @@ describe('R2 fallback models and non-retryable errors', () => {
 
     expect(lifecycle(events)).toEqual(['agentStart', 'turnStart', 'beforeModelCall', 'modelFallback', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd', 'turnEnd', 'agentEnd']);
     expect(modelsCalled(events)).toEqual(['primary', 'f1']);
-    expect(bodies(events, 'modelFallback')).toEqual([{ type: 'modelFallback', turnIndex: 0, from: 'primary', to: 'f1' }]);
+    expect(bodies(events, 'modelFallback')).toEqual([
+      { type: 'modelFallback', turnIndex: 0, from: 'primary', to: 'f1', error: { kind: 'auth', message: 'invalid api key', retryable: false, status: 401 } },
+    ]);
     expect(JSON.stringify(events)).not.toContain(FAILED_TEXT);
     expect(outcome.messages).toEqual([user('hi'), said('Answer from f1', { model: 'f1' })]);
     expect(outcome).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
@@ -241,7 +244,7 @@ describe('R3 abort during a backoff', () => {
     expect(bodies(events, 'turnEnd')).toEqual([{ type: 'turnEnd', turnIndex: 0, reason: 'aborted', assistant: aborted, toolResults: [] }]);
     expect(JSON.stringify(events)).not.toContain(FAILED_TEXT);
     expect(outcome).toMatchObject({ status: 'aborted', endReason: 'aborted' });
-    expect(outcome.error).toBeUndefined();
+    expect(outcome.error).toEqual({ code: 'aborted', message: 'aborted' });
     expect(outcome.messages).toEqual([user('hi'), aborted]);
     expect(agent.running).toBe(false);
     expectInvariants(events, outcome.messages);

@@ -7,7 +7,7 @@ import { scriptedModel } from 'agentchart/testing';
 import { deferred, expectCounters, expectInvariants, finished, lifecycle, ofType, settle } from '../support/harness.js';
 import { ABORTED_RESULT, called, readResult, readTool, said, TEXT_TURN, toolResult, turnEnds, user } from './session-fixtures.js';
 
-// SCENARIOS.md C6 (a steering message is never lost to an abort) and C7 (after any abort, the next
+// Scenarios C6 (a steering message is never lost to an abort) and C7 (after any abort, the next
 // model call gets a history that satisfies parity).
 
 /** A tool that starts, tells the test, and never finishes on its own (it ignores its signal). */

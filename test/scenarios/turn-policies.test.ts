@@ -5,7 +5,7 @@ import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, finished, lifecycle } from '../support/harness.js';
 import { ofType, toolResult, toolTrace } from './tools-fixtures.js';
 
-/** Turn-policy scenarios P2, P3 and P5 of SCENARIOS.md, driven through the public API. */
+/** Turn-policy scenarios P2, P3 and P5 (test/scenarios/README.md), driven through the public API. */
 
 const USAGE = { input: 10, output: 5 };
 const STREAM_HEAD = ['agentStart', 'turnStart', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd'];

@@ -16,7 +16,7 @@ export function expectCounters(actual: Counters, expected: Partial<Counters>): v
   expect(actual).toEqual({ ...zeroCounters(), ...expected });
 }
 
-/** Asserts the invariants of DESIGN.md §4 on a log (and the history, if given). */
+/** Asserts the invariants of checkInvariants on a log (and the history, if given). */
 export function expectInvariants(events: AgentEvent[], messages?: Parameters<typeof checkInvariants>[1]): void {
   expect(checkInvariants(events, messages).violations).toEqual([]);
 }

@@ -73,6 +73,14 @@ describe('pairing', () => {
     expect(violationsOf(r1(drafts))).toEqual(['pairing: toolExecutionEnd at seq 7 outside a turn']);
   });
 
+  it('accepts toolsChanged between turns and reports it inside a turn', () => {
+    const change = { type: 'toolsChanged', added: ['mcp__new'], removed: [], updated: [] } as const;
+    expect(violationsOf(r1(insertedBefore(textRunDrafts(), match('turnStart'), change)))).toEqual([]);
+    expect(violationsOf(r1(insertedAfter(textRunDrafts(), match('turnStart'), change)))).toEqual([
+      'pairing: toolsChanged at seq 2 inside turn 0: tool lists change between turns only',
+    ]);
+  });
+
   it('reports agentEnd not last, missing, or twice', () => {
     const after = insertedAfter(textRunDrafts(), match('agentEnd'), ev.policyError());
     expect(violationsOf(r1(after))).toEqual([

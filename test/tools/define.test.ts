@@ -1,20 +1,12 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
-import { AgentError, defineTool, type AnyTool } from 'agentchart';
+import { defineTool, type AnyTool } from 'agentchart';
+import { agentErrorMessage } from '../support/errors.js';
 
 const params = z.object({ path: z.string() });
 const execute = () => 'ok';
 
-function invalidOptionsMessage(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(AgentError);
-    expect((error as AgentError).code).toBe('InvalidOptions');
-    return (error as AgentError).message;
-  }
-  throw new Error('expected an AgentError');
-}
+const invalidOptionsMessage = (run: () => unknown) => agentErrorMessage('InvalidOptions', run);
 
 describe('defineTool', () => {
   it('fills in defaults and keeps the definition', () => {
@@ -87,11 +79,14 @@ describe('defineTool', () => {
     [z.string(), 'a zod string schema'],
     [z.object({ a: z.string() }).transform((v) => v), 'a zod pipe schema'],
     [{ type: 'object', properties: {} }, 'an object'],
+    [{ '~standard': { version: 2, vendor: 'future', validate: () => ({ value: {} }) } }, 'an object'],
     [undefined, 'undefined'],
-  ])('rejects parameters that are not a zod object (%#)', (parameters, shown) => {
+  ])('rejects parameters that are not a schema agentchart can use (%#)', (parameters, shown) => {
     const definition = { name: 't', description: 'd', parameters, execute } as unknown as Parameters<typeof defineTool>[0];
     expect(invalidOptionsMessage(() => defineTool(definition))).toBe(
-      `Tool "t": parameters must be a zod object schema (z.object({...})), got ${shown}.`,
+      'Tool "t": parameters must be a zod object schema (z.object({...})) or a Standard Schema of an object with a ' +
+        'JSON Schema (~standard.jsonSchema: valibot via toStandardJsonSchema from @valibot/to-json-schema, arktype, jsonSchemaParameters(schema), …), ' +
+        `got ${shown}.`,
     );
   });
 
@@ -101,7 +96,8 @@ describe('defineTool', () => {
         defineTool({ name: 't', description: 'd', parameters: z.object({ when: z.date() }), execute }),
       ),
     ).toBe(
-      'Tool "t": parameters cannot be expressed as JSON Schema (Date cannot be represented in JSON Schema). Use JSON-compatible zod types.',
+      'Tool "t": parameters cannot be expressed as JSON Schema (Date cannot be represented in JSON Schema). ' +
+        'Use JSON-compatible schema types.',
     );
   });
 

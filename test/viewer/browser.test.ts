@@ -10,6 +10,7 @@ import { agentEntries, describeValue, readTraceText, type ViewerModel } from '..
 import { formatMs } from '../../src/trace/viewer/timeline.js';
 import { buildTimeline } from '../../src/trace/viewer/timeline-model.js';
 import { recordSession } from './session.js';
+import { reportStats } from '../support/stats.js';
 
 /**
  * The offline viewer in a real headless browser (Debian's chromium driven by playwright-core):
@@ -87,20 +88,20 @@ describe.skipIf(!hasChromium)('the offline trace viewer in headless chromium', (
     for (let click = 0; click < target; click++) await page.click('#next');
     const step = model.steps[target];
     expect(await page.locator('#step-label').textContent()).toBe(`step ${target + 1} / ${model.steps.length} · ${formatMs(step?.t ?? 0)}`);
-    expect(await page.locator('#step-title').textContent()).toBe('write_note · c3 (toolCall) · executing · active · after xstate.init');
+    expect(await page.locator('#step-title').textContent()).toBe('write_note · c3 (toolCall) · executing.running · active · after xstate.init');
     expect(await activeIn('master')).toEqual(['master.running', 'master.running.turn']);
     expect(await activeIn('turn')).toEqual(['turn.TOOL_EXECUTION', 'turn.TOOL_EXECUTION.collect', 'turn.TOOL_EXECUTION.collect.running']);
-    expect(await activeIn('toolCall')).toEqual(['toolCall.executing']);
+    expect(await activeIn('toolCall')).toEqual(['toolCall.executing', 'toolCall.executing.running']);
     // In the diagram itself: the state's box is filled with the highlight colour.
     const fill = await page.$eval('[data-machine="turn"] g.node.active[data-state-id="turn.TOOL_EXECUTION.collect.running"] path', (path) => getComputedStyle(path).fill);
     expect(fill).toBe(ACTIVE_FILL);
-    expect(await texts('[data-machine="toolCall"] .chip')).toEqual(['lookup · c1: executing', 'sum · c2: executing', 'write_note · c3: executing']);
+    expect(await texts('[data-machine="toolCall"] .chip')).toEqual(['lookup · c1: executing.running', 'sum · c2: executing.running', 'write_note · c3: executing.running']);
     expect(await texts('[data-machine="turn"] .chip')).toEqual(['turn 0: TOOL_EXECUTION.collect.running']);
     // What happened since the previous step, in order (times dropped: they follow the entries).
     const entries = (await texts('#step-entries li')).map((text) => text.replace(/^\d+ ms /, ''));
     expect(entries[0]).toBe('actor created: write_note · c3 (toolCall)');
     expect(entries).toContain('event toolExecutionStart · write_note c3');
-    expect(entries.at(-1)).toBe('write_note · c3 · executing (active)');
+    expect(entries.at(-1)).toBe('write_note · c3 · executing.running (active)');
   });
 
   it('shows the agent events as a timeline per turn, tool calls as lanes, the future faded', async () => {
@@ -146,7 +147,7 @@ describe.skipIf(!hasChromium)('the offline trace viewer in headless chromium', (
     expect(await page.locator('#step-label').textContent()).toBe(`step ${steps - 1} / ${steps} · ${formatMs(model.steps.at(-2)?.t ?? 0)}`);
     expect(await activeIn('master')).toEqual(['master.running', `master.running.${describeValue(model.steps.at(-2)?.value ?? '').split('.').at(-1)}`]);
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
-    console.log(`[viewer browser test] screenshot: ${SCREENSHOT}`);
+    reportStats(`[viewer browser test] screenshot: ${SCREENSHOT}`);
   });
 
   it('opens a page with the trace embedded, and explains a file that is not a trace', async () => {

@@ -46,7 +46,7 @@ describe('viewer model', () => {
     expect(activeAt(collecting, 'master')).toEqual(['master.running', 'master.running.turn']);
     // The tool-call actors start after the turn entered collect: none at that step, all three three steps later.
     expect(activeAt(collecting, 'sum · c2')).toEqual([]);
-    expect(activeAt(collecting + 3, 'sum · c2')).toEqual(['toolCall.executing']);
+    expect(activeAt(collecting + 3, 'sum · c2')).toEqual(['toolCall.executing', 'toolCall.executing.running']);
     expect(activeAt(model.steps.length - 1, 'master')).toEqual(['master.ended']);
     expect(activeAt(model.steps.length - 1, 'broken · c4')).toEqual(['toolCall.failed']);
   });

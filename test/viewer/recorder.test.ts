@@ -29,11 +29,14 @@ describe('createTraceRecorder on a real scripted session', () => {
       id: 'toolCall',
       key: 'toolCall',
       type: 'compound',
-      states: ['executing', 'succeeded', 'failed', 'cancelled'].map((key) => ({
+      states: ['executing', 'succeeded', 'failed', 'cancelled', 'timedOut'].map((key) => ({
         id: `toolCall.${key}`,
         key,
-        type: key === 'executing' ? 'atomic' : 'final',
-        states: [],
+        type: key === 'executing' ? 'compound' : 'final',
+        states:
+          key === 'executing'
+            ? ['running', 'timeLimited'].map((child) => ({ id: `toolCall.executing.${child}`, key: child, type: 'atomic', states: [] }))
+            : [],
       })),
     });
   });

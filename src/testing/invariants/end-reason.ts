@@ -4,7 +4,7 @@ import { callsOf, describeCalls, findAgentEnd, isMessageObject, type RunLog } fr
 type TurnEnd = AgentEventOf<'turnEnd'>;
 
 /**
- * "Tools never end the loop" (DESIGN.md §4.5): a turn ends 'complete' only on a model reply with
+ * "Tools never end the loop": a turn ends 'complete' only on a model reply with
  * no tool calls, and a run ends 'naturalEnd' only after such a turn, with no unanswered tool calls
  * left at the tail of history. Also ties status to endReason where the contract fixes it.
  * `history` is the committed history to judge the run by (agentEnd.messages, or the caller's).

@@ -94,6 +94,7 @@ export function walkRun(run: RunLog, out: string[]): void {
       return;
     }
 
+    if (type === 'toolsChanged' && turn) out.push(`pairing: toolsChanged at ${at} inside ${turn.label}: tool lists change between turns only`);
     if (!TURN_SCOPED.has(type)) return;
     if (!turn) {
       out.push(`pairing: ${type} at ${at} outside a turn`);

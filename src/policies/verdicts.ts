@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { AssistantMessageSchema, MessageInputSchema } from '../domain/messages.js';
+import type { ApprovalDecision, PostTurnVerdict, PreDispatchVerdict, Verdict } from './types.js';
+
+/**
+ * The shapes a policy verdict and an approval decision may have (DESIGN §3), as zod schemas. Every
+ * value user code hands back is parsed with them (DESIGN §9): anything else is a `policyError`
+ * counted as continue (verdicts), a denial (an approval handler's decision) or an
+ * `AgentError('InvalidInput')` (`resolveApproval`).
+ */
+
+const args = z.record(z.string(), z.unknown());
+
+const continueVerdict = z.strictObject({ verdict: z.literal('continue') });
+const stopVerdict = z.strictObject({ verdict: z.literal('stop'), reason: z.string() });
+const injectVerdict = z.strictObject({ verdict: z.literal('inject'), messages: z.array(MessageInputSchema) });
+const skipVerdict = z.strictObject({ verdict: z.literal('skip'), reason: z.string() });
+const rewriteVerdict = z.strictObject({ verdict: z.literal('continue'), arguments: args });
+const replaceVerdict = z.strictObject({ verdict: z.literal('replace'), assistant: AssistantMessageSchema });
+
+export const VerdictSchema = z.union([continueVerdict, stopVerdict, injectVerdict]);
+export const PreDispatchVerdictSchema = z.union([
+  continueVerdict,
+  rewriteVerdict,
+  stopVerdict,
+  injectVerdict,
+  skipVerdict,
+]);
+export const PostTurnVerdictSchema = z.union([continueVerdict, stopVerdict, injectVerdict, replaceVerdict]);
+
+export const ApprovalDecisionSchema = z.union([
+  z.strictObject({ approved: z.literal(true), arguments: args.optional() }),
+  z.strictObject({ approved: z.literal(false), reason: z.string().optional() }),
+]);
+
+/** What a user callback returned, checked: the parsed copy (read once), or why it was refused. */
+export type Checked<T> = { ok: true; value: T } | { ok: false; problem: string };
+
+function check<T>(schema: z.ZodType, value: unknown, what: string): Checked<T> {
+  try {
+    const parsed = schema.safeParse(value);
+    if (parsed.success) return { ok: true, value: parsed.data as T };
+    return { ok: false, problem: `${what} is not one of its allowed shapes: ${render(value)}` };
+  } catch (error) {
+    // A getter or a proxy that throws while it is read.
+    return {
+      ok: false,
+      problem: `${what} could not be read: ${error instanceof Error ? error.message : String(error)}`,
+    };
+  }
+}
+
+export const checkVerdict = (value: unknown) => check<Verdict>(VerdictSchema, value, 'the verdict');
+export const checkPreDispatchVerdict = (value: unknown) =>
+  check<PreDispatchVerdict>(PreDispatchVerdictSchema, value, 'the verdict');
+export const checkPostTurnVerdict = (value: unknown) =>
+  check<PostTurnVerdict>(PostTurnVerdictSchema, value, 'the verdict');
+export const checkApprovalDecision = (value: unknown) =>
+  check<ApprovalDecision>(ApprovalDecisionSchema, value, 'the approval decision');
+
+function render(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = Object.prototype.toString.call(value);
+  }
+  return text.length > 160 ? `${text.slice(0, 160)}…` : text;
+}

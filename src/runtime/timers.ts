@@ -1,0 +1,97 @@
+/**
+ * The runtime's waits: the agent's XState clock for delays (a `SimulatedClock` in tests), a real
+ * macrotask for fairness, and the run's signal raced against every wait on user code.
+ */
+
+/** The timer half of XState's clock interface (`SimulatedClock` implements it). */
+export interface RuntimeClock {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(id: unknown): void;
+}
+
+export const systemClock: RuntimeClock = {
+  setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
+  clearTimeout: (id) => globalThis.clearTimeout(id as ReturnType<typeof globalThis.setTimeout>),
+};
+
+/** What a raced wait resolves to when the run's signal won. */
+export const ABORTED: unique symbol = Symbol('aborted');
+export type Aborted = typeof ABORTED;
+
+/**
+ * Waits for user code, or for the signal, whichever comes first: a promise that never settles
+ * cannot hold the run. A rejection of `work` rejects the race (callers isolate it); a late one
+ * after the abort is handled by the race, never unhandled.
+ */
+export function raceAbort<T>(work: T | PromiseLike<T>, signal: AbortSignal): Promise<Awaited<T> | Aborted> {
+  if (signal.aborted) {
+    void Promise.resolve(work).then(undefined, () => {});
+    return Promise.resolve(ABORTED);
+  }
+  if (!isThenable(work)) return Promise.resolve(work as Awaited<T>);
+  let onAbort: () => void = () => {};
+  const aborted = new Promise<Aborted>((resolve) => {
+    onAbort = () => resolve(ABORTED);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  const done = () => signal.removeEventListener('abort', onAbort);
+  return Promise.race([Promise.resolve(work), aborted]).then(
+    (value) => (done(), value as Awaited<T> | Aborted),
+    (error: unknown) => {
+      done();
+      throw error;
+    },
+  );
+}
+
+type Scheduler = (fn: () => void) => void;
+
+/** setImmediate where it exists (Node), else a MessageChannel message (browsers), else a 0 ms timer. */
+const scheduleMacrotask: Scheduler = (() => {
+  const immediate = (globalThis as { setImmediate?: (fn: () => void) => unknown }).setImmediate;
+  if (typeof immediate === 'function') return (fn) => void immediate(fn);
+  if (typeof MessageChannel === 'function') {
+    const queue: Array<() => void> = [];
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => queue.shift()?.();
+    return (fn) => {
+      queue.push(fn);
+      channel.port2.postMessage(null);
+    };
+  }
+  return (fn) => void globalThis.setTimeout(fn, 0);
+})();
+
+/**
+ * Resolves on a later macrotask, or at once when the signal aborts. A run awaits it once per turn
+ * so timers, I/O and `abort()` from a `setTimeout` get their turn even when the model and the tools
+ * never leave the microtask queue (fairness, DESIGN §9).
+ */
+export function nextMacrotask(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const onAbort = () => resolve();
+    signal.addEventListener('abort', onAbort, { once: true });
+    scheduleMacrotask(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+  });
+}
+
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  try {
+    return (
+      (typeof value === 'object' || typeof value === 'function') &&
+      value !== null &&
+      typeof (value as { then?: unknown }).then === 'function'
+    );
+  } catch {
+    return false;
+  }
+}
+
+/** An effect actor's signal (aborted when the chart leaves its state) joined with the run's. */
+export function withRunSignal(run: { signal: AbortSignal }, actorSignal: AbortSignal): AbortSignal {
+  return AbortSignal.any([actorSignal, run.signal]);
+}

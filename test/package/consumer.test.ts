@@ -1,0 +1,334 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import * as nodeModule from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asCommonJs, readmeExamples } from './readme-examples.js';
+
+/**
+ * The package as a user gets it: `npm pack` (its prepack builds dist/), the tarball installed into a
+ * fresh app with the user's own zod 4.1 and none of the optional SDKs, then an ESM app and a
+ * CommonJS app type-check and run the README's examples against it.
+ */
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
+const USER_ZOD = 'zod@~4.1.0';
+const examples = readmeExamples(readFileSync(join(ROOT, 'README.md'), 'utf8'));
+
+let work: string;
+let app: string;
+
+interface Ran {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** npm as a user runs it: none of the npm_* variables of the `npm test` around us (prefixes, lifecycle). */
+function userEnv(): NodeJS.ProcessEnv {
+  const keep = new Set(['npm_config_cache', 'npm_config_registry', 'npm_config_userconfig']);
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key) || keep.has(key.toLowerCase())),
+  );
+}
+
+function run(command: string, args: string[], cwd: string): Ran {
+  const ran = spawnSync(command, args, { cwd, encoding: 'utf8', env: userEnv(), timeout: 180_000 });
+  return { status: ran.status, stdout: ran.stdout ?? '', stderr: ran.stderr ?? String(ran.error ?? '') };
+}
+
+function ok(command: string, args: string[], cwd: string): string {
+  const ran = run(command, args, cwd);
+  if (ran.status !== 0)
+    throw new Error(`${command} ${args.join(' ')} (in ${cwd}) exited ${ran.status}:\n${ran.stdout}\n${ran.stderr}`);
+  return ran.stdout;
+}
+
+const node = (args: string[], cwd: string) => run(process.execPath, args, cwd);
+const typecheck = (project: string) => ok(process.execPath, [TSC, '-p', project], dirname(project));
+
+function write(path: string, content: string | object): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, typeof content === 'string' ? content : `${JSON.stringify(content, null, 2)}\n`);
+}
+
+const STRICT = {
+  target: 'ES2022',
+  strict: true,
+  lib: ['ES2022', 'DOM'],
+  types: [],
+  skipLibCheck: false,
+  noEmitOnError: true,
+};
+
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'agentchart-consumer-'));
+  ok('npm', ['pack', '--pack-destination', work, '--loglevel=error'], ROOT);
+  const tarball = readdirSync(work).find((file) => file.endsWith('.tgz'));
+  if (!tarball) throw new Error(`npm pack wrote no tarball to ${work}`);
+  app = join(work, 'app');
+  write(join(app, 'package.json'), { name: 'consumer-app', version: '1.0.0', private: true });
+  // --prefer-offline: the npm cache the repository's own install filled serves all but the user's zod.
+  ok(
+    'npm',
+    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', join(work, tarball), USER_ZOD],
+    app,
+  );
+}, 240_000);
+
+afterAll(() => {
+  if (work && !process.env.KEEP_CONSUMER_APPS) rmSync(work, { recursive: true, force: true });
+});
+
+describe('the README examples', () => {
+  it('are marked and say what they print', () => {
+    expect(examples.map((example) => example.name)).toEqual(expect.arrayContaining(['usage', 'chat-ui']));
+    for (const example of examples) expect(example.expectedLines.length).toBeGreaterThan(0);
+  });
+});
+
+describe('the packed tarball', () => {
+  it('ships a LICENSE and the files its source maps point at, and nothing of the demo or the tests', () => {
+    const installed = join(app, 'node_modules/agentchart');
+    expect(existsSync(join(installed, 'LICENSE'))).toBe(true);
+    expect(existsSync(join(installed, 'test'))).toBe(false);
+    expect(existsSync(join(installed, 'src/demo'))).toBe(false);
+    const maps = listFiles(join(installed, 'dist')).filter((file) => file.endsWith('.map'));
+    expect(maps.length).toBeGreaterThan(50);
+    const missing = maps.flatMap((map) => {
+      const { sources } = JSON.parse(readFileSync(map, 'utf8')) as { sources: string[] };
+      return sources.map((source) => resolve(dirname(map), source)).filter((source) => !existsSync(source));
+    });
+    expect(missing).toEqual([]);
+  });
+
+  it("was installed with the user's own zod 4.1 and none of the optional SDKs", () => {
+    const version = (pkg: string) =>
+      (JSON.parse(readFileSync(join(app, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
+    expect(version('zod')).toMatch(/^4\.1\./);
+    expect(existsSync(join(app, 'node_modules/agentchart/node_modules/zod'))).toBe(false);
+    const optionalPeers = ['openai', '@anthropic-ai/sdk', '@ai-sdk/provider', '@statelyai/inspect'];
+    for (const sdk of [...optionalPeers, '@modelcontextprotocol/sdk', '@opentelemetry/api']) {
+      expect(existsSync(join(app, 'node_modules', sdk)), sdk).toBe(false);
+    }
+  });
+});
+
+describe('an ESM app', () => {
+  let esm: string;
+  beforeAll(() => {
+    esm = join(app, 'esm');
+    write(join(esm, 'package.json'), { type: 'module' });
+    for (const example of examples) write(join(esm, 'src', `${example.name}.ts`), example.code);
+    write(join(esm, 'src/zod-entry-points.ts'), ZOD_ENTRY_POINTS);
+    const compilerOptions = { ...STRICT, rootDir: 'src', outDir: 'out' };
+    write(join(esm, 'tsconfig.nodenext.json'), {
+      compilerOptions: { ...compilerOptions, module: 'nodenext', moduleResolution: 'nodenext' },
+      include: ['src'],
+    });
+    write(join(esm, 'tsconfig.bundler.json'), {
+      compilerOptions: { ...compilerOptions, module: 'esnext', moduleResolution: 'bundler', noEmit: true },
+      include: ['src'],
+    });
+  });
+
+  it('type-checks with moduleResolution bundler', () => {
+    typecheck(join(esm, 'tsconfig.bundler.json'));
+  });
+
+  it('type-checks with moduleResolution nodenext and runs each README example, printing what it says', () => {
+    typecheck(join(esm, 'tsconfig.nodenext.json'));
+    expectPrinted(esm, [...examples, { name: 'zod-entry-points', expectedLines: ZOD_ENTRY_POINTS_PRINTS }]);
+  });
+
+  it('gets MissingDependency naming the package and the install command for each missing optional SDK', () => {
+    write(join(esm, 'missing.mjs'), MISSING_SDKS);
+    const ran = node(['missing.mjs'], esm);
+    expect([ran.status, ran.stderr]).toEqual([0, '']);
+    expect(JSON.parse(ran.stdout)).toEqual({
+      openai:
+        'MissingDependency: agentchart/openai needs the optional peer dependency "openai" (^6 || ^7), which is not installed. ' +
+        'Install it with: npm install openai',
+      anthropic:
+        'MissingDependency: agentchart/anthropic needs the optional peer dependency "@anthropic-ai/sdk" (^1), which is not ' +
+        'installed. Install it with: npm install @anthropic-ai/sdk',
+      inspect:
+        'MissingDependency: startInspector (agentchart/inspect) needs the optional peer dependency "@statelyai/inspect" (>=0.7), ' +
+        'which is not installed. Install it with: npm install @statelyai/inspect',
+      mcp:
+        'MissingDependency: agentchart/mcp needs the optional peer dependency @modelcontextprotocol/sdk (1.x): ' +
+        'npm install @modelcontextprotocol/sdk',
+      otel:
+        'MissingDependency: agentchart/otel needs the optional peer dependency "@opentelemetry/api" (^1.9.0), ' +
+        'which is not installed. Install it with: npm install @opentelemetry/api',
+      // The AI SDK adapter loads nothing of the AI SDK: the language model it wraps is the user's.
+      'ai-sdk': expect.stringMatching(/^InvalidOptions: fromAISDK needs a LanguageModelV3 or LanguageModelV4/),
+    });
+  });
+
+  it('gets MissingDependency from sqliteStore on a Node without node:sqlite', (context) => {
+    write(join(esm, 'hide-sqlite.mjs'), HIDE_SQLITE);
+    write(join(esm, 'sqlite.mjs'), SQLITE_STORE);
+    const present = node(['sqlite.mjs'], esm);
+    expect([present.status, present.stdout.trim()]).toEqual([0, 'opened']);
+    if (typeof (nodeModule as { registerHooks?: unknown }).registerHooks !== 'function') {
+      console.warn(
+        `[consumer test] SKIPPED the missing node:sqlite case: Node ${process.version} has no module.registerHooks (22.15+)`,
+      );
+      context.skip();
+    }
+    const hidden = node(['--import', './hide-sqlite.mjs', 'sqlite.mjs'], esm);
+    expect([hidden.status, hidden.stderr]).toEqual([0, '']);
+    expect(hidden.stdout.trim()).toMatch(/^MissingDependency: sqliteStore needs node:sqlite/);
+  });
+});
+
+describe('a CommonJS app', () => {
+  let cjs: string;
+  beforeAll(() => {
+    cjs = join(app, 'cjs');
+    write(join(cjs, 'package.json'), { type: 'commonjs' });
+    for (const example of examples) write(join(cjs, 'src', `${example.name}.ts`), asCommonJs(example.code));
+    write(join(cjs, 'tsconfig.json'), {
+      compilerOptions: { ...STRICT, module: 'nodenext', moduleResolution: 'nodenext', rootDir: 'src', outDir: 'out' },
+      include: ['src'],
+    });
+  });
+
+  it('type-checks and runs each README example through require()', () => {
+    typecheck(join(cjs, 'tsconfig.json'));
+    for (const example of examples)
+      expect(readFileSync(join(cjs, 'out', `${example.name}.js`), 'utf8')).toContain('require("agentchart');
+    expectPrinted(cjs, examples);
+  });
+
+  it('require()s every entry point; a missing SDK is MissingDependency there too', () => {
+    write(join(cjs, 'require-all.cjs'), REQUIRE_ALL);
+    const ran = node(['require-all.cjs'], cjs);
+    expect([ran.status, ran.stderr]).toEqual([0, '']);
+    expect(JSON.parse(ran.stdout)).toEqual({
+      agentchart: ['createAgent', 'defineTool', 'memoryStore'],
+      'agentchart/testing': ['checkInvariants', 'scriptedModel'],
+      'agentchart/openai': ['openAICompatible'],
+      'agentchart/anthropic': ['anthropic'],
+      'agentchart/ai-sdk': ['fromAISDK'],
+      'agentchart/sqlite': ['sqliteStore'],
+      'agentchart/inspect': ['recordTrace', 'startInspector'],
+      'agentchart/mcp': ['mcpTools'],
+      'agentchart/otel': ['otelObserver'],
+      openAICompatible: 'MissingDependency',
+    });
+  });
+});
+
+/** Runs each compiled example (`out/<name>.js`): exit 0, nothing on stderr, every line it says it prints. */
+function expectPrinted(appDir: string, programs: ReadonlyArray<{ name: string; expectedLines: string[] }>): void {
+  for (const { name, expectedLines } of programs) {
+    const ran = node([join('out', `${name}.js`)], appDir);
+    expect([name, ran.status, ran.stderr]).toEqual([name, 0, '']);
+    expect(ran.stdout.split('\n')).toEqual(expect.arrayContaining(expectedLines));
+  }
+}
+
+function listFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? listFiles(join(dir, entry.name)) : [join(dir, entry.name)],
+  );
+}
+
+/** The user's own zod 4.1 through each of its entry points, as tool parameters with typed arguments. */
+const ZOD_ENTRY_POINTS = `import { createAgent, createToolRegistry, defineTool } from 'agentchart';
+import { scriptedModel } from 'agentchart/testing';
+import { z } from 'zod';
+import { z as z4 } from 'zod/v4';
+import * as zm from 'zod/mini';
+
+const viaZod = defineTool({
+  name: 'a', description: 'zod', parameters: z.object({ n: z.number().default(1) }),
+  execute: (args) => { const n: number = args.n; return String(n); },
+});
+const viaV4 = defineTool({
+  name: 'b', description: 'zod/v4', parameters: z4.object({ s: z4.string() }),
+  execute: (args) => { const s: string = args.s; return s; },
+});
+const viaMini = defineTool({
+  name: 'c', description: 'zod/mini', parameters: zm.object({ flag: zm.boolean() }),
+  execute: (args) => { const flag: boolean = args.flag; return String(flag); },
+});
+const tools = [viaZod, viaV4, viaMini];
+console.log(JSON.stringify(createToolRegistry(tools).specs().map((spec) => spec.parameters.properties)));
+
+const model = scriptedModel([
+  { toolCalls: [{ name: 'a' }, { name: 'b', arguments: { s: 'x' } }, { name: 'c', arguments: { flag: 1 } }] },
+  { text: 'done' },
+]);
+const result = await createAgent({ model, tools }).prompt('go').result;
+console.log(result.messages.flatMap((m) => (m.role === 'toolResult' ? [m.content] : [])).join(' | '));
+`;
+const ZOD_ENTRY_POINTS_PRINTS = [
+  '[{"n":{"default":1,"type":"number"}},{"s":{"type":"string"}},{"flag":{"type":"boolean"}}]',
+  '1 | x | Invalid arguments for tool "c": flag: expected boolean, received number',
+];
+
+const MISSING_SDKS = `import { AgentError } from 'agentchart';
+const results = {};
+async function attempt(name, use) {
+  try {
+    await use();
+    results[name] = 'no error';
+  } catch (error) {
+    const kind = error instanceof AgentError ? error.code : error?.name;
+    results[name] = \`\${kind}: \${error?.message}\`;
+  }
+}
+const { openAICompatible } = await import('agentchart/openai');
+const { anthropic } = await import('agentchart/anthropic');
+await attempt('openai', () => openAICompatible({ model: 'gpt-4o-mini', apiKey: 'k' }));
+await attempt('anthropic', () => anthropic({ model: 'claude-haiku-4-5', apiKey: 'k' }));
+await attempt('inspect', async () => (await import('agentchart/inspect')).startInspector());
+await attempt('ai-sdk', async () => (await import('agentchart/ai-sdk')).fromAISDK({}));
+await attempt('mcp', async () => (await import('agentchart/mcp')).mcpTools({ command: 'never-started' }));
+await attempt('otel', async () => (await import('agentchart/otel')).otelObserver());
+console.log(JSON.stringify(results));
+`;
+
+/** Stands in for a Node without node:sqlite (before 22.13): resolving it fails as it does there. */
+const HIDE_SQLITE = `import { registerHooks } from 'node:module';
+registerHooks({
+  resolve(specifier, context, next) {
+    if (specifier === 'node:sqlite') {
+      throw Object.assign(new Error('No such built-in module: node:sqlite'), { code: 'ERR_UNKNOWN_BUILTIN_MODULE' });
+    }
+    return next(specifier, context);
+  },
+});
+`;
+
+const SQLITE_STORE = `import { sqliteStore } from 'agentchart/sqlite';
+try {
+  sqliteStore(':memory:').close?.();
+  console.log('opened');
+} catch (error) {
+  console.log(\`\${error.code}: \${error.message}\`);
+}
+`;
+
+const REQUIRE_ALL = `const subpaths = ['', '/testing', '/openai', '/anthropic', '/ai-sdk', '/sqlite', '/inspect', '/mcp', '/otel'];
+const entries = subpaths.map((subpath) => 'agentchart' + subpath);
+const wanted = ['createAgent', 'defineTool', 'memoryStore', 'checkInvariants', 'scriptedModel', 'openAICompatible',
+  'anthropic', 'fromAISDK', 'sqliteStore', 'recordTrace', 'startInspector', 'mcpTools', 'otelObserver'];
+const out = {};
+for (const entry of entries) {
+  const exported = require(entry);
+  out[entry] = wanted.filter((name) => typeof exported[name] === 'function').sort();
+}
+try {
+  require('agentchart/openai').openAICompatible({ model: 'gpt-4o-mini', apiKey: 'k' });
+  out.openAICompatible = 'no error';
+} catch (error) {
+  out.openAICompatible = error.code;
+}
+console.log(JSON.stringify(out));
+`;

@@ -1,0 +1,61 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
+const pkg = JSON.parse(read('package.json')) as { exports: Record<string, Record<string, string>>; files: string[] };
+const tsconfig = JSON.parse(read('tsconfig.json')) as { compilerOptions: { paths: Record<string, string[]> } };
+const vitestConfig = read('test/vitest.config.ts');
+
+/** Every `src/<name>.ts` is an entry point: `agentchart` for index.ts, `agentchart/<name>` for the others. */
+const entries = readdirSync(join(ROOT, 'src'))
+  .filter((file) => file.endsWith('.ts'))
+  .map((file) => file.slice(0, -'.ts'.length))
+  .map((name) => ({
+    name,
+    specifier: name === 'index' ? 'agentchart' : `agentchart/${name}`,
+    subpath: name === 'index' ? '.' : `./${name}`,
+  }));
+
+describe('entry points', () => {
+  it.each(entries)(
+    '$specifier has an exports entry loadable by import and require, a tsconfig path and a vitest alias',
+    ({ name, specifier, subpath }) => {
+      expect(pkg.exports[subpath]).toEqual({
+        types: `./dist/src/${name}.d.ts`,
+        import: `./dist/src/${name}.js`,
+        default: `./dist/src/${name}.js`,
+      });
+      expect(tsconfig.compilerOptions.paths[specifier]).toEqual([`./src/${name}.ts`]);
+      expect(vitestConfig).toContain(
+        `find: /^${specifier.replace('/', '\\/')}$/, replacement: fileURLToPath(new URL('../src/${name}.ts'`,
+      );
+    },
+  );
+
+  it('the exports map has no entry without its source file', () => {
+    expect(Object.keys(pkg.exports).sort()).toEqual(entries.map((entry) => entry.subpath).sort());
+  });
+});
+
+describe('references', () => {
+  /** Sources, tests and docs of the repository (git's list: what a clean clone has). */
+  const tracked = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
+  const texts = tracked.filter(
+    (file) => /^(src|test|machines|bench|visualizations)\/.*\.(ts|md)$/.test(file) || file === 'README.md',
+  );
+
+  it('name only Markdown files that are in the repository', () => {
+    const cited = texts.flatMap((file) =>
+      // A name right after a placeholder (`<workload>-compare.md`, `${name}.md`) is a pattern, not a file.
+      [...read(file).matchAll(/(?<![\w/.\-<>{}$*])((?:[\w.-]+\/)*[\w-]+\.md)\b/g)]
+        .map((match) => match[1] ?? '')
+        .filter((path) => !existsSync(join(ROOT, path)) && !existsSync(join(ROOT, dirname(file), path)))
+        .map((path) => `${path} (in ${file})`),
+    );
+    expect(cited).toEqual([]);
+  });
+});
