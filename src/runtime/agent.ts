@@ -12,7 +12,7 @@ import { AgentEventFeed } from './event-stream.js';
 import { resolveOptions, type AgentOptions } from './options.js';
 import { SessionHistory } from './history.js';
 import { LeaseKeeper, type LeaseOptions } from './lease.js';
-import { Persister } from './persistence.js';
+import { Persister, runStopOf } from './persistence.js';
 import { safeReporter } from './isolation.js';
 import { errorMessage } from './policy-runner.js';
 import { checkApprovalDecision } from '../policies/verdicts.js';
@@ -70,7 +70,7 @@ export interface Agent {
 export interface DurableOptions {
   store?: SessionStore;
   sessionId?: string;
-  /** One owner per session (DESIGN §11): the lease's ttl (default 30 s, renewed while running) and owner (default random). */
+  /** One owner per session (DESIGN §11): the lease's ttl (default 30 s, renewed while running), its owner. */
   lease?: LeaseOptions;
 }
 
@@ -116,12 +116,19 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
   options.otel?.attach({ events: state.feed.observable(), sessionId, systemPrompt });
   let loaded = !options.store;
   const handleOf = (run: RunSession): AgentRun => ({ runId: run.runId, events: run.handle!.events, result: run.handle!.result });
-  const ready = options.store && options.sessionId ? load(state, { store: options.store, sessionId: options.sessionId, ...(options.lease ? { lease: options.lease } : {}) }, onSubscriberError).then((resumed) => ((loaded = true), { resumedRun: resumed ? handleOf(resumed) : null })) : Promise.resolve({ resumedRun: null });
+  const durable = options.store && options.sessionId ? { store: options.store, sessionId: options.sessionId } : null;
+  const ready = durable
+    ? load(state, { ...durable, ...(options.lease ? { lease: options.lease } : {}) }, onSubscriberError).then(
+        (resumed) => ((loaded = true), { resumedRun: resumed ? handleOf(resumed) : null }),
+      )
+    : Promise.resolve({ resumedRun: null });
   // A failed load rejects `ready` for whoever awaits it, without an unhandled rejection otherwise.
   ready.catch(() => {});
 
   const assertIdle = (what: string) => {
-    if (closed) throw new AgentError('NotReady', `${what}: the agent was closed; create a new one to continue the session.`);
+    if (closed) {
+      throw new AgentError('NotReady', `${what}: the agent was closed; create a new one to continue the session.`);
+    }
     if (!loaded) throw new AgentError('NotReady', `${what}: the session is still loading; await agent.ready first.`);
     // After a failed write this agent's memory is ahead of its store: a new agent loads the session.
     if (state.persister?.failure) throw state.persister.failure;
@@ -247,14 +254,19 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
 }
 
 /** Takes the session's lease, loads the session; a run a restart (or a dead owner) interrupted continues at once. */
-async function load(state: AgentState, durable: Required<Pick<DurableOptions, 'store' | 'sessionId'>> & DurableOptions, onError: (error: unknown) => void): Promise<RunSession | null> {
+async function load(
+  state: AgentState,
+  durable: Required<Pick<DurableOptions, 'store' | 'sessionId'>> & DurableOptions,
+  onError: (error: unknown) => void,
+): Promise<RunSession | null> {
   const { store, sessionId } = durable;
-  const keeper = new LeaseKeeper(store, sessionId, durable.lease ?? {}, state.options.clock as never, (error) => state.persister?.fail(error));
+  const clock = state.options.clock as ConstructorParameters<typeof LeaseKeeper>[3];
+  const keeper = new LeaseKeeper(store, sessionId, durable.lease ?? {}, clock, (error) => state.persister?.fail(error));
   const lease = await keeper.acquire();
   state.lease = keeper;
   const checkpoint = await store.load(sessionId);
   // A failed write ends the run in progress (store failures are fatal, never subscriber errors).
-  const onFailure = (failure: AgentError) => state.run?.stop({ code: failure.code === 'SessionLost' ? 'sessionLost' : 'storeFailed', message: failure.message });
+  const onFailure = (failure: AgentError) => state.run?.stop(runStopOf(failure));
   state.persister = new Persister(store, sessionId, checkpoint?.version ?? -1, onFailure);
   state.persister.token = lease.token;
   if (!checkpoint) return null;

@@ -80,12 +80,15 @@ export class LeaseKeeper {
   }
 
   private schedule(): void {
-    this.timer = this.clock.setTimeout(() => {
-      this.timer = null;
-      if (!this.active) return;
-      void this.renew();
-      this.schedule();
-    }, Math.max(1, Math.floor(this.ttlMs / 3)));
+    this.timer = this.clock.setTimeout(
+      () => {
+        this.timer = null;
+        if (!this.active) return;
+        void this.renew();
+        this.schedule();
+      },
+      Math.max(1, Math.floor(this.ttlMs / 3)),
+    );
   }
 
   private async renew(): Promise<void> {

@@ -118,7 +118,10 @@ const OPTION_SHAPE = {
     .optional(),
   sessionId: z.string().min(1).optional(),
   /** One owner per session (DESIGN §11): the lease's time to live, renewed while a run is in progress. */
-  lease: z.strictObject({ ttlMs: timeout.int({ error: 'expected a whole number of milliseconds' }), owner: z.string().min(1) }).partial().optional(),
+  lease: z
+    .strictObject({ ttlMs: timeout.int({ error: 'expected a whole number of milliseconds' }), owner: z.string().min(1) })
+    .partial()
+    .optional(),
   /** Events of a run replayed to a late subscriber (DESIGN §10). */
   replayBuffer: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
 };

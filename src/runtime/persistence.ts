@@ -14,7 +14,7 @@ import {
   type TurnCheckpoint,
 } from '../store/types.js';
 import { contextViewOf, type SessionHistory } from './history.js';
-import type { AgentState, RunSession } from './run-session.js';
+import type { AgentState, RunSession, RunStop } from './run-session.js';
 
 interface MasterView {
   steeringQueue: Message[];
@@ -140,10 +140,20 @@ export class Persister {
   }
 }
 
+/** How a run ends when its store failed: `sessionLost` when fenced by a newer lease, else `storeFailed`. */
+export function runStopOf(failure: AgentError): RunStop {
+  return { code: failure.code === 'SessionLost' ? 'sessionLost' : 'storeFailed', message: failure.message };
+}
+
 /** A failed write as the run reports it: fenced by a newer lease (SessionLost), or StoreFailed naming the cause. */
 function storeFailure(sessionId: string, error: unknown): AgentError {
   if (error instanceof AgentError && (error.code === 'SessionLost' || error.code === 'StoreFailed')) return error;
-  const detail = error instanceof AgentError ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error);
+  const detail =
+    error instanceof AgentError
+      ? `${error.code}: ${error.message}`
+      : error instanceof Error
+        ? error.message
+        : String(error);
   return new AgentError('StoreFailed', `session "${sessionId}": the store failed to write a step (${detail})`);
 }
 
@@ -157,7 +167,12 @@ function encodeEvent(event: AgentEvent, log: SessionHistory): StoredEvent {
   if (!view) return event;
   const stored: Record<string, unknown> = {};
   for (const key of Object.keys(event)) {
-    stored[key] = key !== 'messages' ? event[key as keyof AgentEvent] : view.isOver(log.messages) ? { historyPrefix: view.prefix, tail: view.tail } : { historyPrefix: 0, tail: view.messages() };
+    stored[key] =
+      key !== 'messages'
+        ? event[key as keyof AgentEvent]
+        : view.isOver(log.messages)
+          ? { historyPrefix: view.prefix, tail: view.tail }
+          : { historyPrefix: 0, tail: view.messages() };
   }
   return stored as StoredEvent;
 }
@@ -169,10 +184,15 @@ function validatedStep(step: SessionStep): SessionStep {
     if (!result.success) problems.push(`${what}: ${z.prettifyError(result.error)}`);
   };
   check('checkpoint', SessionHeadSchema.safeParse(step.checkpoint));
-  step.history.messages.forEach((message, index) => check(`message ${step.history.from + index}`, MessageSchema.safeParse(message)));
+  step.history.messages.forEach((message, index) =>
+    check(`message ${step.history.from + index}`, MessageSchema.safeParse(message)),
+  );
   step.events.forEach((event) => check(`event ${event.type} (seq ${event.seq})`, StoredEventSchema.safeParse(event)));
   if (problems.length > 0) {
-    throw new AgentError('StoreFailed', `session "${step.checkpoint.sessionId}": the step was not written, it would not load again (${problems.join('; ')})`);
+    throw new AgentError(
+      'StoreFailed',
+      `session "${step.checkpoint.sessionId}": the step was not written, it would not load again (${problems.join('; ')})`,
+    );
   }
   return step;
 }
@@ -215,7 +235,12 @@ function turnCheckpoint(run: RunSession): TurnCheckpoint {
     approved: [...turn.approved],
     requested: [...turn.requested],
     pendingApproval: turn.pendingApproval
-      ? { toolCallId: turn.pendingApproval.toolCallId, toolName: turn.pendingApproval.toolName, arguments: turn.pendingApproval.arguments, version: turn.pendingApproval.version }
+      ? {
+          toolCallId: turn.pendingApproval.toolCallId,
+          toolName: turn.pendingApproval.toolName,
+          arguments: turn.pendingApproval.arguments,
+          version: turn.pendingApproval.version,
+        }
       : null,
     committed,
   };

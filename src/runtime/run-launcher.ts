@@ -7,6 +7,7 @@ import type { TurnCheckpoint } from '../store/types.js';
 import type { RunResult } from '../domain/outcomes.js';
 import { isolatedInspector } from './isolation.js';
 import { masterLogic } from './master-effects.js';
+import { runStopOf } from './persistence.js';
 import { errorMessage } from './policy-runner.js';
 import { finalReportOf } from './report.js';
 import { closeCommittedTurn } from './resume.js';
@@ -116,10 +117,17 @@ function masterInput(state: AgentState, start: RunStart): MasterInput {
   };
 }
 
-function finishRun(state: AgentState, run: RunSession, ended: EndContext, resolveResult: (result: RunResult) => void): void {
+function finishRun(
+  state: AgentState,
+  run: RunSession,
+  ended: EndContext,
+  resolveResult: (result: RunResult) => void,
+): void {
   if (run.ended) return;
   // A run the runtime stopped (store failure, lost lease) ends failed, whatever the chart decided.
-  const context: EndContext = run.stopped ? { ...ended, status: 'failed', endReason: 'fatalError', error: null } : ended;
+  const context: EndContext = run.stopped
+    ? { ...ended, status: 'failed', endReason: 'fatalError', error: null }
+    : ended;
   run.closing = true;
   run.closeTurnAsAborted();
   // Messages the master never took (sent while it was already ending) stay queued, never lost.
@@ -161,7 +169,7 @@ function finishRun(state: AgentState, run: RunSession, ended: EndContext, resolv
   const written = (): RunResult => {
     const failure = !run.stopped && persister?.failure ? persister.failure : null;
     if (!failure) return result;
-    return { ...result, status: 'failed', endReason: 'fatalError', error: { code: failure.code === 'SessionLost' ? 'sessionLost' : 'storeFailed', message: failure.message } };
+    return { ...result, status: 'failed', endReason: 'fatalError', error: runStopOf(failure) };
   };
   // An aborted run settles at once (§9); flush() is then the wait on its last step.
   if (!persister?.busy || context.status === 'aborted') return resolveResult(written());
@@ -177,7 +185,7 @@ function finishRun(state: AgentState, run: RunSession, ended: EndContext, resolv
   void persister.settled().then(() => settle(written()));
 }
 
-/** A failed run's error (the runtime's stop first: store failure, lost lease); an aborted run's reason (`abort(reason)`). */
+/** A failed run's error (the runtime's stop first: a store failure, a lost lease); an aborted run's reason. */
 function endError(run: RunSession, context: EndContext): { code: string; message: string } | null {
   if (run.stopped) return { code: run.stopped.code, message: run.stopped.message };
   if (context.status === 'aborted') return { code: 'aborted', message: run.abortReason };

@@ -244,7 +244,7 @@ describe('the abort reason', () => {
 describe('store calls never hold a run', () => {
   // DESIGN §11: every step is written before the run ends — so a store that never answers holds the
   // result, and abort() (§9) is what ends the wait; flush() stays the wait on the store itself.
-  it('an async store whose commitStep never settles: the result waits for the last step; abort() ends the wait at once; flush() is the only wait left', async () => {
+  it('a store whose commitStep never settles: the result waits for the last step; abort() ends the wait', async () => {
     const inner = memoryStore();
     const store: SessionStore = { ...inner, commitStepSync: undefined, commitStep: () => forever() };
     const agent = createAgent({ model: scriptedModel([{ text: 'answer' }]), store, sessionId: 'stuck' });

@@ -3,7 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AgentError, createAgent, defineTool, memoryStore, type AgentEvent, type AgentRun, type RunResult, type SessionStep, type SessionStore } from 'agentchart';
+import {
+  AgentError,
+  createAgent,
+  defineTool,
+  memoryStore,
+  type AgentEvent,
+  type AgentRun,
+  type RunResult,
+  type SessionStep,
+  type SessionStore,
+} from 'agentchart';
 import { sqliteStore } from 'agentchart/sqlite';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 import { step, user } from '../stores/conformance.js';
@@ -59,7 +69,10 @@ const LEASE = { ttlMs: 1_000 };
  * A store whose process "dies" on demand: from then on nothing it is given reaches the data and its
  * lease is never renewed nor released; `die()` returns once the lease has expired on the store's clock.
  */
-function dyingStore(store: SessionStore & { commitStepSync: NonNullable<SessionStore['commitStepSync']> }, dieAfter?: (step: SessionStep) => boolean) {
+function dyingStore(
+  store: SessionStore & { commitStepSync: NonNullable<SessionStore['commitStepSync']> },
+  dieAfter?: (step: SessionStep) => boolean,
+) {
   let dead = false;
   const commitStepSync = (sessionId: string, s: SessionStep) => {
     if (dead) return;
@@ -67,7 +80,10 @@ function dyingStore(store: SessionStore & { commitStepSync: NonNullable<SessionS
     // Killed right after this step reached the store.
     if (dieAfter?.(s)) die();
   };
-  const silentWhenDead = <A extends unknown[], R>(call: (...args: A) => Promise<R>) => (...args: A) => (dead ? new Promise<R>(() => {}) : call(...args));
+  const silentWhenDead =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    (...args: A) =>
+      dead ? new Promise<R>(() => {}) : call(...args);
   const dying: SessionStore = {
     ...store,
     commitStepSync,
@@ -91,7 +107,9 @@ describe('stores that cannot be opened are StoreUnavailable, naming the path', (
     const path = makePath();
     const attempt = () => sqliteStore(path);
     expect(attempt).toThrow(AgentError);
-    expect(attempt).toThrow(expect.objectContaining({ code: 'StoreUnavailable', message: expect.stringMatching(quoted(path)) }));
+    expect(attempt).toThrow(
+      expect.objectContaining({ code: 'StoreUnavailable', message: expect.stringMatching(quoted(path)) }),
+    );
   });
 
   it('an empty path is InvalidOptions', () => {
@@ -103,7 +121,9 @@ describe('damaged files are StoreCorrupted, never a silent reset', () => {
   it('a file that is not a database names the file and is left as it was', () => {
     const path = tempDb();
     writeFileSync(path, 'this is not sqlite '.repeat(500));
-    expect(() => sqliteStore(path)).toThrow(expect.objectContaining({ code: 'StoreCorrupted', message: expect.stringMatching(quoted(path)) }));
+    expect(() => sqliteStore(path)).toThrow(
+      expect.objectContaining({ code: 'StoreCorrupted', message: expect.stringMatching(quoted(path)) }),
+    );
     expect(readFileSync(path, 'utf8').startsWith('this is not sqlite')).toBe(true);
   });
 
@@ -111,7 +131,14 @@ describe('damaged files are StoreCorrupted, never a silent reset', () => {
     const path = tempDb();
     const store = sqliteStore(path);
     for (let version = 0; version < 50; version++) {
-      await store.commitStep('s1', step(version, version * 40, Array.from({ length: 40 }, (_, i) => user(`message ${version}.${i} `.repeat(20)))));
+      await store.commitStep(
+        's1',
+        step(
+          version,
+          version * 40,
+          Array.from({ length: 40 }, (_, i) => user(`message ${version}.${i} `.repeat(20))),
+        ),
+      );
     }
     store.close();
     truncateSync(path, Math.floor(statSync(path).size / 3) + 100);
@@ -124,7 +151,11 @@ describe('damaged files are StoreCorrupted, never a silent reset', () => {
         damaged.close();
       }
     };
-    await expect(reopen()).rejects.toMatchObject({ name: 'AgentError', code: 'StoreCorrupted', message: expect.stringMatching(quoted(path)) });
+    await expect(reopen()).rejects.toMatchObject({
+      name: 'AgentError',
+      code: 'StoreCorrupted',
+      message: expect.stringMatching(quoted(path)),
+    });
   });
 
   it('a damaged checkpoint row or message row names the session; the agent is NotReady, not fresh', async () => {
@@ -136,11 +167,19 @@ describe('damaged files are StoreCorrupted, never a silent reset', () => {
     const { DatabaseSync } = await import('node:sqlite');
     const db = new DatabaseSync(path);
     db.prepare(`UPDATE sessions SET head = '{"sessionId":"s1","version":"x"' WHERE session_id = 's1'`).run();
-    db.prepare(`UPDATE messages SET message = '{"role":"user"}' WHERE sid = (SELECT sid FROM sessions WHERE session_id = 's2')`).run();
+    db.prepare(
+      `UPDATE messages SET message = '{"role":"user"}' WHERE sid = (SELECT sid FROM sessions WHERE session_id = 's2')`,
+    ).run();
     db.close();
     const reopened = sqliteStore(path);
-    await expect(reopened.load('s1')).rejects.toMatchObject({ code: 'StoreCorrupted', message: expect.stringMatching(/^session "s1": the stored checkpoint is not valid JSON/) });
-    await expect(reopened.load('s2')).rejects.toMatchObject({ code: 'StoreCorrupted', message: expect.stringMatching(/^session "s2": stored message 0 is invalid/) });
+    await expect(reopened.load('s1')).rejects.toMatchObject({
+      code: 'StoreCorrupted',
+      message: expect.stringMatching(/^session "s1": the stored checkpoint is not valid JSON/),
+    });
+    await expect(reopened.load('s2')).rejects.toMatchObject({
+      code: 'StoreCorrupted',
+      message: expect.stringMatching(/^session "s2": stored message 0 is invalid/),
+    });
     const agent = createAgent({ model: scriptedModel([]), store: reopened, sessionId: 's2' });
     await expect(agent.ready).rejects.toMatchObject({ code: 'StoreCorrupted' });
     expect(() => agent.prompt('hi')).toThrow(expect.objectContaining({ code: 'NotReady' }));
@@ -156,7 +195,10 @@ describe('a checkpoint is validated before it is written', () => {
   ])('usage of %s never reaches the store; the session loads again', async (_name, bad) => {
     const store = memoryStore({ now });
     const written: SessionStep[] = [];
-    const watching: SessionStore = { ...store, commitStepSync: (id, s) => (written.push(s), store.commitStepSync(id, s)) };
+    const watching: SessionStore = {
+      ...store,
+      commitStepSync: (id, s) => (written.push(s), store.commitStepSync(id, s)),
+    };
     const model = scriptedModel([{ text: 'Counted.', usage: { input: bad as number, output: 2 } }]);
     const agent = createAgent({ model, store: watching, sessionId: 's' });
     await agent.ready;
@@ -176,35 +218,55 @@ describe('after a resume the stored log still pairs', () => {
   it.each([
     ['a text answer', { text: 'All done.' }, 'complete', 'completed'],
     ['a failed reply', { text: 'half', error: { kind: 'auth' as const, message: 'key revoked' } }, 'error', 'failed'],
-  ])('a crash after %s was published but before it was committed: the resumed turn ends as that reply did', async (_name, last, reason, status) => {
-    const base = memoryStore({ now });
-    const { store } = dyingStore(base, (step) => step.events.some((e) => e.type === 'messageEnd' && e.turnIndex === 1));
-    const tool = defineTool({ name: 'look', description: 'Looks', parameters: z.object({}), execute: () => 'seen' });
-    const script = () => scriptedModel((request) => (request.messages.some((m) => m.role === 'assistant') ? last : { toolCalls: [{ id: 'l1', name: 'look', arguments: {} }] }));
-    const first = createAgent({ model: script(), tools: [tool], store, sessionId: 's', lease: LEASE });
-    await first.ready;
-    await first.prompt('look around').result;
+  ])(
+    'a crash after %s was published but before it was committed: the resumed turn ends as that reply did',
+    async (_name, last, reason, status) => {
+      const base = memoryStore({ now });
+      const { store } = dyingStore(base, (step) =>
+        step.events.some((e) => e.type === 'messageEnd' && e.turnIndex === 1),
+      );
+      const tool = defineTool({ name: 'look', description: 'Looks', parameters: z.object({}), execute: () => 'seen' });
+      const script = () =>
+        scriptedModel((request) =>
+          request.messages.some((m) => m.role === 'assistant')
+            ? last
+            : { toolCalls: [{ id: 'l1', name: 'look', arguments: {} }] },
+        );
+      const first = createAgent({ model: script(), tools: [tool], store, sessionId: 's', lease: LEASE });
+      await first.ready;
+      await first.prompt('look around').result;
 
-    const second = createAgent({ model: script(), tools: [tool], store: base, sessionId: 's', lease: LEASE });
-    const { resumedRun } = await second.ready;
-    const { result } = await settled(resumedRun as AgentRun);
-    expect(result.status).toBe(status);
-    const stored = await base.loadEvents('s');
-    expect(checkInvariants(stored, result.messages).violations).toEqual([]);
-    expect(stored.filter((e) => e.type === 'turnEnd').map((e) => e.type === 'turnEnd' && e.reason)).toEqual(['toolsExecuted', reason]);
-    expect(stored.filter((e) => e.type === 'messageStart')).toHaveLength(2);
-    expectSaneCounters(result.counters);
-    await expectStoredSessionLoads(base, 's', 'look around');
-  });
+      const second = createAgent({ model: script(), tools: [tool], store: base, sessionId: 's', lease: LEASE });
+      const { resumedRun } = await second.ready;
+      const { result } = await settled(resumedRun as AgentRun);
+      expect(result.status).toBe(status);
+      const stored = await base.loadEvents('s');
+      expect(checkInvariants(stored, result.messages).violations).toEqual([]);
+      expect(stored.filter((e) => e.type === 'turnEnd').map((e) => e.type === 'turnEnd' && e.reason)).toEqual([
+        'toolsExecuted',
+        reason,
+      ]);
+      expect(stored.filter((e) => e.type === 'messageStart')).toHaveLength(2);
+      expectSaneCounters(result.counters);
+      await expectStoredSessionLoads(base, 's', 'look around');
+    },
+  );
 
   it('a crash in the middle of a buffered stream: the resumed run calls the model again under one messageStart', async () => {
     const path = tempDb();
     const raw = sqliteStore(path, { now });
     const { store, die } = dyingStore(raw);
-    const first = createAgent({ model: scriptedModel([{ text: 'partial', stall: true }]), store, sessionId: 's', lease: LEASE });
+    const first = createAgent({
+      model: scriptedModel([{ text: 'partial', stall: true }]),
+      store,
+      sessionId: 's',
+      lease: LEASE,
+    });
     await first.ready;
     const run = first.prompt('summarize');
-    await new Promise<void>((resolve) => run.events.subscribe((event) => event.type === 'beforeModelCall' && resolve()));
+    await new Promise<void>((resolve) =>
+      run.events.subscribe((event) => event.type === 'beforeModelCall' && resolve()),
+    );
     die();
     first.abort('the process died');
     await run.result;
@@ -223,5 +285,3 @@ describe('after a resume the stored log still pairs', () => {
     raw.close();
   });
 });
-
-
