@@ -2,7 +2,14 @@ import { mkdtempSync, rmSync, statSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { createAgent, defineTool, type AnyTool, type Model, type ModelStreamEvent, type SessionStore } from 'agentchart';
+import {
+  createAgent,
+  defineTool,
+  type AnyTool,
+  type Model,
+  type ModelStreamEvent,
+  type SessionStore,
+} from 'agentchart';
 import { sqliteStore } from 'agentchart/sqlite';
 import { fullGc, liveBytes, MB, median, round2 } from './stats.js';
 
@@ -63,7 +70,11 @@ const readFile = defineTool({
  * A model that reads one file per turn for `turns` turns, then answers; before the model call of
  * each checkpoint turn it awaits `measure` (the run is alive and idle in that await).
  */
-function fileReadingModel(turns: number, checkpoints: ReadonlySet<number>, measure: (turn: number) => Promise<void>): Model {
+function fileReadingModel(
+  turns: number,
+  checkpoints: ReadonlySet<number>,
+  measure: (turn: number) => Promise<void>,
+): Model {
   let call = 0;
   return {
     name: 'long-session',
@@ -106,13 +117,25 @@ async function heapOf(make: () => unknown): Promise<number> {
   return after - before;
 }
 
-export async function longSession(turns: number, checkpoints: number[], withStore: boolean, replayBuffer?: number, window = 50): Promise<LongSessionResult> {
+export async function longSession(
+  turns: number,
+  checkpoints: number[],
+  withStore: boolean,
+  replayBuffer?: number,
+  window = 50,
+): Promise<LongSessionResult> {
   // A short session first, so compiled code and lazily built schemas are not counted as the session's.
   await oneSession(200, [], withStore, replayBuffer, window);
   return oneSession(turns, checkpoints, withStore, replayBuffer, window);
 }
 
-async function oneSession(turns: number, checkpoints: number[], withStore: boolean, replayBuffer: number | undefined, window: number): Promise<LongSessionResult> {
+async function oneSession(
+  turns: number,
+  checkpoints: number[],
+  withStore: boolean,
+  replayBuffer: number | undefined,
+  window: number,
+): Promise<LongSessionResult> {
   const dir = mkdtempSync(join(tmpdir(), 'agentchart-long-'));
   const path = join(dir, 'session.db');
   const raw = withStore ? sqliteStore(path) : null;
@@ -143,7 +166,12 @@ async function oneSession(turns: number, checkpoints: number[], withStore: boole
   };
   const model = fileReadingModel(turns, new Set(checkpoints), measure);
   const store = raw ? timedStore(raw, commitTimes) : undefined;
-  agent = createAgent({ model, tools: [readFile], ...(replayBuffer !== undefined ? { replayBuffer } : {}), ...(store ? { store, sessionId: 'long' } : {}) });
+  agent = createAgent({
+    model,
+    tools: [readFile],
+    ...(replayBuffer !== undefined ? { replayBuffer } : {}),
+    ...(store ? { store, sessionId: 'long' } : {}),
+  });
   await agent.ready;
   const subscription = agent.events.subscribe((event) => {
     if (event.type === 'turnStart') stepsAtTurn[event.turnIndex] = commitTimes.length;
@@ -153,7 +181,8 @@ async function oneSession(turns: number, checkpoints: number[], withStore: boole
   const result = await run.result;
   const runMs = performance.now() - begin;
   subscription.unsubscribe();
-  if (result.status !== 'completed' || result.counters.turns !== turns + 1) throw new Error(`bench long session: ${result.status} after ${result.counters.turns} turns`);
+  if (result.status !== 'completed' || result.counters.turns !== turns + 1)
+    throw new Error(`bench long session: ${result.status} after ${result.counters.turns} turns`);
   raw?.close();
   rmSync(dir, { recursive: true, force: true });
   const meanOver = (fromTurn: number) => {
@@ -162,10 +191,31 @@ async function oneSession(turns: number, checkpoints: number[], withStore: boole
     return median(commitTimes.slice(from, to));
   };
   const growth = (pick: (p: LongSessionPoint) => number, over: (p: LongSessionPoint) => number) =>
-    points.length < 2 ? 0 : round2((pick(points.at(-1) as LongSessionPoint) - pick(points[0] as LongSessionPoint)) / (over(points.at(-1) as LongSessionPoint) - over(points[0] as LongSessionPoint)));
-  const base = { store: withStore ? ('sqlite' as const) : ('none' as const), replayBuffer: replayBuffer ?? ('default' as const), points, window };
+    points.length < 2
+      ? 0
+      : round2(
+          (pick(points.at(-1) as LongSessionPoint) - pick(points[0] as LongSessionPoint)) /
+            (over(points.at(-1) as LongSessionPoint) - over(points[0] as LongSessionPoint)),
+        );
+  const base = {
+    store: withStore ? ('sqlite' as const) : ('none' as const),
+    replayBuffer: replayBuffer ?? ('default' as const),
+    points,
+    window,
+  };
   if (points.length === 0) {
-    return { ...base, heapRatio: 0, turnsRatio: 0, heapGrowthOverHistory: 0, fileGrowthOverHistoryJson: 0, fileKBPerTurn: 0, commitFirstUs: 0, commitLastUs: 0, commitRatio: 0, runMs: 0 };
+    return {
+      ...base,
+      heapRatio: 0,
+      turnsRatio: 0,
+      heapGrowthOverHistory: 0,
+      fileGrowthOverHistoryJson: 0,
+      fileKBPerTurn: 0,
+      commitFirstUs: 0,
+      commitLastUs: 0,
+      commitRatio: 0,
+      runMs: 0,
+    };
   }
   const first = points[0] as LongSessionPoint;
   const last = points.at(-1) as LongSessionPoint;
@@ -175,9 +225,18 @@ async function oneSession(turns: number, checkpoints: number[], withStore: boole
     ...base,
     heapRatio: round2(last.heapMB / first.heapMB),
     turnsRatio: round2(last.turns / first.turns),
-    heapGrowthOverHistory: growth((p) => p.heapMB, (p) => p.historyHeapMB),
-    fileGrowthOverHistoryJson: growth((p) => p.fileMB, (p) => p.historyJsonMB),
-    fileKBPerTurn: growth((p) => p.fileMB * 1024, (p) => p.turns),
+    heapGrowthOverHistory: growth(
+      (p) => p.heapMB,
+      (p) => p.historyHeapMB,
+    ),
+    fileGrowthOverHistoryJson: growth(
+      (p) => p.fileMB,
+      (p) => p.historyJsonMB,
+    ),
+    fileKBPerTurn: growth(
+      (p) => p.fileMB * 1024,
+      (p) => p.turns,
+    ),
     commitFirstUs,
     commitLastUs,
     commitRatio: withStore ? round2(commitLastUs / commitFirstUs) : 0,

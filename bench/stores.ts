@@ -41,9 +41,18 @@ const read = defineTool({
 async function recordedSteps(turns: number): Promise<SessionStep[]> {
   const store = memoryStore();
   const steps: SessionStep[] = [];
-  const recording: SessionStore = { ...store, commitStepSync: (id, step) => (steps.push(step), store.commitStepSync(id, step)) };
+  const recording: SessionStore = {
+    ...store,
+    commitStepSync: (id, step) => (steps.push(step), store.commitStepSync(id, step)),
+  };
   const model = scriptedModel(
-    (_r, call) => (call < turns ? { text: `Reading ${call}.`, toolCalls: [{ id: `c${call}`, name: 'read_file', arguments: { path: `src/f${call}.ts` } }] } : { text: 'Done.' }),
+    (_r, call) =>
+      call < turns
+        ? {
+            text: `Reading ${call}.`,
+            toolCalls: [{ id: `c${call}`, name: 'read_file', arguments: { path: `src/f${call}.ts` } }],
+          }
+        : { text: 'Done.' },
     { recordRequests: false },
   );
   const agent = createAgent({ model, tools: [read], store: recording, sessionId: 'recorded' });
@@ -52,7 +61,13 @@ async function recordedSteps(turns: number): Promise<SessionStep[]> {
   return steps;
 }
 
-async function latency(name: StoreLatency['store'], store: SessionStore, steps: SessionStep[], rounds: number, label: string): Promise<StoreLatency> {
+async function latency(
+  name: StoreLatency['store'],
+  store: SessionStore,
+  steps: SessionStep[],
+  rounds: number,
+  label: string,
+): Promise<StoreLatency> {
   const times: number[] = [];
   for (let round = 0; round < rounds; round++) {
     const sessionId = `${label}-${round}`;
@@ -64,7 +79,13 @@ async function latency(name: StoreLatency['store'], store: SessionStore, steps: 
   }
   times.sort((a, b) => a - b);
   const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] as number;
-  return { store: name, steps: times.length, p50Us: round2(at(0.5)), p99Us: round2(at(0.99)), meanUs: round2(times.reduce((a, b) => a + b, 0) / times.length) };
+  return {
+    store: name,
+    steps: times.length,
+    p50Us: round2(at(0.5)),
+    p99Us: round2(at(0.99)),
+    meanUs: round2(times.reduce((a, b) => a + b, 0) / times.length),
+  };
 }
 
 export async function storesBenchmark(rounds: number): Promise<StoresResult> {
@@ -79,7 +100,10 @@ export async function storesBenchmark(rounds: number): Promise<StoresResult> {
 
   const started = await startPostgres({ durable: true });
   if (!('server' in started)) {
-    return { sqlite: sqliteResult, postgres: { store: 'postgres', steps: 0, p50Us: 0, p99Us: 0, meanUs: 0, skipped: started.skipped } };
+    return {
+      sqlite: sqliteResult,
+      postgres: { store: 'postgres', steps: 0, p50Us: 0, p99Us: 0, meanUs: 0, skipped: started.skipped },
+    };
   }
   try {
     const postgres = postgresStore({ connectionString: started.server.connectionString });

@@ -68,7 +68,11 @@ export const turnMachine = turnSetup.createMachine({
               target: '#turn.RESPONSE',
               actions: ['takeResumedReply', 'markAbortRequested', { type: 'endTurnAs', params: { reason: 'aborted' } }],
             },
-            { guard: 'resumesWithPublishedReply', target: '#turn.RESPONSE', actions: ['takeResumedReply', { type: 'endTurnAs', params: { reason: 'complete' } }] },
+            {
+              guard: 'resumesWithPublishedReply',
+              target: '#turn.RESPONSE',
+              actions: ['takeResumedReply', { type: 'endTurnAs', params: { reason: 'complete' } }],
+            },
             { guard: 'isContinuationAttempt', target: '#turn.ASSISTANT' },
             { guard: 'hasPreTurnPolicies', target: 'runningPreTurnPolicies' },
             { target: '#turn.ASSISTANT', actions: ['announceTurnStart', 'commitTurnInput', 'markInputCommitted'] },

@@ -103,7 +103,8 @@ export const turnSetup = setup({
   guards: {
     isContinuationAttempt: ({ context }) => context.attempt !== 'fresh',
     /** Resumed after a crash with a published reply that asks for tools: they continue (replay rules applied). */
-    resumesWithPublishedToolCalls: ({ context }) => context.resume?.reply != null && toolCallsOf(context.resume.reply.message).length > 0,
+    resumesWithPublishedToolCalls: ({ context }) =>
+      context.resume?.reply != null && toolCallsOf(context.resume.reply.message).length > 0,
     /** Resumed after a crash with a published reply that asks for nothing: the turn ends as that reply did. */
     resumesWithPublishedReply: ({ context }) => context.resume?.reply != null,
     resumedReplyFailed: ({ context }) => context.resume?.reply?.message.stopReason === 'error',
@@ -147,7 +148,10 @@ export const turnSetup = setup({
     markInputCommitted: assign({ inputCommitted: true }),
     markAbortRequested: assign({ abortRequested: true }),
     /** A turn resumed after a crash continues from the reply it had published, with the results known then. */
-    takeResumedReply: assign(({ context }) => ({ reply: context.resume?.reply ?? null, results: context.resume?.results ?? EMPTY_RESULTS })),
+    takeResumedReply: assign(({ context }) => ({
+      reply: context.resume?.reply ?? null,
+      results: context.resume?.results ?? EMPTY_RESULTS,
+    })),
     noteSteering: assign({ steeringArrived: true }),
     endTurnAs: assign((_, params: { reason: TurnEndReason }) => ({ endReason: params.reason })),
     settleUnfinishedCalls: assign(({ context }, params: UnfinishedReason) => ({

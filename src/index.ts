@@ -74,6 +74,19 @@ export type {
 } from './store/types.js';
 export type { Lease } from './store/lease.js';
 export { acquireLease, renewLease, releasedLease, checkFence, sessionBusy } from './store/lease.js';
-export { SessionCheckpointSchema, SessionHeadSchema, HistoryChangeSchema, HistoryRefSchema, StoredEventSchema } from './store/types.js';
-export { assembleCheckpoint, checkStep, expandEvents, parseHead, parseMessage, parseStoredEvent } from './store/validate.js';
+export {
+  SessionCheckpointSchema,
+  SessionHeadSchema,
+  HistoryChangeSchema,
+  HistoryRefSchema,
+  StoredEventSchema,
+} from './store/types.js';
+export {
+  assembleCheckpoint,
+  checkStep,
+  expandEvents,
+  parseHead,
+  parseMessage,
+  parseStoredEvent,
+} from './store/validate.js';
 export { INTERRUPTED_BY_RESTART } from './runtime/resume.js';

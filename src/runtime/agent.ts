@@ -12,8 +12,8 @@ import type { EffectHost } from './effects.js';
 import { AgentEventFeed } from './event-stream.js';
 import { resolveOptions, type AgentOptions } from './options.js';
 import { SessionHistory } from './history.js';
-import { checkLeaseOptions, LeaseKeeper, type LeaseOptions } from './lease.js';
-import { Persister } from './persistence.js';
+import { LeaseKeeper, type LeaseOptions } from './lease.js';
+import { Persister, runStopOf } from './persistence.js';
 import { safeReporter } from './isolation.js';
 import { errorMessage } from './policy-runner.js';
 import { checkApprovalDecision } from '../policies/verdicts.js';
@@ -71,7 +71,7 @@ export interface Agent {
 export interface DurableOptions {
   store?: SessionStore;
   sessionId?: string;
-  /** One owner per session (DESIGN §11): the lease's ttl (default 30 s, renewed while running) and owner (default random). */
+  /** One owner per session (DESIGN §11): the lease's ttl (default 30 s, renewed while running), its owner. */
   lease?: LeaseOptions;
 }
 
@@ -88,7 +88,6 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
   if ((options.store === undefined) !== (options.sessionId === undefined)) {
     throw new AgentError('InvalidOptions', 'createAgent: `store` and `sessionId` go together (a durable session needs both).');
   }
-  checkLeaseOptions(options.lease);
   const state: AgentState = {
     options,
     resolved,
@@ -114,9 +113,9 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
     unacknowledged: new Map(),
     run: null,
     persister: null,
-    host,
     lease: null,
-    abandonLastWrite: null,
+    host,
+    cutFinalWrite: null,
   };
   let closed = false;
   // Attached before the session loads, so a run resumed after a restart is observed from its first event.
@@ -124,12 +123,19 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
   options.otel?.attach({ events: state.feed.observable(), sessionId, systemPrompt });
   let loaded = !options.store;
   const handleOf = (run: RunSession): AgentRun => ({ runId: run.runId, events: run.handle!.events, result: run.handle!.result });
-  const ready = options.store && options.sessionId ? load(state, { store: options.store, sessionId: options.sessionId, ...(options.lease ? { lease: options.lease } : {}) }, onSubscriberError).then((resumed) => ((loaded = true), { resumedRun: resumed ? handleOf(resumed) : null })) : Promise.resolve({ resumedRun: null });
+  const durable = options.store && options.sessionId ? { store: options.store, sessionId: options.sessionId } : null;
+  const ready = durable
+    ? load(state, { ...durable, ...(options.lease ? { lease: options.lease } : {}) }, onSubscriberError).then(
+        (resumed) => ((loaded = true), { resumedRun: resumed ? handleOf(resumed) : null }),
+      )
+    : Promise.resolve({ resumedRun: null });
   // A failed load rejects `ready` for whoever awaits it, without an unhandled rejection otherwise.
   ready.catch(() => {});
 
   const assertIdle = (what: string) => {
-    if (closed) throw new AgentError('NotReady', `${what}: the agent was closed; create a new one to continue the session.`);
+    if (closed) {
+      throw new AgentError('NotReady', `${what}: the agent was closed; create a new one to continue the session.`);
+    }
     if (!loaded) throw new AgentError('NotReady', `${what}: the session is still loading; await agent.ready first.`);
     // After a failed write this agent's memory is ahead of its store: a new agent loads the session.
     if (state.persister?.failure) throw state.persister.failure;
@@ -179,8 +185,10 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
     followUp: (input) => enqueue(input, 'followUp'),
     abort(reason) {
       const run = state.run;
-      // An ended run whose last step is still being written (a store that hangs): stop waiting for it.
-      if (!run?.master) return state.abandonLastWrite?.();
+      if (!run?.master) {
+        state.cutFinalWrite?.();
+        return;
+      }
       run.controller.abort(abortReasonText(reason));
       run.master.send({ type: 'ABORT' });
     },
@@ -253,16 +261,21 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
 }
 
 /** Takes the session's lease, loads the session; a run a restart (or a dead owner) interrupted continues at once. */
-async function load(state: AgentState, durable: Required<Pick<DurableOptions, 'store' | 'sessionId'>> & DurableOptions, onError: (error: unknown) => void): Promise<RunSession | null> {
+async function load(
+  state: AgentState,
+  durable: Required<Pick<DurableOptions, 'store' | 'sessionId'>> & DurableOptions,
+  onError: (error: unknown) => void,
+): Promise<RunSession | null> {
   const { store, sessionId } = durable;
+  const clock = state.options.clock as ConstructorParameters<typeof LeaseKeeper>[3];
   // A durable-execution engine runs one writer per session (Restate: one exclusive handler per key): no lease.
   const onLeaseFailure = (error: unknown) => state.persister?.fail(error);
-  const keeper = state.host ? null : new LeaseKeeper(store, sessionId, durable.lease ?? {}, state.options.clock as never, onLeaseFailure);
+  const keeper = state.host ? null : new LeaseKeeper(store, sessionId, durable.lease ?? {}, clock, onLeaseFailure);
   const lease = keeper ? await keeper.acquire() : null;
   state.lease = keeper;
   const checkpoint = await store.load(sessionId);
   // A failed write ends the run in progress (store failures are fatal, never subscriber errors).
-  const onFailure = (failure: AgentError) => state.run?.stop({ code: failure.code === 'SessionLost' ? 'sessionLost' : 'storeFailed', message: failure.message });
+  const onFailure = (failure: AgentError) => state.run?.stop(runStopOf(failure));
   state.persister = new Persister(store, sessionId, checkpoint?.version ?? -1, onFailure);
   if (lease) state.persister.token = lease.token;
   if (!checkpoint) return null;

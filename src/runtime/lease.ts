@@ -1,4 +1,3 @@
-import { AgentError } from '../domain/errors.js';
 import type { Lease } from '../store/lease.js';
 import type { SessionStore } from '../store/types.js';
 
@@ -81,12 +80,15 @@ export class LeaseKeeper {
   }
 
   private schedule(): void {
-    this.timer = this.clock.setTimeout(() => {
-      this.timer = null;
-      if (!this.active) return;
-      void this.renew();
-      this.schedule();
-    }, Math.max(1, Math.floor(this.ttlMs / 3)));
+    this.timer = this.clock.setTimeout(
+      () => {
+        this.timer = null;
+        if (!this.active) return;
+        void this.renew();
+        this.schedule();
+      },
+      Math.max(1, Math.floor(this.ttlMs / 3)),
+    );
   }
 
   private async renew(): Promise<void> {
@@ -100,16 +102,6 @@ export class LeaseKeeper {
       this.onFailure(error);
     }
   }
-}
-
-export function checkLeaseOptions(lease: LeaseOptions | undefined): void {
-  if (lease === undefined) return;
-  if (typeof lease !== 'object' || lease === null) throw new AgentError('InvalidOptions', 'lease must be an object: { ttlMs?, owner? }.');
-  const { ttlMs, owner } = lease;
-  if (ttlMs !== undefined && !(Number.isInteger(ttlMs) && ttlMs >= 1 && ttlMs <= 2_147_483_647)) {
-    throw new AgentError('InvalidOptions', `lease.ttlMs must be an integer from 1 to 2147483647 ms, got ${String(ttlMs)}.`);
-  }
-  if (owner !== undefined && (typeof owner !== 'string' || owner === '')) throw new AgentError('InvalidOptions', 'lease.owner must be a non-empty string.');
 }
 
 function randomOwner(): string {

@@ -47,9 +47,9 @@ export function createCallModel() {
         invalidCalls: [],
       };
     }
+    const provider = model.provider !== undefined ? { provider: model.provider } : {};
     // The event and the request share one view of the history: the exact context sent, not a copy per call.
     const messages = view.messages() as Message[];
-    const provider = model.provider !== undefined ? { provider: model.provider } : {};
     run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, ...provider, messages }, view);
     const reply = { ...(await attemptReply(run, messages, input.turnIndex)), published: run.turn.messageOpen };
     run.ledger.recordUsage(reply.message.usage, model.pricing);
@@ -101,7 +101,9 @@ type Interruption = 'aborted' | 'idle';
  */
 async function attemptReply(run: RunSession, messages: Message[], turnIndex: number): Promise<Reply> {
   const host = run.agent.host;
-  if (!host) return streamReply(run, messages, { onDelta: (delta, name) => run.streamDelta(delta, name), clock: run.clock });
+  if (!host) {
+    return streamReply(run, messages, { onDelta: (delta, name) => run.streamDelta(delta, name), clock: run.clock });
+  }
   const model = run.model;
   const recorded = await host.modelAttempt(`model ${turnIndex}:${run.nextSeq}`, async () => {
     const deltas: MessageDelta[] = [];

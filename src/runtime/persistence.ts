@@ -14,7 +14,7 @@ import {
   type TurnCheckpoint,
 } from '../store/types.js';
 import { contextViewOf, type SessionHistory } from './history.js';
-import type { AgentState, RunSession } from './run-session.js';
+import type { AgentState, RunSession, RunStop } from './run-session.js';
 
 interface MasterView {
   steeringQueue: Message[];
@@ -37,8 +37,6 @@ export const MAX_BUFFERED_EVENTS = 256;
  */
 export class Persister {
   private buffered: AgentEvent[] = [];
-  /** Index in `buffered` of a messageStart whose messageEnd has not come yet (a live stream). */
-  private openMessageAt: number | null = null;
   private readonly queue: SessionStep[] = [];
   private writing = false;
   private idle: Array<() => void> = [];
@@ -55,11 +53,9 @@ export class Persister {
   ) {}
 
   record(event: AgentEvent, agent: AgentState, run: RunSession): void {
-    if (event.type === 'messageStart') this.openMessageAt = this.buffered.length;
     this.buffered.push(event);
-    if (event.type === 'messageEnd') this.openMessageAt = null;
     // Progress updates change no state: past the limit they are written with an unchanged checkpoint.
-    if (event.type === 'toolExecutionUpdate' && this.buffered.length - (this.openMessageAt ?? 0) >= MAX_BUFFERED_EVENTS) this.step(agent, run);
+    if (event.type === 'toolExecutionUpdate' && this.buffered.length >= MAX_BUFFERED_EVENTS) this.step(agent, run);
   }
 
   /** The agent let the session go (`close()`): nothing more is written, as if the process had stopped here. */
@@ -71,16 +67,12 @@ export class Persister {
 
   step(agent: AgentState, run: RunSession | null): void {
     if (this.failure || this.detached) return;
-    // A message still streaming (live) is written with its messageEnd: a crash in between leaves no
-    // messageStart without its end in the store, and the resumed run reuses those seq numbers.
-    const held = this.openMessageAt === null ? [] : this.buffered.slice(this.openMessageAt);
-    const events = this.openMessageAt === null ? this.buffered : this.buffered.slice(0, this.openMessageAt);
-    this.buffered = held;
-    if (this.openMessageAt !== null) this.openMessageAt = 0;
+    const events = this.buffered;
+    this.buffered = [];
     let step: SessionStep;
     try {
       step = validatedStep({
-        checkpoint: buildHead(this.sessionId, this.version + 1, agent, run, held[0]?.seq),
+        checkpoint: buildHead(this.sessionId, this.version + 1, agent, run),
         history: agent.log.takeChanges(),
         events: events.map((event) => encodeEvent(event, agent.log)),
         ...(this.token !== null ? { token: this.token } : {}),
@@ -148,10 +140,20 @@ export class Persister {
   }
 }
 
+/** How a run ends when its store failed: `sessionLost` when fenced by a newer lease, else `storeFailed`. */
+export function runStopOf(failure: AgentError): RunStop {
+  return { code: failure.code === 'SessionLost' ? 'sessionLost' : 'storeFailed', message: failure.message };
+}
+
 /** A failed write as the run reports it: fenced by a newer lease (SessionLost), or StoreFailed naming the cause. */
 function storeFailure(sessionId: string, error: unknown): AgentError {
   if (error instanceof AgentError && (error.code === 'SessionLost' || error.code === 'StoreFailed')) return error;
-  const detail = error instanceof AgentError ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error);
+  const detail =
+    error instanceof AgentError
+      ? `${error.code}: ${error.message}`
+      : error instanceof Error
+        ? error.message
+        : String(error);
   return new AgentError('StoreFailed', `session "${sessionId}": the store failed to write a step (${detail})`);
 }
 
@@ -165,7 +167,12 @@ function encodeEvent(event: AgentEvent, log: SessionHistory): StoredEvent {
   if (!view) return event;
   const stored: Record<string, unknown> = {};
   for (const key of Object.keys(event)) {
-    stored[key] = key !== 'messages' ? event[key as keyof AgentEvent] : view.isOver(log.messages) ? { historyPrefix: view.prefix, tail: view.tail } : { historyPrefix: 0, tail: view.messages() };
+    stored[key] =
+      key !== 'messages'
+        ? event[key as keyof AgentEvent]
+        : view.isOver(log.messages)
+          ? { historyPrefix: view.prefix, tail: view.tail }
+          : { historyPrefix: 0, tail: view.messages() };
   }
   return stored as StoredEvent;
 }
@@ -177,15 +184,20 @@ function validatedStep(step: SessionStep): SessionStep {
     if (!result.success) problems.push(`${what}: ${z.prettifyError(result.error)}`);
   };
   check('checkpoint', SessionHeadSchema.safeParse(step.checkpoint));
-  step.history.messages.forEach((message, index) => check(`message ${step.history.from + index}`, MessageSchema.safeParse(message)));
+  step.history.messages.forEach((message, index) =>
+    check(`message ${step.history.from + index}`, MessageSchema.safeParse(message)),
+  );
   step.events.forEach((event) => check(`event ${event.type} (seq ${event.seq})`, StoredEventSchema.safeParse(event)));
   if (problems.length > 0) {
-    throw new AgentError('StoreFailed', `session "${step.checkpoint.sessionId}": the step was not written, it would not load again (${problems.join('; ')})`);
+    throw new AgentError(
+      'StoreFailed',
+      `session "${step.checkpoint.sessionId}": the step was not written, it would not load again (${problems.join('; ')})`,
+    );
   }
   return step;
 }
 
-function buildHead(sessionId: string, version: number, agent: AgentState, run: RunSession | null, heldSeq: number | undefined): SessionHead {
+function buildHead(sessionId: string, version: number, agent: AgentState, run: RunSession | null): SessionHead {
   const master = run?.master?.getSnapshot().context as MasterView | undefined;
   // Between a turnEnd and the master's decision the master has not advanced its turn index yet.
   const closedAhead = run?.lastClosedTurn != null && master !== undefined && run.lastClosedTurn >= master.turnIndex;
@@ -197,14 +209,14 @@ function buildHead(sessionId: string, version: number, agent: AgentState, run: R
     followUpQueue: [...(master?.followUpQueue ?? agent.followUpQueue)],
     counters: cloneCounters(agent.counters),
     turnIndex: closedAhead ? (run?.lastClosedTurn ?? 0) + 1 : (master?.turnIndex ?? agent.turnIndex),
-    run: run && !run.ended ? runCheckpoint(run, master, closedAhead, heldSeq) : null,
+    run: run && !run.ended ? runCheckpoint(run, master, closedAhead) : null,
   };
 }
 
-function runCheckpoint(run: RunSession, master: MasterView | undefined, closedAhead: boolean, heldSeq: number | undefined): RunCheckpoint {
+function runCheckpoint(run: RunSession, master: MasterView | undefined, closedAhead: boolean): RunCheckpoint {
   return {
     runId: run.runId,
-    nextSeq: heldSeq ?? run.nextSeq,
+    nextSeq: run.nextSeq,
     pending: [...(master?.pending ?? [])],
     turnsThisRun: (master?.turnsThisRun ?? 0) + (closedAhead ? 1 : 0),
     modelIndex: run.modelIndex,
@@ -223,7 +235,12 @@ function turnCheckpoint(run: RunSession): TurnCheckpoint {
     approved: [...turn.approved],
     requested: [...turn.requested],
     pendingApproval: turn.pendingApproval
-      ? { toolCallId: turn.pendingApproval.toolCallId, toolName: turn.pendingApproval.toolName, arguments: turn.pendingApproval.arguments, version: turn.pendingApproval.version }
+      ? {
+          toolCallId: turn.pendingApproval.toolCallId,
+          toolName: turn.pendingApproval.toolName,
+          arguments: turn.pendingApproval.arguments,
+          version: turn.pendingApproval.version,
+        }
       : null,
     committed,
   };

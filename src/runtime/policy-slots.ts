@@ -2,8 +2,8 @@ import { fromPromise } from 'xstate';
 import type { ResponseOutput } from '../../machines/turn.types.js';
 import { toMessage, toolCallsOf, type AssistantMessage, type Message, type ToolResultMessage } from '../domain/messages.js';
 import { checkPostTurnVerdict, checkVerdict } from '../policies/verdicts.js';
-import type { PolicySlot } from '../domain/events.js';
 import type { SessionHistory } from './history.js';
+import type { PolicySlot } from '../domain/events.js';
 import { runIsolated } from './policy-runner.js';
 import { runOf } from './run-registry.js';
 import { withRunSignal } from './timers.js';
@@ -24,7 +24,8 @@ export async function runLoopPolicies(
     // After an abort no policy is asked anything more.
     if (signal.aborted || run.signal.aborted) break;
     const ask = () => policy({ messages, newMessages, turnIndex, counters: run.countersSnapshot() });
-    const verdict = await run.awaitUser(runIsolated(slot, ask, checkVerdict, (s, e) => run.reportPolicyError(s, e), signal));
+    const report = (s: PolicySlot, e: unknown) => run.reportPolicyError(s, e);
+    const verdict = await run.awaitUser(runIsolated(slot, ask, checkVerdict, report, signal));
     if (signal.aborted || run.signal.aborted) break;
     if (verdict?.verdict === 'stop') return { stopped: true, injected };
     if (verdict?.verdict === 'inject') injected.push(...verdict.messages.map(toMessage));
@@ -60,8 +61,10 @@ export function createPostTurnRunner() {
       const messages = run.agent.history.slice();
       const { toolResults, turnIndex } = input;
       const ask = () => policy({ messages, assistant, toolResults, turnIndex, counters: run.countersSnapshot() });
-      const report = (slot: PolicySlot, error: unknown) => run.reportPolicyError(slot, error);
-      const verdict = await run.awaitUser(runIsolated('postTurn', ask, checkPostTurnVerdict, report, withRunSignal(run, signal)));
+      const report = (s: PolicySlot, e: unknown) => run.reportPolicyError(s, e);
+      const verdict = await run.awaitUser(
+        runIsolated('postTurn', ask, checkPostTurnVerdict, report, withRunSignal(run, signal)),
+      );
       // An abort while the policy ran: its verdict no longer applies (the history is final).
       if (signal.aborted || run.signal.aborted) break;
       if (!verdict) continue;

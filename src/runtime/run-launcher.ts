@@ -7,6 +7,7 @@ import type { TurnCheckpoint } from '../store/types.js';
 import type { RunResult } from '../domain/outcomes.js';
 import { isolatedInspector } from './isolation.js';
 import { masterLogic } from './master-effects.js';
+import { runStopOf } from './persistence.js';
 import { errorMessage } from './policy-runner.js';
 import { finalReportOf } from './report.js';
 import { closeCommittedTurn } from './resume.js';
@@ -116,10 +117,17 @@ function masterInput(state: AgentState, start: RunStart): MasterInput {
   };
 }
 
-function finishRun(state: AgentState, run: RunSession, ended: EndContext, resolveResult: (result: RunResult) => void): void {
+function finishRun(
+  state: AgentState,
+  run: RunSession,
+  ended: EndContext,
+  resolveResult: (result: RunResult) => void,
+): void {
   if (run.ended) return;
   // A run the runtime stopped (store failure, lost lease) ends failed, whatever the chart decided.
-  const context: EndContext = run.stopped ? { ...ended, status: 'failed', endReason: 'fatalError', error: null } : ended;
+  const context: EndContext = run.stopped
+    ? { ...ended, status: 'failed', endReason: 'fatalError', error: null }
+    : ended;
   run.closing = true;
   run.closeTurnAsAborted();
   // Messages the master never took (sent while it was already ending) stay queued, never lost.
@@ -129,8 +137,7 @@ function finishRun(state: AgentState, run: RunSession, ended: EndContext, resolv
   state.followUpQueue = [...context.followUpQueue, ...untaken.filter(([, source]) => source === 'followUp').map(([message]) => message)];
   state.turnIndex = context.turnIndex;
   const counters = cloneCounters(state.counters);
-  // A stopped run's failure (store, lease) first; else an aborted run's reason or a failed run's error.
-  const error = run.stopped ?? endError(run, context);
+  const error = endError(run, context);
   const { status, endReason } = context;
   // The history at the end, as a view: a session of many runs does not store a copy per run.
   const view = state.log.view();
@@ -155,30 +162,32 @@ function finishRun(state: AgentState, run: RunSession, ended: EndContext, resolv
     messages: state.history.slice(),
     counters,
     ...(report ? { finalReport: report } : {}),
-    ...(error ? { error: { code: error.code, message: error.message } } : {}),
+    ...(error ? { error } : {}),
   };
-  // The run ends when its last step is written; if that write fails, the result says so. abort()
-  // stops the wait (DESIGN §9: every wait on a store races the abort): the result is then what
-  // agentEnd said, and flush() is the wait on the write.
+  // The run ends when its last step is written; if that write fails, the result says so.
   const persister = state.persister;
-  if (!persister) return resolveResult(result);
-  const settle = (value: RunResult) => {
-    if (state.abandonLastWrite !== abandon) return;
-    state.abandonLastWrite = null;
-    resolveResult(value);
+  const written = (): RunResult => {
+    const failure = !run.stopped && persister?.failure ? persister.failure : null;
+    if (!failure) return result;
+    return { ...result, status: 'failed', endReason: 'fatalError', error: runStopOf(failure) };
   };
-  const abandon = () => settle(result);
-  state.abandonLastWrite = abandon;
-  void persister.settled().then(() => {
-    const failure = !run.stopped && persister.failure ? persister.failure : null;
-    const code = failure?.code === 'SessionLost' ? 'sessionLost' : 'storeFailed';
-    const failed: RunResult = { ...result, status: 'failed', endReason: 'fatalError', error: { code, message: failure?.message ?? '' } };
-    settle(failure ? failed : result);
-  });
+  // An aborted run settles at once (§9); flush() is then the wait on its last step.
+  if (!persister?.busy || context.status === 'aborted') return resolveResult(written());
+  let settled = false;
+  const settle = (final: RunResult) => {
+    if (settled) return;
+    settled = true;
+    state.cutFinalWrite = null;
+    resolveResult(final);
+  };
+  // abort() while the store still writes the last step stops waiting for it (flush() still waits).
+  state.cutFinalWrite = () => settle(result);
+  void persister.settled().then(() => settle(written()));
 }
 
-/** A failed run's error; an aborted run's reason (`abort(reason)`). */
+/** A failed run's error (the runtime's stop first: a store failure, a lost lease); an aborted run's reason. */
 function endError(run: RunSession, context: EndContext): { code: string; message: string } | null {
+  if (run.stopped) return { code: run.stopped.code, message: run.stopped.message };
   if (context.status === 'aborted') return { code: 'aborted', message: run.abortReason };
   if (context.status === 'failed' && context.error) return { code: context.error.kind, message: context.error.message };
   return null;

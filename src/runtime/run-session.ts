@@ -124,12 +124,12 @@ export interface AgentState {
   run: RunSession | null;
   /** Checkpoints every committed step when the agent has a store. */
   persister: Persister | null;
-  /** Set while an ended run's result waits for its last step to be written: abort() stops the wait. */
-  abandonLastWrite: (() => void) | null;
-  /** A durable-execution engine that journals the run's effects (agentchart/restate), or null. */
-  readonly host: EffectHost | null;
   /** The agent's lease on its session (with a store). */
   lease: LeaseKeeper | null;
+  /** A durable-execution engine that journals the run's effects (agentchart/restate), or null. */
+  readonly host: EffectHost | null;
+  /** While an ended run waits for its last step to be written: abort() stops the wait. */
+  cutFinalWrite: (() => void) | null;
 }
 
 let runCounter = 0;
@@ -203,21 +203,41 @@ export class RunSession {
     return this.agent.resolved.models[this.modelIndex] as Model;
   }
 
+  /**
+   * Events of a message being published (messageStart … messageEnd), held back from the store until
+   * its messageEnd: a checkpoint taken meanwhile (a steer during a live stream) must not store a
+   * half-published attempt, or a crash would leave two messageStarts for one message.
+   */
+  private held: AgentEvent[] | null = null;
+
   /** Publishes an event; `view` backs a `messages` field (beforeModelCall, agentEnd) instead of a copy. */
   emit(body: AgentEventBody, view?: ContextView): AgentEvent | null {
     if (this.ended) return null;
     const event = { ...body, runId: this.runId, seq: this.seq++ } as AgentEvent;
     if (view && 'messages' in event) attachContextView(event, view);
     this.ledger.observe(event);
-    this.agent.persister?.record(event, this.agent, this);
+    if (event.type === 'messageStart') this.held = [];
+    if (this.held) {
+      this.held.push(event);
+      if (event.type === 'messageEnd') this.releaseHeld();
+    } else {
+      this.agent.persister?.record(event, this.agent, this);
+    }
     this.log.push(event);
     this.agent.feed.push(event);
     if (CHECKPOINTED_EVENTS.has(event.type)) this.checkpoint();
     return event;
   }
 
+  private releaseHeld(): void {
+    const held = this.held ?? [];
+    this.held = null;
+    for (const event of held) this.agent.persister?.record(event, this.agent, this);
+  }
+
+  /** The seq the stored log continues from: held events are not stored yet. */
   get nextSeq(): number {
-    return this.seq;
+    return this.held?.[0]?.seq ?? this.seq;
   }
 
   /** Steering that interrupts was accepted in this turn: effects start no further tool call or approval request. */
@@ -241,16 +261,16 @@ export class RunSession {
     this.agent.persister?.step(this.agent, this);
   }
 
-  /** Awaits user code outside any journaled step (a durable host waits for it before it waits for the engine). */
-  awaitUser<T>(work: Promise<T>): Promise<T> {
-    return this.agent.host ? this.agent.host.track(work) : work;
-  }
-
   /** A context transform whose output was refused: reported, and the default compaction is used. */
   reportTransformRejection(rejection: TransformRejection): void {
     const detail = rejection.violations.length > 0 ? `: ${rejection.violations.slice(0, 3).join('; ')}` : '';
     const message = `${rejection.reason}${detail}; the default compaction was used`;
     this.reportPolicyError('contextTransform', new Error(message));
+  }
+
+  /** Awaits user code outside any journaled step (a durable host waits for it before it waits for the engine). */
+  awaitUser<T>(work: Promise<T>): Promise<T> {
+    return this.agent.host ? this.agent.host.track(work) : work;
   }
 
   reportPolicyError(slot: PolicySlot, error: unknown): void {

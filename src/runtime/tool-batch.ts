@@ -7,6 +7,7 @@ import type { ToolResultMessage } from '../domain/messages.js';
 import { runTool, type ToolRunResult } from '../tools/run.js';
 import { errorMessage } from './policy-runner.js';
 import { bindRun, runOf } from './run-registry.js';
+import { raceAbort } from './timers.js';
 import { isolatedInspector } from './isolation.js';
 import type { RunSession } from './run-session.js';
 
@@ -23,7 +24,8 @@ export function provideToolCallMachine() {
         await Promise.resolve();
         const run = runOf(system);
         // The start is durable before the tool runs (an async store too): a failed write stops the run instead.
-        await run.agent.persister?.settled();
+        const persister = run.agent.persister;
+        if (persister?.busy) await raceAbort(persister.settled(), signal);
         // Cancelled or aborted meanwhile (a toolExecutionStart subscriber, a failed write): the tool never runs.
         if (signal.aborted || run.signal.aborted) return { content: unfinishedText({ kind: 'aborted' }), isError: true };
         const tool = run.agent.registry.get(input.call.name);
@@ -97,10 +99,10 @@ export function createToolBatch(toolCallLogic: ReturnType<typeof provideToolCall
     const startedCallIds: string[] = [];
     // Set before cancelling: a call finishing during the cancellation must not start the next one.
     let cancelling = false;
-    // An async store is still writing: the next call is announced only once every step before it is durable.
-    let awaitingStore = false;
     // Steering arrived: calls not started never start; the batch settles once the running ones end.
     let holding = false;
+    // An async store is still writing: the next call is announced only once every step before it is durable.
+    let awaitingStore = false;
 
     const settle = (interrupted: boolean) => {
       if (settled) return;
@@ -143,13 +145,14 @@ export function createToolBatch(toolCallLogic: ReturnType<typeof provideToolCall
 
     // Starts calls until the pool is full; moves to the next group when the current one drained.
     const pump = () => {
-      while (!settled && !cancelling && !awaitingStore) {
+      while (!settled && !cancelling) {
         // Steering accepted in this very step (its event still queued for the turn) holds the batch too.
         if (run.steeringInterrupts) holding = true;
         if (holding) {
           if (running.size === 0) settleHeld();
           return;
         }
+        if (awaitingStore) return;
         if (queue.length === 0 && running.size === 0) {
           if (groupIndex >= input.groups.length) return settle(false);
           // Cancellation is checked before each group: a later group never starts after an abort.

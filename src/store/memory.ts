@@ -20,18 +20,32 @@ export function memoryStore(options: StoreOptions = {}): SessionStore & Required
   const now = options.now ?? Date.now;
   const sessions = new Map<string, StoredSession>();
   const leases = new Map<string, Lease>();
-  const historyOf = (sessionId: string, session: StoredSession) => session.messages.map((json, position) => parseMessage(sessionId, json, position));
+  const historyOf = (sessionId: string, session: StoredSession) =>
+    session.messages.map((json, position) => parseMessage(sessionId, json, position));
   const store: SessionStore & Required<Pick<SessionStore, 'commitStepSync'>> = {
     async load(sessionId) {
       const session = sessions.get(sessionId);
-      return session ? assembleCheckpoint(sessionId, parseHead(sessionId, session.head), historyOf(sessionId, session)) : null;
+      return session
+        ? assembleCheckpoint(sessionId, parseHead(sessionId, session.head), historyOf(sessionId, session))
+        : null;
     },
     async commitStep(sessionId, step) {
       store.commitStepSync(sessionId, step);
     },
     commitStepSync(sessionId, step) {
-      const session = sessions.get(sessionId) ?? { head: '', version: -1, messages: [], events: [], running: false, updatedAt: 0 };
-      checkStep(sessionId, { version: session.version, historyLength: session.messages.length, lease: leases.get(sessionId) ?? null }, step);
+      const session = sessions.get(sessionId) ?? {
+        head: '',
+        version: -1,
+        messages: [],
+        events: [],
+        running: false,
+        updatedAt: 0,
+      };
+      checkStep(
+        sessionId,
+        { version: session.version, historyLength: session.messages.length, lease: leases.get(sessionId) ?? null },
+        step,
+      );
       // Serialized before anything changes: a step is all or nothing.
       const head = JSON.stringify(step.checkpoint);
       const messages = step.history.messages.map((message) => JSON.stringify(message));
@@ -39,7 +53,12 @@ export function memoryStore(options: StoreOptions = {}): SessionStore & Required
       session.messages.length = step.history.from;
       for (const message of messages) session.messages.push(message);
       for (const event of events) session.events.push(event);
-      Object.assign(session, { head, version: step.checkpoint.version, running: step.checkpoint.run !== null, updatedAt: Date.now() });
+      Object.assign(session, {
+        head,
+        version: step.checkpoint.version,
+        running: step.checkpoint.run !== null,
+        updatedAt: Date.now(),
+      });
       sessions.set(sessionId, session);
     },
     async loadEvents(sessionId, options): Promise<AgentEvent[]> {
@@ -49,7 +68,12 @@ export function memoryStore(options: StoreOptions = {}): SessionStore & Required
       return expandEvents(sessionId, stored, () => historyOf(sessionId, session));
     },
     async list(): Promise<SessionSummary[]> {
-      return [...sessions].map(([sessionId, s]) => ({ sessionId, version: s.version, running: s.running, updatedAt: s.updatedAt }));
+      return [...sessions].map(([sessionId, s]) => ({
+        sessionId,
+        version: s.version,
+        running: s.running,
+        updatedAt: s.updatedAt,
+      }));
     },
     async delete(sessionId) {
       sessions.delete(sessionId);

@@ -14,17 +14,27 @@ export interface PgClient {
 
 /** A pool for a connection string, from the optional peer `pg`; missing → MissingDependency with the install command. */
 export async function poolFor(connectionString: string): Promise<PgPool> {
-  let pg: { default?: { Pool: new (options: { connectionString: string }) => PgPool }; Pool?: new (options: { connectionString: string }) => PgPool };
+  let pg: {
+    default?: { Pool: new (options: { connectionString: string }) => PgPool };
+    Pool?: new (options: { connectionString: string }) => PgPool;
+  };
   try {
     pg = (await import('pg')) as typeof pg;
   } catch (error) {
     if (isModuleNotFound(error)) {
-      throw new AgentError('MissingDependency', 'agentchart/postgres needs the optional peer dependency pg (8.x): npm install pg');
+      throw new AgentError(
+        'MissingDependency',
+        'agentchart/postgres needs the optional peer dependency pg (8.x): npm install pg',
+      );
     }
     throw error;
   }
   const Pool = pg.Pool ?? pg.default?.Pool;
-  if (!Pool) throw new AgentError('MissingDependency', 'agentchart/postgres: the installed pg package has no Pool export (pg 8.x is needed): npm install pg@8');
+  if (!Pool)
+    throw new AgentError(
+      'MissingDependency',
+      'agentchart/postgres: the installed pg package has no Pool export (pg 8.x is needed): npm install pg@8',
+    );
   const created = new Pool({ connectionString });
   // An idle connection the server dropped is discarded by the pool; unheard, its 'error' would crash the process.
   created.on?.('error', () => {});

@@ -43,10 +43,14 @@ export async function ensurePostgresSchema(client: PgClient): Promise<void> {
   try {
     await client.query("SELECT pg_advisory_xact_lock(hashtext('agentchart schema'))");
     await client.query('CREATE TABLE IF NOT EXISTS agentchart_meta (key text PRIMARY KEY, value text NOT NULL)');
-    const row = (await client.query("SELECT value FROM agentchart_meta WHERE key = 'schema_version'")).rows[0] as { value: string } | undefined;
+    const row = (await client.query("SELECT value FROM agentchart_meta WHERE key = 'schema_version'")).rows[0] as
+      { value: string } | undefined;
     const version = row ? Number(row.value) : 0;
     if (version > POSTGRES_SCHEMA_VERSION) {
-      throw new AgentError('StoreUnavailable', `postgres store: the database holds agentchart layout ${version}; this version reads ${POSTGRES_SCHEMA_VERSION}`);
+      throw new AgentError(
+        'StoreUnavailable',
+        `postgres store: the database holds agentchart layout ${version}; this version reads ${POSTGRES_SCHEMA_VERSION}`,
+      );
     }
     if (version < POSTGRES_SCHEMA_VERSION) {
       await client.query(LAYOUT_1);

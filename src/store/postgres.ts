@@ -6,7 +6,9 @@ import { ensurePostgresSchema } from './postgres-schema.js';
 import type { SessionStore, SessionSummary, StoreOptions } from './types.js';
 import { assembleCheckpoint, checkStep, expandEvents, parseHead, parseMessage, parseStoredEvent } from './validate.js';
 
-export type PostgresStoreOptions = ({ connectionString: string; pool?: never } | { pool: PgPool; connectionString?: never }) &
+export type PostgresStoreOptions = (
+  { connectionString: string; pool?: never } | { pool: PgPool; connectionString?: never }
+) &
   StoreOptions & {
     /**
      * The lease clock; default: the database's (`clock_timestamp()`), so processes on several
@@ -39,7 +41,8 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const ownsPool = !options.pool;
   let pool: Promise<PgPool> | null = null;
   let ready: Promise<PgPool> | null = null;
-  const poolOnce = () => (pool ??= options.pool ? Promise.resolve(options.pool) : poolFor(options.connectionString as string));
+  const poolOnce = () =>
+    (pool ??= options.pool ? Promise.resolve(options.pool) : poolFor(options.connectionString as string));
   /** The pool, with the schema ensured once (retried after a failure). */
   const open = () =>
     (ready ??= (async () => {
@@ -87,28 +90,54 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
 
   const nowSql = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
   /** The lease row locked for this transaction (created empty on first use, so the lock always exists). */
-  const lockedLease = async (client: PgClient, sessionId: string, mode: 'UPDATE' | 'SHARE'): Promise<{ lease: Lease | null; now: number }> => {
-    await client.query("INSERT INTO agentchart_leases (session_id, owner, token, expires_at) VALUES ($1, '', 0, 0) ON CONFLICT (session_id) DO NOTHING", [sessionId]);
-    const row = (await client.query(`SELECT owner, token, expires_at, ${nowSql} AS now FROM agentchart_leases WHERE session_id = $1 FOR ${mode}`, [sessionId])).rows[0] as {
+  const lockedLease = async (
+    client: PgClient,
+    sessionId: string,
+    mode: 'UPDATE' | 'SHARE',
+  ): Promise<{ lease: Lease | null; now: number }> => {
+    await client.query(
+      "INSERT INTO agentchart_leases (session_id, owner, token, expires_at) VALUES ($1, '', 0, 0) ON CONFLICT (session_id) DO NOTHING",
+      [sessionId],
+    );
+    const row = (
+      await client.query(
+        `SELECT owner, token, expires_at, ${nowSql} AS now FROM agentchart_leases WHERE session_id = $1 FOR ${mode}`,
+        [sessionId],
+      )
+    ).rows[0] as {
       owner: string;
       token: string;
       expires_at: string;
       now: string;
     };
-    const lease = Number(row.token) === 0 ? null : { owner: row.owner, token: Number(row.token), expiresAt: Number(row.expires_at) };
+    const lease =
+      Number(row.token) === 0
+        ? null
+        : { owner: row.owner, token: Number(row.token), expiresAt: Number(row.expires_at) };
     return { lease, now: options.now ? options.now() : Number(row.now) };
   };
-  const changeLease = (sessionId: string, decide: (current: Lease | null, now: number) => Lease | null): Promise<Lease | null> =>
+  const changeLease = (
+    sessionId: string,
+    decide: (current: Lease | null, now: number) => Lease | null,
+  ): Promise<Lease | null> =>
     transaction(async (client) => {
       const { lease, now } = await lockedLease(client, sessionId, 'UPDATE');
       const next = decide(lease, now);
-      if (next) await client.query('UPDATE agentchart_leases SET owner = $2, token = $3, expires_at = $4 WHERE session_id = $1', [sessionId, next.owner, next.token, next.expiresAt]);
+      if (next)
+        await client.query(
+          'UPDATE agentchart_leases SET owner = $2, token = $3, expires_at = $4 WHERE session_id = $1',
+          [sessionId, next.owner, next.token, next.expiresAt],
+        );
       return next;
     });
   const historyOf = async (client: PgClient, sessionId: string) =>
-    ((await client.query('SELECT message FROM agentchart_messages WHERE session_id = $1 ORDER BY position', [sessionId])).rows as Array<{ message: string }>).map((row, position) =>
-      parseMessage(sessionId, row.message, position),
-    );
+    (
+      (
+        await client.query('SELECT message FROM agentchart_messages WHERE session_id = $1 ORDER BY position', [
+          sessionId,
+        ])
+      ).rows as Array<{ message: string }>
+    ).map((row, position) => parseMessage(sessionId, row.message, position));
 
   return {
     async load(sessionId) {
@@ -116,8 +145,11 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         // One snapshot for the head and its messages (a step committing meanwhile is seen whole or not at all).
         await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
         try {
-          const row = (await client.query('SELECT head FROM agentchart_sessions WHERE session_id = $1', [sessionId])).rows[0] as { head: string } | undefined;
-          return row ? assembleCheckpoint(sessionId, parseHead(sessionId, row.head), await historyOf(client, sessionId)) : null;
+          const row = (await client.query('SELECT head FROM agentchart_sessions WHERE session_id = $1', [sessionId]))
+            .rows[0] as { head: string } | undefined;
+          return row
+            ? assembleCheckpoint(sessionId, parseHead(sessionId, row.head), await historyOf(client, sessionId))
+            : null;
         } finally {
           await client.query('COMMIT').catch(() => {});
         }
@@ -130,29 +162,57 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       await transaction(async (client) => {
         // Under the lease row's lock: a takeover (which updates it) and this step are ordered.
         const { lease } = await lockedLease(client, sessionId, 'SHARE');
-        const row = (await client.query('SELECT version, history_length, event_count FROM agentchart_sessions WHERE session_id = $1 FOR UPDATE', [sessionId])).rows[0] as
-          | SessionRow
-          | undefined;
+        const row = (
+          await client.query(
+            'SELECT version, history_length, event_count FROM agentchart_sessions WHERE session_id = $1 FOR UPDATE',
+            [sessionId],
+          )
+        ).rows[0] as SessionRow | undefined;
         const stored = row ?? { version: -1, history_length: 0, event_count: 0 };
         checkStep(sessionId, { version: stored.version, historyLength: stored.history_length, lease }, step);
         const { from } = step.history;
-        if (from < stored.history_length) await client.query('DELETE FROM agentchart_messages WHERE session_id = $1 AND position >= $2', [sessionId, from]);
+        if (from < stored.history_length)
+          await client.query('DELETE FROM agentchart_messages WHERE session_id = $1 AND position >= $2', [
+            sessionId,
+            from,
+          ]);
         if (messages.length > 0) {
-          await client.query('INSERT INTO agentchart_messages (session_id, position, message) SELECT $1, $2 + o - 1, m FROM unnest($3::text[]) WITH ORDINALITY AS t(m, o)', [sessionId, from, messages]);
+          await client.query(
+            'INSERT INTO agentchart_messages (session_id, position, message) SELECT $1, $2 + o - 1, m FROM unnest($3::text[]) WITH ORDINALITY AS t(m, o)',
+            [sessionId, from, messages],
+          );
         }
         if (events.length > 0) {
-          await client.query('INSERT INTO agentchart_events (session_id, position, event) SELECT $1, $2 + o - 1, e FROM unnest($3::text[]) WITH ORDINALITY AS t(e, o)', [sessionId, stored.event_count, events]);
+          await client.query(
+            'INSERT INTO agentchart_events (session_id, position, event) SELECT $1, $2 + o - 1, e FROM unnest($3::text[]) WITH ORDINALITY AS t(e, o)',
+            [sessionId, stored.event_count, events],
+          );
         }
-        const values = [sessionId, step.checkpoint.version, step.checkpoint.run !== null, head, from + messages.length, stored.event_count + events.length, Date.now()];
+        const values = [
+          sessionId,
+          step.checkpoint.version,
+          step.checkpoint.run !== null,
+          head,
+          from + messages.length,
+          stored.event_count + events.length,
+          Date.now(),
+        ];
         if (row) {
-          await client.query('UPDATE agentchart_sessions SET version = $2, running = $3, head = $4, history_length = $5, event_count = $6, updated_at = $7 WHERE session_id = $1', values);
+          await client.query(
+            'UPDATE agentchart_sessions SET version = $2, running = $3, head = $4, history_length = $5, event_count = $6, updated_at = $7 WHERE session_id = $1',
+            values,
+          );
         } else {
           // Two first steps racing: the primary key refuses the second, as a stale version.
           const inserted = await client.query(
             'INSERT INTO agentchart_sessions (session_id, version, running, head, history_length, event_count, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (session_id) DO NOTHING',
             values,
           );
-          if (inserted.rowCount !== 1) throw new AgentError('StaleVersion', `session "${sessionId}": version ${step.checkpoint.version} does not follow the stored version (another process created the session)`);
+          if (inserted.rowCount !== 1)
+            throw new AgentError(
+              'StaleVersion',
+              `session "${sessionId}": version ${step.checkpoint.version} does not follow the stored version (another process created the session)`,
+            );
         }
       });
     },
@@ -160,7 +220,12 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       return withClient(async (client) => {
         await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
         try {
-          const rows = (await client.query('SELECT event FROM agentchart_events WHERE session_id = $1 AND position >= $2 ORDER BY position', [sessionId, loadOptions?.from ?? 0])).rows as Array<{ event: string }>;
+          const rows = (
+            await client.query(
+              'SELECT event FROM agentchart_events WHERE session_id = $1 AND position >= $2 ORDER BY position',
+              [sessionId, loadOptions?.from ?? 0],
+            )
+          ).rows as Array<{ event: string }>;
           const stored = rows.map((row) => parseStoredEvent(sessionId, row.event));
           const needsHistory = stored.some((event) => 'messages' in event && !Array.isArray(event.messages));
           const history = needsHistory ? await historyOf(client, sessionId) : [];
@@ -172,13 +237,22 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     },
     async list(): Promise<SessionSummary[]> {
       return withClient(async (client) => {
-        const rows = (await client.query('SELECT session_id, version, running, updated_at FROM agentchart_sessions ORDER BY session_id')).rows as Array<{
+        const rows = (
+          await client.query(
+            'SELECT session_id, version, running, updated_at FROM agentchart_sessions ORDER BY session_id',
+          )
+        ).rows as Array<{
           session_id: string;
           version: number;
           running: boolean;
           updated_at: string;
         }>;
-        return rows.map((row) => ({ sessionId: row.session_id, version: row.version, running: row.running, updatedAt: Number(row.updated_at) }));
+        return rows.map((row) => ({
+          sessionId: row.session_id,
+          version: row.version,
+          running: row.running,
+          updatedAt: Number(row.updated_at),
+        }));
       });
     },
     async delete(sessionId) {
@@ -189,10 +263,14 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       });
     },
     async acquire(sessionId, owner, ttlMs) {
-      return (await changeLease(sessionId, (current, now) => acquireLease(sessionId, current, owner, ttlMs, now))) as Lease;
+      return (await changeLease(sessionId, (current, now) =>
+        acquireLease(sessionId, current, owner, ttlMs, now),
+      )) as Lease;
     },
     async renew(sessionId, lease, ttlMs) {
-      return (await changeLease(sessionId, (current, now) => renewLease(sessionId, current, lease, ttlMs, now))) as Lease;
+      return (await changeLease(sessionId, (current, now) =>
+        renewLease(sessionId, current, lease, ttlMs, now),
+      )) as Lease;
     },
     async release(sessionId, lease) {
       await changeLease(sessionId, (current, now) => releasedLease(current, lease, now));
@@ -209,6 +287,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
 /** A database error as the runtime reports it; agentchart's own typed errors pass through. */
 function unavailable(error: unknown): unknown {
   if (error instanceof AgentError) return error;
-  const message = error instanceof Error ? error.message || String((error as { code?: unknown }).code ?? error.name) : String(error);
+  const message =
+    error instanceof Error ? error.message || String((error as { code?: unknown }).code ?? error.name) : String(error);
   return new AgentError('StoreUnavailable', `postgres store: ${message}`);
 }

@@ -44,11 +44,15 @@ export function migrateSqlite(db: DatabaseSync): void {
   const version = Number((db.prepare('PRAGMA user_version').get() as { user_version: number | bigint }).user_version);
   if (version === SCHEMA_VERSION) return;
   if (version > SCHEMA_VERSION) {
-    throw new AgentError('StoreUnavailable', `the session store was written by a newer agentchart (layout ${version}; this one reads ${SCHEMA_VERSION})`);
+    throw new AgentError(
+      'StoreUnavailable',
+      `the session store was written by a newer agentchart (layout ${version}; this one reads ${SCHEMA_VERSION})`,
+    );
   }
   db.exec('BEGIN IMMEDIATE');
   try {
-    const legacy = db.prepare("SELECT 1 FROM pragma_table_info('sessions') WHERE name = 'checkpoint'").get() !== undefined;
+    const legacy =
+      db.prepare("SELECT 1 FROM pragma_table_info('sessions') WHERE name = 'checkpoint'").get() !== undefined;
     if (legacy) {
       db.exec('ALTER TABLE sessions RENAME TO sessions_v1; ALTER TABLE events RENAME TO events_v1;');
       db.exec(SCHEMA);
@@ -70,9 +74,13 @@ function copyLegacySessions(db: DatabaseSync): void {
     'INSERT INTO sessions (session_id, version, running, head, history_length, event_count, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING sid',
   );
   const insertMessage = db.prepare('INSERT INTO messages (sid, position, message) VALUES (?, ?, ?)');
-  const copyEvents = db.prepare('INSERT INTO events (sid, position, event) SELECT ?, position, event FROM events_v1 WHERE session_id = ? ORDER BY position');
+  const copyEvents = db.prepare(
+    'INSERT INTO events (sid, position, event) SELECT ?, position, event FROM events_v1 WHERE session_id = ? ORDER BY position',
+  );
   const countEvents = db.prepare('SELECT COUNT(*) AS n FROM events_v1 WHERE session_id = ?');
-  const rows = db.prepare('SELECT session_id, version, running, checkpoint, updated_at FROM sessions_v1').all() as Array<{
+  const rows = db
+    .prepare('SELECT session_id, version, running, checkpoint, updated_at FROM sessions_v1')
+    .all() as Array<{
     session_id: string;
     version: number;
     running: number;
@@ -81,11 +89,23 @@ function copyLegacySessions(db: DatabaseSync): void {
   }>;
   for (const row of rows) {
     const parsed = SessionCheckpointSchema.safeParse(JSON.parse(row.checkpoint));
-    if (!parsed.success) throw new AgentError('StoreCorrupted', `session "${row.session_id}": the stored checkpoint is invalid (while migrating the store)`);
+    if (!parsed.success)
+      throw new AgentError(
+        'StoreCorrupted',
+        `session "${row.session_id}": the stored checkpoint is invalid (while migrating the store)`,
+      );
     const { history, ...rest } = parsed.data;
     const events = Number((countEvents.get(row.session_id) as { n: number | bigint }).n);
     const head = JSON.stringify({ ...rest, historyLength: history.length });
-    const { sid } = insertSession.get(row.session_id, row.version, row.running, head, history.length, events, row.updated_at) as { sid: number | bigint };
+    const { sid } = insertSession.get(
+      row.session_id,
+      row.version,
+      row.running,
+      head,
+      history.length,
+      events,
+      row.updated_at,
+    ) as { sid: number | bigint };
     history.forEach((message, position) => insertMessage.run(sid, position, JSON.stringify(message)));
     copyEvents.run(sid, row.session_id);
   }

@@ -26,7 +26,10 @@ interface SessionRow {
 export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore {
   const now = options.now ?? Date.now;
   if (typeof path !== 'string' || path.length === 0) {
-    throw new AgentError('InvalidOptions', `sqliteStore needs a file path (or ":memory:"), got ${JSON.stringify(path)}.`);
+    throw new AgentError(
+      'InvalidOptions',
+      `sqliteStore needs a file path (or ":memory:"), got ${JSON.stringify(path)}.`,
+    );
   }
   const db = openDatabase(path);
   const statement = (sql: string): StatementSync => guarded(path, () => db.prepare(sql));
@@ -44,7 +47,9 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
   const insertEvent = statement('INSERT INTO events (sid, position, event) VALUES (?, ?, ?)');
   const selectMessages = statement('SELECT message FROM messages WHERE sid = ? ORDER BY position');
   const selectEvents = statement('SELECT event FROM events WHERE sid = ? AND position >= ? ORDER BY position');
-  const selectAll = statement('SELECT session_id, version, running, updated_at FROM sessions WHERE version >= 0 ORDER BY session_id');
+  const selectAll = statement(
+    'SELECT session_id, version, running, updated_at FROM sessions WHERE version >= 0 ORDER BY session_id',
+  );
   const deleteSession = statement('DELETE FROM sessions WHERE sid = ?');
   const deleteMessages = statement('DELETE FROM messages WHERE sid = ?');
   const deleteEvents = statement('DELETE FROM events WHERE sid = ?');
@@ -79,7 +84,9 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
     }
   };
   const historyOf = (sessionId: string, sid: number | bigint) =>
-    (selectMessages.all(sid) as Array<{ message: string }>).map((row, position) => parseMessage(sessionId, row.message, position));
+    (selectMessages.all(sid) as Array<{ message: string }>).map((row, position) =>
+      parseMessage(sessionId, row.message, position),
+    );
 
   const store: SyncStore = {
     async load(sessionId) {
@@ -98,14 +105,31 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
       const events = step.events.map((event) => JSON.stringify(event));
       guarded(path, () =>
         transaction(() => {
-          const row = (sessionRow.get(sessionId) as SessionRow | undefined) ?? { ...(insertSession.get(sessionId) as { sid: number | bigint }), version: -1, history_length: 0, event_count: 0 };
-          checkStep(sessionId, { version: row.version, historyLength: row.history_length, lease: leaseOf(sessionId) }, step);
+          const row = (sessionRow.get(sessionId) as SessionRow | undefined) ?? {
+            ...(insertSession.get(sessionId) as { sid: number | bigint }),
+            version: -1,
+            history_length: 0,
+            event_count: 0,
+          };
+          checkStep(
+            sessionId,
+            { version: row.version, historyLength: row.history_length, lease: leaseOf(sessionId) },
+            step,
+          );
           let position = step.history.from;
           if (position < row.history_length) dropMessages.run(row.sid, position);
           for (const message of messages) insertMessage.run(row.sid, position++, message);
           let eventPosition = row.event_count;
           for (const event of events) insertEvent.run(row.sid, eventPosition++, event);
-          updateSession.run(step.checkpoint.version, step.checkpoint.run !== null ? 1 : 0, head, position, eventPosition, Date.now(), row.sid);
+          updateSession.run(
+            step.checkpoint.version,
+            step.checkpoint.run !== null ? 1 : 0,
+            head,
+            position,
+            eventPosition,
+            Date.now(),
+            row.sid,
+          );
         }),
       );
     },
@@ -119,8 +143,18 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
       });
     },
     async list(): Promise<SessionSummary[]> {
-      const rows = guarded(path, () => selectAll.all()) as Array<{ session_id: string; version: number; running: number; updated_at: number }>;
-      return rows.map((row) => ({ sessionId: row.session_id, version: row.version, running: row.running === 1, updatedAt: row.updated_at }));
+      const rows = guarded(path, () => selectAll.all()) as Array<{
+        session_id: string;
+        version: number;
+        running: number;
+        updated_at: number;
+      }>;
+      return rows.map((row) => ({
+        sessionId: row.session_id,
+        version: row.version,
+        running: row.running === 1,
+        updatedAt: row.updated_at,
+      }));
     },
     async delete(sessionId) {
       guarded(path, () =>
@@ -155,7 +189,10 @@ function openDatabase(path: string): DatabaseSync {
   try {
     sqlite = createRequire(import.meta.url)('node:sqlite') as typeof import('node:sqlite');
   } catch (error) {
-    throw new AgentError('MissingDependency', `sqliteStore needs node:sqlite (Node ≥ 22.13; this is ${process.version}): ${(error as Error).message}`);
+    throw new AgentError(
+      'MissingDependency',
+      `sqliteStore needs node:sqlite (Node ≥ 22.13; this is ${process.version}): ${(error as Error).message}`,
+    );
   }
   let db: DatabaseSync;
   try {

@@ -1,13 +1,20 @@
 import { z } from 'zod';
 import { CountersSchema } from '../domain/counters.js';
-import { AgentEndEventSchema, AgentEventSchema, BeforeModelCallEventSchema, type AgentEvent } from '../domain/events.js';
+import {
+  AgentEndEventSchema,
+  AgentEventSchema,
+  BeforeModelCallEventSchema,
+  type AgentEvent,
+} from '../domain/events.js';
 import { AssistantMessageSchema, MessageSchema, ToolResultMessageSchema } from '../domain/messages.js';
 import type { Lease } from './lease.js';
 
 /** The reply a crashed turn had already published: the resumed turn continues from it. */
 export const ResumedReplySchema = z.object({
   message: AssistantMessageSchema,
-  invalidCalls: z.array(z.object({ id: z.string(), reason: z.enum(['malformedJson', 'truncated']), rawArguments: z.string() })),
+  invalidCalls: z.array(
+    z.object({ id: z.string(), reason: z.enum(['malformedJson', 'truncated']), rawArguments: z.string() }),
+  ),
 });
 
 export const PendingApprovalSchema = z.object({
@@ -76,7 +83,10 @@ export type HistoryChange = z.infer<typeof HistoryChangeSchema>;
  * followed by `tail` (what a context transform changed). A model call at turn 5,000 stores a
  * number, not 10,000 messages.
  */
-export const HistoryRefSchema = z.object({ historyPrefix: z.number().int().nonnegative(), tail: z.array(MessageSchema) });
+export const HistoryRefSchema = z.object({
+  historyPrefix: z.number().int().nonnegative(),
+  tail: z.array(MessageSchema),
+});
 export type HistoryRef = z.infer<typeof HistoryRefSchema>;
 
 /** An event as stored: an AgentEvent whose `messages` (beforeModelCall, agentEnd) may be a HistoryRef. */

@@ -4,36 +4,60 @@ import type { AgentEvent } from '../domain/events.js';
 import { attachContextView, ContextView } from '../domain/history-view.js';
 import { checkFence, type Lease } from './lease.js';
 import { MessageSchema, type Message } from '../domain/messages.js';
-import { SessionHeadSchema, StoredEventSchema, type SessionCheckpoint, type SessionHead, type SessionStep, type StoredEvent } from './types.js';
+import {
+  SessionHeadSchema,
+  StoredEventSchema,
+  type SessionCheckpoint,
+  type SessionHead,
+  type SessionStep,
+  type StoredEvent,
+} from './types.js';
 
 /** Parses stored JSON; anything unreadable is a typed error naming the session — never a silent reset. */
 export function parseHead(sessionId: string, json: string): SessionHead {
   const parsed = SessionHeadSchema.safeParse(parseJson(sessionId, json, 'checkpoint'));
   if (!parsed.success) {
-    throw new AgentError('StoreCorrupted', `session "${sessionId}": the stored checkpoint is invalid: ${z.prettifyError(parsed.error)}`);
+    throw new AgentError(
+      'StoreCorrupted',
+      `session "${sessionId}": the stored checkpoint is invalid: ${z.prettifyError(parsed.error)}`,
+    );
   }
   if (parsed.data.sessionId !== sessionId) {
-    throw new AgentError('StoreCorrupted', `session "${sessionId}": the stored checkpoint belongs to session "${parsed.data.sessionId}"`);
+    throw new AgentError(
+      'StoreCorrupted',
+      `session "${sessionId}": the stored checkpoint belongs to session "${parsed.data.sessionId}"`,
+    );
   }
   return parsed.data;
 }
 
 export function parseMessage(sessionId: string, json: string, position: number): Message {
   const parsed = MessageSchema.safeParse(parseJson(sessionId, json, `message ${position}`));
-  if (!parsed.success) throw new AgentError('StoreCorrupted', `session "${sessionId}": stored message ${position} is invalid: ${z.prettifyError(parsed.error)}`);
+  if (!parsed.success)
+    throw new AgentError(
+      'StoreCorrupted',
+      `session "${sessionId}": stored message ${position} is invalid: ${z.prettifyError(parsed.error)}`,
+    );
   return parsed.data;
 }
 
 export function parseStoredEvent(sessionId: string, json: string): StoredEvent {
   const parsed = StoredEventSchema.safeParse(parseJson(sessionId, json, 'event'));
-  if (!parsed.success) throw new AgentError('StoreCorrupted', `session "${sessionId}": a stored event is invalid: ${z.prettifyError(parsed.error)}`);
+  if (!parsed.success)
+    throw new AgentError(
+      'StoreCorrupted',
+      `session "${sessionId}": a stored event is invalid: ${z.prettifyError(parsed.error)}`,
+    );
   return parsed.data;
 }
 
 /** The checkpoint `load` returns: the stored head with its history (which must add up to it). */
 export function assembleCheckpoint(sessionId: string, head: SessionHead, history: Message[]): SessionCheckpoint {
   if (history.length !== head.historyLength) {
-    throw new AgentError('StoreCorrupted', `session "${sessionId}": the checkpoint counts ${head.historyLength} messages, the store holds ${history.length}`);
+    throw new AgentError(
+      'StoreCorrupted',
+      `session "${sessionId}": the checkpoint counts ${head.historyLength} messages, the store holds ${history.length}`,
+    );
   }
   const { historyLength: _length, ...rest } = head;
   return { ...rest, history };
@@ -52,9 +76,15 @@ export function expandEvents(sessionId: string, events: StoredEvent[], history: 
     const ref = event.messages;
     messages ??= history();
     if (ref.historyPrefix > messages.length) {
-      throw new AgentError('StoreCorrupted', `session "${sessionId}": event ${event.seq} of run ${event.runId} refers to ${ref.historyPrefix} messages, the store holds ${messages.length}`);
+      throw new AgentError(
+        'StoreCorrupted',
+        `session "${sessionId}": event ${event.seq} of run ${event.runId} refers to ${ref.historyPrefix} messages, the store holds ${messages.length}`,
+      );
     }
-    return attachContextView({ ...event, messages: [] as Message[] } as AgentEvent & { messages: Message[] }, new ContextView(messages, ref.historyPrefix, ref.tail));
+    return attachContextView(
+      { ...event, messages: [] as Message[] } as AgentEvent & { messages: Message[] },
+      new ContextView(messages, ref.historyPrefix, ref.tail),
+    );
   });
 }
 
@@ -63,7 +93,11 @@ export function expandEvents(sessionId: string, events: StoredEvent[], history: 
  * follows the stored one, and the history change starts inside the stored history and ends at the
  * checkpoint's length.
  */
-export function checkStep(sessionId: string, stored: { version: number; historyLength: number; lease?: Lease | null }, step: SessionStep): void {
+export function checkStep(
+  sessionId: string,
+  stored: { version: number; historyLength: number; lease?: Lease | null },
+  step: SessionStep,
+): void {
   const { checkpoint, history } = step;
   checkFence(sessionId, stored.lease ?? null, step.token);
   if (checkpoint.version !== stored.version + 1) throw staleVersion(sessionId, stored.version, checkpoint.version);
@@ -79,10 +113,16 @@ function parseJson(sessionId: string, json: string, what: string): unknown {
   try {
     return JSON.parse(json);
   } catch (error) {
-    throw new AgentError('StoreCorrupted', `session "${sessionId}": the stored ${what} is not valid JSON (${(error as Error).message})`);
+    throw new AgentError(
+      'StoreCorrupted',
+      `session "${sessionId}": the stored ${what} is not valid JSON (${(error as Error).message})`,
+    );
   }
 }
 
 export function staleVersion(sessionId: string, stored: number, next: number): AgentError {
-  return new AgentError('StaleVersion', `session "${sessionId}": version ${next} does not follow the stored version ${stored} (another process advanced the session)`);
+  return new AgentError(
+    'StaleVersion',
+    `session "${sessionId}": version ${next} does not follow the stored version ${stored} (another process advanced the session)`,
+  );
 }

@@ -57,7 +57,7 @@ describe('a synchronous model and synchronous tools never starve the event loop'
   });
 
   it('I/O started with the run completes while the run is still going', async () => {
-    // 500 turns publish ~5,500 events: the replay buffer keeps them all for the log checked below.
+    // 500 turns are ~5,500 events: all kept for the late subscriber that checks the whole log.
     const agent = createAgent({ model: endless(), tools: [noop], maxTurns: 500, replayBuffer: 10_000 });
     let turnsWhenRead = -1;
     const read = readFile(new URL(import.meta.url)).then(() => (turnsWhenRead = agent.counters.turns));

@@ -377,6 +377,7 @@ describe('hostile model streams: usage', () => {
     const agent = createAgent({ model, store, sessionId: 's1' });
     await agent.ready;
     await expectTrusted(agent.prompt(PROMPT), [PROMPT]);
+    await agent.flush();
     await agent.close();
     const again = createAgent({ model: rawModel([]), store, sessionId: 's1' });
     await again.ready;

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { SimulatedClock } from 'xstate';
 import { z } from 'zod';
 import {
-  type DurableOptions,
   createAgent,
   defineTool,
   memoryStore,
@@ -156,6 +155,7 @@ describe('a steer before the batch started: no call starts', () => {
     const { result, events } = await expectTrusted(run, [PROMPT, STEER]);
     expectSkipped(events, result.messages, ran);
     expect(agent.pendingApprovals()).toEqual([]);
+    await agent.flush();
     await agent.close();
     const again = createAgent({ model: scriptedModel([]), tools: [tool], store, sessionId: 'durable' });
     expect((await again.ready).resumedRun).toBeNull();
@@ -294,7 +294,9 @@ describe('a steer while the batch runs', () => {
 
 /** A store that stops writing when the process "dies": what it holds then is what a restart loads. */
 function crashableStore(): SessionStore & { crash(): void; restart(): void } {
-  const inner = memoryStore();
+  // The restarted process comes up after the dead one's lease (30 s by default) has lapsed.
+  let later = 0;
+  const inner = memoryStore({ now: () => Date.now() + later });
   let dead = false;
   return {
     ...inner,
@@ -305,7 +307,10 @@ function crashableStore(): SessionStore & { crash(): void; restart(): void } {
       if (!dead) await inner.commitStep(sessionId, step);
     },
     crash: () => (dead = true),
-    restart: () => (dead = false),
+    restart: () => {
+      dead = false;
+      later += 60_000;
+    },
   };
 }
 
@@ -313,14 +318,12 @@ describe("a steer during a 'live' stream never stores a half-published attempt",
   it('crash after the steer: the resumed session stores one messageStart per message and pairs', async () => {
     const clock = new SimulatedClock();
     const store = crashableStore();
-    const options = (model: AgentOptions['model']): AgentOptions & DurableOptions => ({
+    const options = (model: AgentOptions['model']): AgentOptions & { store: SessionStore; sessionId: string } => ({
       model,
       clock,
       streaming: 'live',
       store,
       sessionId: 'live',
-      // The restarted process is the same lease owner: the crashed one never released its lease.
-      lease: { owner: 'worker-1' },
     });
     // The stream shows some text, then waits on the clock: the steer lands while the message is open.
     const first = createAgent(

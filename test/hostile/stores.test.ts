@@ -1,12 +1,23 @@
 import { mkdtempSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AgentError, CountersSchema, createAgent, defineTool, memoryStore, type AgentEvent, type AgentRun, type RunResult, type SessionStep, type SessionStore } from 'agentchart';
+import {
+  AgentError,
+  createAgent,
+  defineTool,
+  memoryStore,
+  type AgentEvent,
+  type AgentRun,
+  type RunResult,
+  type SessionStep,
+  type SessionStore,
+} from 'agentchart';
 import { sqliteStore } from 'agentchart/sqlite';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 import { step, user } from '../stores/conformance.js';
+import { expectSaneCounters, logOf, settleRun, watchTheProcess } from './harness.js';
 
 /**
  * Damaged and unavailable stores (DESIGN §9, "Stores"): typed errors naming the path or session,
@@ -16,36 +27,16 @@ import { step, user } from '../stores/conformance.js';
  * session loads again, and no unhandled rejection reached the process.
  */
 
-const escaped: unknown[] = [];
-const onRejection = (reason: unknown) => escaped.push(reason);
-beforeAll(() => process.on('unhandledRejection', onRejection));
-afterAll(() => process.off('unhandledRejection', onRejection));
-afterEach(async () => {
-  for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
-  expect(escaped.splice(0).map(String), 'an unhandled rejection reached the process').toEqual([]);
-});
+watchTheProcess();
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'agentchart-hostile-store-'));
 const tempDb = () => join(tempDir(), 'sessions.db');
 const quoted = (path: string) => new RegExp(`"${path.replace(/[/.\\-]/g, '\\$&')}"`);
 
+/** The run settled (no hang), its result and its whole log. */
 async function settled(run: AgentRun): Promise<{ result: RunResult; events: AgentEvent[] }> {
-  let guard: ReturnType<typeof setTimeout> | undefined;
-  const hung = new Promise<'hung'>((resolve) => (guard = setTimeout(() => resolve('hung'), 10_000)));
-  const outcome = await Promise.race([run.result, hung]);
-  clearTimeout(guard);
-  expect(outcome, 'the run never settled').not.toBe('hung');
-  const events: AgentEvent[] = [];
-  run.events.subscribe((event) => events.push(event));
-  return { result: await run.result, events };
-}
-
-function expectSaneCounters(counters: unknown): void {
-  const parsed = CountersSchema.safeParse(counters);
-  expect(parsed.success, JSON.stringify(counters)).toBe(true);
-  for (const [key, value] of Object.entries(counters as Record<string, unknown>)) {
-    if (key !== 'failureCodes') expect(typeof value === 'number' && Number.isFinite(value) && value >= 0, `${key} = ${String(value)}`).toBe(true);
-  }
+  const result = await settleRun(run);
+  return { result, events: logOf(run) };
 }
 
 /**
@@ -55,7 +46,8 @@ function expectSaneCounters(counters: unknown): void {
 async function expectStoredSessionLoads(store: SessionStore, sessionId: string, input: string): Promise<void> {
   const checkpoint = await store.load(sessionId);
   expect(checkpoint).not.toBeNull();
-  expectSaneCounters(checkpoint?.counters);
+  expect(checkpoint).not.toBeNull();
+  if (checkpoint) expectSaneCounters(checkpoint.counters);
   expect(checkpoint?.history).toContainEqual(user(input));
   time += LEASE.ttlMs + 1;
   const again = createAgent({ model: scriptedModel(() => ({ text: 'resumed' })), store, sessionId });
@@ -77,7 +69,10 @@ const LEASE = { ttlMs: 1_000 };
  * A store whose process "dies" on demand: from then on nothing it is given reaches the data and its
  * lease is never renewed nor released; `die()` returns once the lease has expired on the store's clock.
  */
-function dyingStore(store: SessionStore & { commitStepSync: NonNullable<SessionStore['commitStepSync']> }, dieAfter?: (step: SessionStep) => boolean) {
+function dyingStore(
+  store: SessionStore & { commitStepSync: NonNullable<SessionStore['commitStepSync']> },
+  dieAfter?: (step: SessionStep) => boolean,
+) {
   let dead = false;
   const commitStepSync = (sessionId: string, s: SessionStep) => {
     if (dead) return;
@@ -85,7 +80,10 @@ function dyingStore(store: SessionStore & { commitStepSync: NonNullable<SessionS
     // Killed right after this step reached the store.
     if (dieAfter?.(s)) die();
   };
-  const silentWhenDead = <A extends unknown[], R>(call: (...args: A) => Promise<R>) => (...args: A) => (dead ? new Promise<R>(() => {}) : call(...args));
+  const silentWhenDead =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    (...args: A) =>
+      dead ? new Promise<R>(() => {}) : call(...args);
   const dying: SessionStore = {
     ...store,
     commitStepSync,
@@ -109,7 +107,9 @@ describe('stores that cannot be opened are StoreUnavailable, naming the path', (
     const path = makePath();
     const attempt = () => sqliteStore(path);
     expect(attempt).toThrow(AgentError);
-    expect(attempt).toThrow(expect.objectContaining({ code: 'StoreUnavailable', message: expect.stringMatching(quoted(path)) }));
+    expect(attempt).toThrow(
+      expect.objectContaining({ code: 'StoreUnavailable', message: expect.stringMatching(quoted(path)) }),
+    );
   });
 
   it('an empty path is InvalidOptions', () => {
@@ -121,7 +121,9 @@ describe('damaged files are StoreCorrupted, never a silent reset', () => {
   it('a file that is not a database names the file and is left as it was', () => {
     const path = tempDb();
     writeFileSync(path, 'this is not sqlite '.repeat(500));
-    expect(() => sqliteStore(path)).toThrow(expect.objectContaining({ code: 'StoreCorrupted', message: expect.stringMatching(quoted(path)) }));
+    expect(() => sqliteStore(path)).toThrow(
+      expect.objectContaining({ code: 'StoreCorrupted', message: expect.stringMatching(quoted(path)) }),
+    );
     expect(readFileSync(path, 'utf8').startsWith('this is not sqlite')).toBe(true);
   });
 
@@ -129,7 +131,14 @@ describe('damaged files are StoreCorrupted, never a silent reset', () => {
     const path = tempDb();
     const store = sqliteStore(path);
     for (let version = 0; version < 50; version++) {
-      await store.commitStep('s1', step(version, version * 40, Array.from({ length: 40 }, (_, i) => user(`message ${version}.${i} `.repeat(20)))));
+      await store.commitStep(
+        's1',
+        step(
+          version,
+          version * 40,
+          Array.from({ length: 40 }, (_, i) => user(`message ${version}.${i} `.repeat(20))),
+        ),
+      );
     }
     store.close();
     truncateSync(path, Math.floor(statSync(path).size / 3) + 100);
@@ -142,7 +151,11 @@ describe('damaged files are StoreCorrupted, never a silent reset', () => {
         damaged.close();
       }
     };
-    await expect(reopen()).rejects.toMatchObject({ name: 'AgentError', code: 'StoreCorrupted', message: expect.stringMatching(quoted(path)) });
+    await expect(reopen()).rejects.toMatchObject({
+      name: 'AgentError',
+      code: 'StoreCorrupted',
+      message: expect.stringMatching(quoted(path)),
+    });
   });
 
   it('a damaged checkpoint row or message row names the session; the agent is NotReady, not fresh', async () => {
@@ -154,11 +167,19 @@ describe('damaged files are StoreCorrupted, never a silent reset', () => {
     const { DatabaseSync } = await import('node:sqlite');
     const db = new DatabaseSync(path);
     db.prepare(`UPDATE sessions SET head = '{"sessionId":"s1","version":"x"' WHERE session_id = 's1'`).run();
-    db.prepare(`UPDATE messages SET message = '{"role":"user"}' WHERE sid = (SELECT sid FROM sessions WHERE session_id = 's2')`).run();
+    db.prepare(
+      `UPDATE messages SET message = '{"role":"user"}' WHERE sid = (SELECT sid FROM sessions WHERE session_id = 's2')`,
+    ).run();
     db.close();
     const reopened = sqliteStore(path);
-    await expect(reopened.load('s1')).rejects.toMatchObject({ code: 'StoreCorrupted', message: expect.stringMatching(/^session "s1": the stored checkpoint is not valid JSON/) });
-    await expect(reopened.load('s2')).rejects.toMatchObject({ code: 'StoreCorrupted', message: expect.stringMatching(/^session "s2": stored message 0 is invalid/) });
+    await expect(reopened.load('s1')).rejects.toMatchObject({
+      code: 'StoreCorrupted',
+      message: expect.stringMatching(/^session "s1": the stored checkpoint is not valid JSON/),
+    });
+    await expect(reopened.load('s2')).rejects.toMatchObject({
+      code: 'StoreCorrupted',
+      message: expect.stringMatching(/^session "s2": stored message 0 is invalid/),
+    });
     const agent = createAgent({ model: scriptedModel([]), store: reopened, sessionId: 's2' });
     await expect(agent.ready).rejects.toMatchObject({ code: 'StoreCorrupted' });
     expect(() => agent.prompt('hi')).toThrow(expect.objectContaining({ code: 'NotReady' }));
@@ -174,11 +195,17 @@ describe('a checkpoint is validated before it is written', () => {
   ])('usage of %s never reaches the store; the session loads again', async (_name, bad) => {
     const store = memoryStore({ now });
     const written: SessionStep[] = [];
-    const watching: SessionStore = { ...store, commitStepSync: (id, s) => (written.push(s), store.commitStepSync(id, s)) };
+    const watching: SessionStore = {
+      ...store,
+      commitStepSync: (id, s) => (written.push(s), store.commitStepSync(id, s)),
+    };
     const model = scriptedModel([{ text: 'Counted.', usage: { input: bad as number, output: 2 } }]);
     const agent = createAgent({ model, store: watching, sessionId: 's' });
     await agent.ready;
-    const { result } = await settled(agent.prompt('count this'));
+    const { result, events } = await settled(agent.prompt('count this'));
+    expect(result.status).toBe('completed');
+    expect(checkInvariants(events, result.messages).violations).toEqual([]);
+    expectSaneCounters(result.counters);
     expect(result.messages).toContainEqual(user('count this'));
     expect(written.length).toBeGreaterThan(0);
     for (const s of written) expectSaneCounters(s.checkpoint.counters);
@@ -188,73 +215,58 @@ describe('a checkpoint is validated before it is written', () => {
 });
 
 describe('after a resume the stored log still pairs', () => {
-  it('a steer during a live stream, then a crash: no second messageStart for one message; the steer is delivered once', async () => {
-    const base = memoryStore({ now });
-    const { store, die } = dyingStore(base);
-    const first = createAgent({ model: scriptedModel([{ text: 'Thinking out loud', stall: true }]), store, sessionId: 's', streaming: 'live', lease: LEASE });
-    await first.ready;
-    const run = first.prompt('write the report');
-    const steered = new Promise<void>((resolve) => {
-      run.events.subscribe((event) => {
-        if (event.type !== 'messageUpdate') return;
-        void first.steer('mention the changelog').then(() => {});
-        // The process dies right after the steer was accepted (and checkpointed).
-        die();
-        resolve();
-      });
-    });
-    await steered;
-    first.abort('the process died');
-    await run.result;
-
-    const model = scriptedModel([{ text: 'Report written.' }, { text: 'Changelog mentioned.' }]);
-    const second = createAgent({ model, store: base, sessionId: 's', streaming: 'live', lease: LEASE });
-    const { resumedRun } = await second.ready;
-    expect(resumedRun).not.toBeNull();
-    const { result } = await settled(resumedRun as AgentRun);
-    expect(result.status).toBe('completed');
-    const stored = await base.loadEvents('s');
-    expect(checkInvariants(stored, result.messages).violations).toEqual([]);
-    const starts = stored.filter((e) => e.type === 'messageStart').map((e) => ('turnIndex' in e ? e.turnIndex : -1));
-    expect(new Set(starts).size).toBe(starts.length);
-    expect(result.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['write the report', 'mention the changelog']);
-    expect(result.counters.steeringDelivered).toBe(1);
-    expectSaneCounters(result.counters);
-    await expectStoredSessionLoads(base, 's', 'write the report');
-  });
-
   it.each([
     ['a text answer', { text: 'All done.' }, 'complete', 'completed'],
     ['a failed reply', { text: 'half', error: { kind: 'auth' as const, message: 'key revoked' } }, 'error', 'failed'],
-  ])('a crash after %s was published but before it was committed: the resumed turn ends as that reply did', async (_name, last, reason, status) => {
-    const base = memoryStore({ now });
-    const { store } = dyingStore(base, (step) => step.events.some((e) => e.type === 'messageEnd' && e.turnIndex === 1));
-    const tool = defineTool({ name: 'look', description: 'Looks', parameters: z.object({}), execute: () => 'seen' });
-    const script = () => scriptedModel((request) => (request.messages.some((m) => m.role === 'assistant') ? last : { toolCalls: [{ id: 'l1', name: 'look', arguments: {} }] }));
-    const first = createAgent({ model: script(), tools: [tool], store, sessionId: 's', lease: LEASE });
-    await first.ready;
-    await first.prompt('look around').result;
+  ])(
+    'a crash after %s was published but before it was committed: the resumed turn ends as that reply did',
+    async (_name, last, reason, status) => {
+      const base = memoryStore({ now });
+      const { store } = dyingStore(base, (step) =>
+        step.events.some((e) => e.type === 'messageEnd' && e.turnIndex === 1),
+      );
+      const tool = defineTool({ name: 'look', description: 'Looks', parameters: z.object({}), execute: () => 'seen' });
+      const script = () =>
+        scriptedModel((request) =>
+          request.messages.some((m) => m.role === 'assistant')
+            ? last
+            : { toolCalls: [{ id: 'l1', name: 'look', arguments: {} }] },
+        );
+      const first = createAgent({ model: script(), tools: [tool], store, sessionId: 's', lease: LEASE });
+      await first.ready;
+      await first.prompt('look around').result;
 
-    const second = createAgent({ model: script(), tools: [tool], store: base, sessionId: 's', lease: LEASE });
-    const { resumedRun } = await second.ready;
-    const { result } = await settled(resumedRun as AgentRun);
-    expect(result.status).toBe(status);
-    const stored = await base.loadEvents('s');
-    expect(checkInvariants(stored, result.messages).violations).toEqual([]);
-    expect(stored.filter((e) => e.type === 'turnEnd').map((e) => e.type === 'turnEnd' && e.reason)).toEqual(['toolsExecuted', reason]);
-    expect(stored.filter((e) => e.type === 'messageStart')).toHaveLength(2);
-    expectSaneCounters(result.counters);
-    await expectStoredSessionLoads(base, 's', 'look around');
-  });
+      const second = createAgent({ model: script(), tools: [tool], store: base, sessionId: 's', lease: LEASE });
+      const { resumedRun } = await second.ready;
+      const { result } = await settled(resumedRun as AgentRun);
+      expect(result.status).toBe(status);
+      const stored = await base.loadEvents('s');
+      expect(checkInvariants(stored, result.messages).violations).toEqual([]);
+      expect(stored.filter((e) => e.type === 'turnEnd').map((e) => e.type === 'turnEnd' && e.reason)).toEqual([
+        'toolsExecuted',
+        reason,
+      ]);
+      expect(stored.filter((e) => e.type === 'messageStart')).toHaveLength(2);
+      expectSaneCounters(result.counters);
+      await expectStoredSessionLoads(base, 's', 'look around');
+    },
+  );
 
   it('a crash in the middle of a buffered stream: the resumed run calls the model again under one messageStart', async () => {
     const path = tempDb();
     const raw = sqliteStore(path, { now });
     const { store, die } = dyingStore(raw);
-    const first = createAgent({ model: scriptedModel([{ text: 'partial', stall: true }]), store, sessionId: 's', lease: LEASE });
+    const first = createAgent({
+      model: scriptedModel([{ text: 'partial', stall: true }]),
+      store,
+      sessionId: 's',
+      lease: LEASE,
+    });
     await first.ready;
     const run = first.prompt('summarize');
-    await new Promise<void>((resolve) => run.events.subscribe((event) => event.type === 'beforeModelCall' && resolve()));
+    await new Promise<void>((resolve) =>
+      run.events.subscribe((event) => event.type === 'beforeModelCall' && resolve()),
+    );
     die();
     first.abort('the process died');
     await run.result;
@@ -273,5 +285,3 @@ describe('after a resume the stored log still pairs', () => {
     raw.close();
   });
 });
-
-

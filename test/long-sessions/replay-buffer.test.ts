@@ -14,7 +14,8 @@ const ticker = defineTool({
   },
 });
 
-const tickerModel = (updates: number) => scriptedModel([{ toolCalls: [{ id: 't', name: 'ticker', arguments: { updates } }] }, { text: 'done' }]);
+const tickerModel = (updates: number) =>
+  scriptedModel([{ toolCalls: [{ id: 't', name: 'ticker', arguments: { updates } }] }, { text: 'done' }]);
 
 describe('run.events replays a bounded buffer (replayBuffer)', () => {
   it('a late subscriber gets the last `replayBuffer` events, then nothing is lost live', async () => {
@@ -54,18 +55,29 @@ describe('run.events replays a bounded buffer (replayBuffer)', () => {
     const store = memoryStore();
     let steps = 0;
     let largest = 0;
-    const counting = { ...store, commitStepSync: (id: string, step: Parameters<typeof store.commitStepSync>[1]) => {
-      steps++;
-      largest = Math.max(largest, step.events.length);
-      store.commitStepSync(id, step);
-    } };
-    const agent = createAgent({ model: tickerModel(5_000), tools: [ticker], store: counting, sessionId: 's', replayBuffer: 0 });
+    const counting = {
+      ...store,
+      commitStepSync: (id: string, step: Parameters<typeof store.commitStepSync>[1]) => {
+        steps++;
+        largest = Math.max(largest, step.events.length);
+        store.commitStepSync(id, step);
+      },
+    };
+    const agent = createAgent({
+      model: tickerModel(5_000),
+      tools: [ticker],
+      store: counting,
+      sessionId: 's',
+      replayBuffer: 0,
+    });
     await agent.ready;
     const result = await agent.prompt('go').result;
     expect(result.status).toBe('completed');
     expect(largest).toBeLessThanOrEqual(256);
     expect(steps).toBeGreaterThan(5_000 / 256);
     const stored = await store.loadEvents('s');
-    expect(ofType(stored, 'toolExecutionUpdate').map((e) => e.partial)).toEqual(Array.from({ length: 5_000 }, (_, i) => i));
+    expect(ofType(stored, 'toolExecutionUpdate').map((e) => e.partial)).toEqual(
+      Array.from({ length: 5_000 }, (_, i) => i),
+    );
   });
 });

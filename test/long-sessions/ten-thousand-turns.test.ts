@@ -32,7 +32,13 @@ describe('a 10,000-turn session (DESIGN §10)', () => {
       },
     };
     const model = scriptedModel(
-      (_request, call) => (call < TURNS ? { text: `Reading ${call}.`, toolCalls: [{ id: `c${call}`, name: 'read_file', arguments: { path: `src/f${call}.ts` } }] } : { text: 'Done.' }),
+      (_request, call) =>
+        call < TURNS
+          ? {
+              text: `Reading ${call}.`,
+              toolCalls: [{ id: `c${call}`, name: 'read_file', arguments: { path: `src/f${call}.ts` } }],
+            }
+          : { text: 'Done.' },
       { recordRequests: false },
     );
     const agent = createAgent({ model, tools: [read], store, sessionId: 'long' });
@@ -47,7 +53,8 @@ describe('a 10,000-turn session (DESIGN §10)', () => {
     expect(result.messages).toHaveLength(2 * TURNS + 2);
 
     // What a step writes is the same at turn 10,000 as at turn 1 (no history copy, no checkpoint rewrite).
-    const largest = (from: number, to: number) => Math.max(...stepBytes.filter((s) => s.turn >= from && s.turn < to).map((s) => s.bytes));
+    const largest = (from: number, to: number) =>
+      Math.max(...stepBytes.filter((s) => s.turn >= from && s.turn < to).map((s) => s.bytes));
     const stepsIn = (from: number, to: number) => stepBytes.filter((s) => s.turn >= from && s.turn < to).length;
     expect(largest(TURNS - WINDOW, TURNS)).toBeLessThan(largest(1, 1 + WINDOW) * 1.2);
     expect(stepsIn(TURNS - WINDOW, TURNS)).toBe(stepsIn(1, 1 + WINDOW));

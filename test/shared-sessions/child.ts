@@ -6,6 +6,7 @@ import { AgentError, createAgent, defineTool, type AgentEvent, type SessionStore
 import { postgresStore } from 'agentchart/postgres';
 import { sqliteStore } from 'agentchart/sqlite';
 import { scriptedModel } from 'agentchart/testing';
+import { runAsProcess } from '../support/processes.js';
 
 export interface SharedChildConfig {
   store: { kind: 'sqlite'; path: string } | { kind: 'postgres'; connectionString: string };
@@ -50,16 +51,31 @@ const model = scriptedModel(
   (request) =>
     request.messages.some((m) => m.role === 'assistant')
       ? { text: request.messages.at(-1)?.role === 'user' ? 'Noted the steering.' : 'All steps done.' }
-      : { toolCalls: [{ id: 'n1', name: 'step', arguments: { id: 'n1' } }, { id: 'n2', name: 'step', arguments: { id: 'n2' } }] },
+      : {
+          toolCalls: [
+            { id: 'n1', name: 'step', arguments: { id: 'n1' } },
+            { id: 'n2', name: 'step', arguments: { id: 'n2' } },
+          ],
+        },
   { recordRequests: false },
 );
 
 function openStore(): SessionStore & { close(): unknown } {
-  return config.store.kind === 'sqlite' ? sqliteStore(config.store.path) : postgresStore({ connectionString: config.store.connectionString });
+  return config.store.kind === 'sqlite'
+    ? sqliteStore(config.store.path)
+    : postgresStore({ connectionString: config.store.connectionString });
 }
 
 const agentOn = (store: SessionStore) =>
-  createAgent({ model, tools: [step], toolExecution: 'sequential', steeringInterrupts: false, store, sessionId: config.sessionId, lease: { ttlMs: config.ttlMs, owner: `${config.mode}-${process.pid}` } });
+  createAgent({
+    model,
+    tools: [step],
+    toolExecution: 'sequential',
+    steeringInterrupts: false,
+    store,
+    sessionId: config.sessionId,
+    lease: { ttlMs: config.ttlMs, owner: `${config.mode}-${process.pid}` },
+  });
 
 const print = (report: Omit<ChildReport, 'pid'>) => console.log(JSON.stringify({ pid: process.pid, ...report }));
 
@@ -78,7 +94,9 @@ async function main(): Promise<void> {
       void agent.flush().then(() => journal('steer'));
     });
     const result = await run.result;
-    print({ result: { status: result.status, endReason: result.endReason, ...(result.error ? { error: result.error } : {}) } });
+    print({
+      result: { status: result.status, endReason: result.endReason, ...(result.error ? { error: result.error } : {}) },
+    });
   } else if (config.mode === 'contender') {
     const agent = agentOn(store);
     try {
@@ -86,7 +104,9 @@ async function main(): Promise<void> {
       print({});
       await agent.close();
     } catch (error) {
-      print({ busy: { code: error instanceof AgentError ? error.code : 'unknown', message: (error as Error).message } });
+      print({
+        busy: { code: error instanceof AgentError ? error.code : 'unknown', message: (error as Error).message },
+      });
     }
   } else {
     // A restarted worker: refused while the dead owner's lease is live, then it takes the session over.
@@ -98,7 +118,11 @@ async function main(): Promise<void> {
         await agent.flush();
         await agent.close();
         const events = await store.loadEvents(config.sessionId);
-        print({ ...(result ? { result: { status: result.status, endReason: result.endReason } } : {}), events, history: [...agent.messages] });
+        print({
+          ...(result ? { result: { status: result.status, endReason: result.endReason } } : {}),
+          events,
+          history: [...agent.messages],
+        });
         break;
       } catch (error) {
         if (!(error instanceof AgentError && error.code === 'SessionBusy')) throw error;
@@ -109,10 +133,4 @@ async function main(): Promise<void> {
   await store.close();
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runAsProcess(main);

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { AgentError, createAgent, defineTool } from 'agentchart';
 import { postgresStore } from 'agentchart/postgres';
 import { scriptedModel } from 'agentchart/testing';
+import { runAsProcess } from '../support/processes.js';
 
 export interface WorkerConfig {
   connectionString: string;
@@ -88,7 +89,14 @@ async function main(): Promise<void> {
     // Workers start at different places, so they rarely ask for the same session.
     const start = Math.floor(Math.random() * open.length);
     for (const session of [...open.slice(start), ...open.slice(0, start)]) {
-      const agent = createAgent({ model: modelFor(session), tools: [jobStep], toolExecution: 'sequential', store, sessionId: session, lease: { ttlMs: config.ttlMs } });
+      const agent = createAgent({
+        model: modelFor(session),
+        tools: [jobStep],
+        toolExecution: 'sequential',
+        store,
+        sessionId: session,
+        lease: { ttlMs: config.ttlMs },
+      });
       try {
         const { resumedRun } = await agent.ready;
         if (resumedRun) {
@@ -107,10 +115,4 @@ async function main(): Promise<void> {
   await store.close();
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runAsProcess(main);

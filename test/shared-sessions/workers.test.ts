@@ -50,7 +50,10 @@ describe.skipIf(!server)('8 workers share 200 sessions on Postgres', () => {
     const worker = await bundleChild(new URL('./worker.ts', import.meta.url));
     const spawnWorker = () => spawnChild(worker, 'AGENTCHART_WORKER', config, 180_000);
     const workers: Spawned[] = Array.from({ length: WORKERS }, spawnWorker);
-    const working = (w: Spawned) => w.child.exitCode === null && w.child.signalCode === null && lines(join(dir, 'journal.txt')).some((line) => line.endsWith(` ${w.child.pid}`));
+    const working = (w: Spawned) =>
+      w.child.exitCode === null &&
+      w.child.signalCode === null &&
+      lines(join(dir, 'journal.txt')).some((line) => line.endsWith(` ${w.child.pid}`));
     let kills = 0;
     let chaos = true;
     const killer = (async () => {
@@ -92,7 +95,10 @@ describe.skipIf(!server)('8 workers share 200 sessions on Postgres', () => {
       const events = await store.loadEvents(session);
       const history = checkpoint?.history ?? [];
       expect(checkInvariants(events, history).violations, session).toEqual([]);
-      expect(history.at(-1), session).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: `Job ${session} done.` }] });
+      expect(history.at(-1), session).toMatchObject({
+        role: 'assistant',
+        content: [{ type: 'text', text: `Job ${session} done.` }],
+      });
       for (const message of history) {
         if (message.role !== 'assistant') continue;
         for (const call of toolCallsOf(message)) {
@@ -105,10 +111,14 @@ describe.skipIf(!server)('8 workers share 200 sessions on Postgres', () => {
     await store.close();
     // No session ran in two live processes at once; no 'never' step ran twice.
     expect(journal.filter((line) => line.startsWith('overlap'))).toEqual([]);
-    const starts = journal.filter((line) => line.startsWith('start')).map((line) => line.split(' ').slice(1, 3).join(' '));
+    const starts = journal
+      .filter((line) => line.startsWith('start'))
+      .map((line) => line.split(' ').slice(1, 3).join(' '));
     expect(starts.length).toBe(new Set(starts).size);
     const resumed = journal.filter((line) => line.startsWith('resume')).length;
-    console.log(`workers test: ${kills} kills, ${resumed} sessions resumed, ${interrupted} steps interrupted by a kill, ${starts.length} steps run`);
+    console.log(
+      `workers test: ${kills} kills, ${resumed} sessions resumed, ${interrupted} steps interrupted by a kill, ${starts.length} steps run`,
+    );
     expect(kills).toBeGreaterThan(0);
   }, 240_000);
 });

@@ -1,5 +1,12 @@
 import { expect, it } from 'vitest';
-import { zeroCounters, type Message, type SessionHead, type SessionStep, type SessionStore, type StoredEvent } from 'agentchart';
+import {
+  zeroCounters,
+  type Message,
+  type SessionHead,
+  type SessionStep,
+  type SessionStore,
+  type StoredEvent,
+} from 'agentchart';
 
 /** A store under test; `reopen` gives a second handle on the same data (another process would). */
 export interface StoreUnderTest {
@@ -11,11 +18,26 @@ export interface StoreUnderTest {
 export const user = (content: string): Message => ({ role: 'user', content });
 
 export function head(version: number, historyLength: number, sessionId = 's1'): SessionHead {
-  return { sessionId, version, historyLength, steeringQueue: [], followUpQueue: [], counters: zeroCounters(), turnIndex: 0, run: null };
+  return {
+    sessionId,
+    version,
+    historyLength,
+    steeringQueue: [],
+    followUpQueue: [],
+    counters: zeroCounters(),
+    turnIndex: 0,
+    run: null,
+  };
 }
 
 /** A step appending `messages` to a history of `from` messages. */
-export function step(version: number, from: number, messages: Message[], events: StoredEvent[] = [], sessionId = 's1'): SessionStep {
+export function step(
+  version: number,
+  from: number,
+  messages: Message[],
+  events: StoredEvent[] = [],
+  sessionId = 's1',
+): SessionStep {
   return { checkpoint: head(version, from + messages.length, sessionId), history: { from, messages }, events };
 }
 
@@ -42,9 +64,17 @@ export function storeConformance(open: (now: () => number) => Promise<StoreUnder
     withStore(async ({ store }) => {
       expect(await store.load('s1')).toBeNull();
       await store.commitStep('s1', step(0, 0, [user('a')], [{ type: 'agentStart', runId: 'r', seq: 0 }]));
-      await store.commitStep('s1', step(1, 1, [user('b'), user('c')], [{ type: 'turnStart', runId: 'r', seq: 1, turnIndex: 0 }]));
+      await store.commitStep(
+        's1',
+        step(1, 1, [user('b'), user('c')], [{ type: 'turnStart', runId: 'r', seq: 1, turnIndex: 0 }]),
+      );
       const loaded = await store.load('s1');
-      expect(loaded).toMatchObject({ sessionId: 's1', version: 1, history: [user('a'), user('b'), user('c')], run: null });
+      expect(loaded).toMatchObject({
+        sessionId: 's1',
+        version: 1,
+        history: [user('a'), user('b'), user('c')],
+        run: null,
+      });
       expect(loaded).not.toHaveProperty('historyLength');
       expect((await store.loadEvents('s1')).map((e) => e.seq)).toEqual([0, 1]);
       expect((await store.loadEvents('s1', { from: 1 })).map((e) => e.seq)).toEqual([1]);
@@ -77,7 +107,9 @@ export function storeConformance(open: (now: () => number) => Promise<StoreUnder
       await expect(store.commitStep('s1', step(2, 1, []))).rejects.toMatchObject({ code: 'StaleVersion' });
       // Starts past the stored history, or ends elsewhere than the checkpoint says.
       await expect(store.commitStep('s1', step(1, 2, [user('x')]))).rejects.toMatchObject({ code: 'InvalidInput' });
-      await expect(store.commitStep('s1', { ...step(1, 1, [user('x')]), checkpoint: head(1, 5) })).rejects.toMatchObject({ code: 'InvalidInput' });
+      await expect(
+        store.commitStep('s1', { ...step(1, 1, [user('x')]), checkpoint: head(1, 5) }),
+      ).rejects.toMatchObject({ code: 'InvalidInput' });
       // A refused step changed nothing.
       expect(await store.load('s1')).toMatchObject({ version: 0, history: [user('a')] });
       await store.commitStep('s1', step(1, 1, [user('b')]));
@@ -91,18 +123,66 @@ export function storeConformance(open: (now: () => number) => Promise<StoreUnder
       const summary: Message = { role: 'user', content: 'summary of a and b' };
       await store.commitStep(
         's1',
-        step(0, 0, [user('a'), user('b')], [
-          { type: 'beforeModelCall', runId: 'r', seq: 0, turnIndex: 0, model: 'm', messages: { historyPrefix: 1, tail: [] } },
-          { type: 'beforeModelCall', runId: 'r', seq: 1, turnIndex: 0, model: 'm', messages: { historyPrefix: 0, tail: [summary] } },
-          { type: 'beforeModelCall', runId: 'r', seq: 2, turnIndex: 0, model: 'm', messages: [user('literal')] },
-        ]),
+        step(
+          0,
+          0,
+          [user('a'), user('b')],
+          [
+            {
+              type: 'beforeModelCall',
+              runId: 'r',
+              seq: 0,
+              turnIndex: 0,
+              model: 'm',
+              messages: { historyPrefix: 1, tail: [] },
+            },
+            {
+              type: 'beforeModelCall',
+              runId: 'r',
+              seq: 1,
+              turnIndex: 0,
+              model: 'm',
+              messages: { historyPrefix: 0, tail: [summary] },
+            },
+            { type: 'beforeModelCall', runId: 'r', seq: 2, turnIndex: 0, model: 'm', messages: [user('literal')] },
+          ],
+        ),
       );
-      await store.commitStep('s1', step(1, 2, [user('c')], [
-        { type: 'agentEnd', runId: 'r', seq: 3, status: 'completed', endReason: 'naturalEnd', messages: { historyPrefix: 3, tail: [] }, counters: zeroCounters() },
-      ]));
+      await store.commitStep(
+        's1',
+        step(
+          1,
+          2,
+          [user('c')],
+          [
+            {
+              type: 'agentEnd',
+              runId: 'r',
+              seq: 3,
+              status: 'completed',
+              endReason: 'naturalEnd',
+              messages: { historyPrefix: 3, tail: [] },
+              counters: zeroCounters(),
+            },
+          ],
+        ),
+      );
       const events = await store.loadEvents('s1');
-      expect(events.map((e) => ('messages' in e ? e.messages : null))).toEqual([[user('a')], [summary], [user('literal')], [user('a'), user('b'), user('c')]]);
-      expect(Object.keys(events[3] ?? {})).toEqual(['type', 'runId', 'seq', 'status', 'endReason', 'messages', 'counters']);
+      expect(events.map((e) => ('messages' in e ? e.messages : null))).toEqual([
+        [user('a')],
+        [summary],
+        [user('literal')],
+        [user('a'), user('b'), user('c')],
+      ]);
+      expect(Object.keys(events[3] ?? {})).toEqual([
+        'type',
+        'runId',
+        'seq',
+        'status',
+        'endReason',
+        'messages',
+        'counters',
+      ]);
     }),
   );
 
@@ -110,7 +190,15 @@ export function storeConformance(open: (now: () => number) => Promise<StoreUnder
     'another handle on the same data sees every committed step, and its versions follow them',
     withStore(async ({ store, reopen }) => {
       for (let version = 0; version < 20; version++) {
-        await store.commitStep('s1', step(version, version, [user(`m${version}`)], [{ type: 'turnStart', runId: 'r', seq: version, turnIndex: version }]));
+        await store.commitStep(
+          's1',
+          step(
+            version,
+            version,
+            [user(`m${version}`)],
+            [{ type: 'turnStart', runId: 'r', seq: version, turnIndex: version }],
+          ),
+        );
       }
       const other = reopen();
       expect((await other.load('s1'))?.history).toHaveLength(20);
@@ -128,9 +216,15 @@ export function storeConformance(open: (now: () => number) => Promise<StoreUnder
       expect(first).toEqual({ owner: 'alpha', token: 1, expiresAt: time + 30_000 });
       const busy = reopen().acquire('s1', 'beta', 30_000);
       await expect(busy).rejects.toMatchObject({ name: 'AgentError', code: 'SessionBusy' });
-      await expect(busy).rejects.toThrow(/session "s1" is busy: owner "alpha" holds its lease until 2023-11-14T22:13:50.000Z \(30.0 s from now\)/);
+      await expect(busy).rejects.toThrow(
+        /session "s1" is busy: owner "alpha" holds its lease until 2023-11-14T22:13:50.000Z \(30.0 s from now\)/,
+      );
       time += 10_000;
-      expect(await store.acquire('s1', 'alpha', 30_000)).toEqual({ owner: 'alpha', token: 1, expiresAt: time + 30_000 });
+      expect(await store.acquire('s1', 'alpha', 30_000)).toEqual({
+        owner: 'alpha',
+        token: 1,
+        expiresAt: time + 30_000,
+      });
       expect(await store.renew('s1', first, 5_000)).toEqual({ owner: 'alpha', token: 1, expiresAt: time + 5_000 });
       // Other sessions are not affected.
       expect((await store.acquire('s2', 'beta', 1_000)).token).toBe(1);
@@ -182,7 +276,10 @@ export function storeConformance(open: (now: () => number) => Promise<StoreUnder
       await store.commitStep('b', step(0, 0, [user('in b')], [], 'b'));
       await store.commitStep('a', step(1, 1, [user('more in a')], [], 'a'));
       expect((await store.load('b'))?.history).toEqual([user('in b')]);
-      expect((await store.list()).map((s) => [s.sessionId, s.version]).sort()).toEqual([['a', 1], ['b', 0]]);
+      expect((await store.list()).map((s) => [s.sessionId, s.version]).sort()).toEqual([
+        ['a', 1],
+        ['b', 0],
+      ]);
     }),
   );
 }

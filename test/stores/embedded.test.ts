@@ -22,6 +22,10 @@ describe('sqliteStore conformance', () => {
       handles.push(handle);
       return handle;
     };
-    return { store: handles[0] as ReturnType<typeof sqliteStore>, reopen, close: () => handles.forEach((h) => h.close()) };
+    return {
+      store: handles[0] as ReturnType<typeof sqliteStore>,
+      reopen,
+      close: () => handles.forEach((h) => h.close()),
+    };
   });
 });

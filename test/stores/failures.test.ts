@@ -4,7 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AgentError, createAgent, defineTool, memoryStore, type AgentEvent, type SessionStep, type SessionStore } from 'agentchart';
+import {
+  AgentError,
+  createAgent,
+  defineTool,
+  memoryStore,
+  type AgentEvent,
+  type SessionStep,
+  type SessionStore,
+} from 'agentchart';
 import { sqliteStore } from 'agentchart/sqlite';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 
@@ -22,12 +30,22 @@ const work = defineTool({
 });
 const twoCalls = () =>
   scriptedModel([
-    { toolCalls: [{ id: 'a', name: 'work', arguments: { id: 'a' } }, { id: 'b', name: 'work', arguments: { id: 'b' } }] },
+    {
+      toolCalls: [
+        { id: 'a', name: 'work', arguments: { id: 'a' } },
+        { id: 'b', name: 'work', arguments: { id: 'b' } },
+      ],
+    },
     { text: 'Both done.' },
   ]);
 
 /** Fails the write of the first step that carries an event matching `when`. */
-function failingAt(store: SessionStore, when: (event: AgentEvent) => boolean, how: 'throw' | 'reject', failure = new Error('disk on fire')) {
+function failingAt(
+  store: SessionStore,
+  when: (event: AgentEvent) => boolean,
+  how: 'throw' | 'reject',
+  failure = new Error('disk on fire'),
+) {
   let failed = false;
   const write = (sessionId: string, step: SessionStep) => {
     if (!failed && step.events.some((e) => when(e as AgentEvent))) {
@@ -39,7 +57,11 @@ function failingAt(store: SessionStore, when: (event: AgentEvent) => boolean, ho
   const commitStep = async (sessionId: string, step: SessionStep) => write(sessionId, step);
   return how === 'reject'
     ? ({ ...store, commitStepSync: undefined, commitStep } as SessionStore)
-    : ({ ...store, commitStep, commitStepSync: (sessionId: string, step: SessionStep) => void write(sessionId, step) } as SessionStore);
+    : ({
+        ...store,
+        commitStep,
+        commitStepSync: (sessionId: string, step: SessionStep) => void write(sessionId, step),
+      } as SessionStore);
 }
 
 async function runToEnd(agent: ReturnType<typeof createAgent>) {
@@ -52,18 +74,38 @@ async function runToEnd(agent: ReturnType<typeof createAgent>) {
 }
 
 describe('a failed write ends the run at once', () => {
-  it.each(['throw', 'reject'] as const)('a store that fails to %s at the first tool result: failed / storeFailed, the second tool never starts, flush() rejects', async (how) => {
-    ran.length = 0;
-    const store = failingAt(memoryStore(), (e) => e.type === 'toolExecutionEnd', how);
-    const agent = createAgent({ model: twoCalls(), tools: [work], toolExecution: 'sequential', store, sessionId: 's' });
-    const { result, events } = await runToEnd(agent);
-    expect(result).toMatchObject({ status: 'failed', endReason: 'fatalError', error: { code: 'storeFailed', message: expect.stringMatching(/session "s": the store failed to write a step \(disk on fire\)/) } });
-    expect(ran).toEqual(['a']);
-    expect(events.filter((e) => e.type === 'toolExecutionStart').map((e) => e.type === 'toolExecutionStart' && e.toolCallId)).toEqual(['a']);
-    expect(checkInvariants(events, result.messages).violations).toEqual([]);
-    await expect(agent.flush()).rejects.toMatchObject({ name: 'AgentError', code: 'StoreFailed' });
-    expect(() => agent.prompt('again')).toThrow(expect.objectContaining({ code: 'StoreFailed' }));
-  });
+  it.each(['throw', 'reject'] as const)(
+    'a store that fails to %s at the first tool result: failed / storeFailed, the second tool never starts, flush() rejects',
+    async (how) => {
+      ran.length = 0;
+      const store = failingAt(memoryStore(), (e) => e.type === 'toolExecutionEnd', how);
+      const agent = createAgent({
+        model: twoCalls(),
+        tools: [work],
+        toolExecution: 'sequential',
+        store,
+        sessionId: 's',
+      });
+      const { result, events } = await runToEnd(agent);
+      expect(result).toMatchObject({
+        status: 'failed',
+        endReason: 'fatalError',
+        error: {
+          code: 'storeFailed',
+          message: expect.stringMatching(/session "s": the store failed to write a step \(disk on fire\)/),
+        },
+      });
+      expect(ran).toEqual(['a']);
+      expect(
+        events
+          .filter((e) => e.type === 'toolExecutionStart')
+          .map((e) => e.type === 'toolExecutionStart' && e.toolCallId),
+      ).toEqual(['a']);
+      expect(checkInvariants(events, result.messages).violations).toEqual([]);
+      await expect(agent.flush()).rejects.toMatchObject({ name: 'AgentError', code: 'StoreFailed' });
+      expect(() => agent.prompt('again')).toThrow(expect.objectContaining({ code: 'StoreFailed' }));
+    },
+  );
 
   it('a refused version (another writer advanced the session) is a store failure too', async () => {
     ran.length = 0;
@@ -82,7 +124,10 @@ describe('a failed write ends the run at once', () => {
     };
     const agent = createAgent({ model: twoCalls(), tools: [work], toolExecution: 'sequential', store, sessionId: 's' });
     const { result, events } = await runToEnd(agent);
-    expect(result).toMatchObject({ status: 'failed', error: { code: 'storeFailed', message: expect.stringContaining('StaleVersion') } });
+    expect(result).toMatchObject({
+      status: 'failed',
+      error: { code: 'storeFailed', message: expect.stringContaining('StaleVersion') },
+    });
     expect(ran).toEqual([]);
     expect(checkInvariants(events, result.messages).violations).toEqual([]);
     await expect(agent.flush()).rejects.toMatchObject({ code: 'StoreFailed' });
@@ -98,11 +143,22 @@ describe('a failed write ends the run at once', () => {
       commitStep: async (sessionId, step) => {
         await new Promise((resolve) => setTimeout(resolve, 2));
         base.commitStepSync(sessionId, step);
-        for (const event of step.events) if (event.type === 'toolExecutionStart') log.push(`written start ${event.toolCallId}`);
+        for (const event of step.events)
+          if (event.type === 'toolExecutionStart') log.push(`written start ${event.toolCallId}`);
       },
     };
-    const logging = defineTool({ ...work, name: 'work', execute: async ({ id }: { id: string }) => (log.push(`run ${id}`), `did ${id}`) });
-    const agent = createAgent({ model: twoCalls(), tools: [logging], toolExecution: 'sequential', store, sessionId: 's' });
+    const logging = defineTool({
+      ...work,
+      name: 'work',
+      execute: async ({ id }: { id: string }) => (log.push(`run ${id}`), `did ${id}`),
+    });
+    const agent = createAgent({
+      model: twoCalls(),
+      tools: [logging],
+      toolExecution: 'sequential',
+      store,
+      sessionId: 's',
+    });
     const { result } = await runToEnd(agent);
     expect(result.status).toBe('completed');
     expect(log).toEqual(['written start a', 'run a', 'written start b', 'run b']);
@@ -126,21 +182,39 @@ function smallDisk(): { dir: string; unmount(): void } | null {
 describe('disk full', () => {
   const disk = smallDisk();
   afterAll(() => disk?.unmount());
-  it.skipIf(disk === null)('SQLite on a full 1 MB disk: the run ends failed / storeFailed naming SQLITE_FULL, flush() rejects', async () => {
-    ran.length = 0;
-    const path = join((disk as { dir: string }).dir, 'sessions.db');
-    mkdirSync((disk as { dir: string }).dir, { recursive: true });
-    const store = sqliteStore(path);
-    const big = defineTool({ name: 'work', description: 'Returns a lot', parameters: z.object({ id: z.string() }), execute: ({ id }) => (ran.push(id), `${id}:${'x'.repeat(200_000)}`) });
-    const model = scriptedModel((_request, call) => (call < 20 ? { toolCalls: [{ id: `c${call}`, name: 'work', arguments: { id: `c${call}` } }] } : { text: 'done' }), { recordRequests: false });
-    const agent = createAgent({ model, tools: [big], store, sessionId: 's', replayBuffer: 0 });
-    await agent.ready;
-    const result = await agent.prompt('fill the disk').result;
-    expect(result).toMatchObject({ status: 'failed', endReason: 'fatalError', error: { code: 'storeFailed', message: expect.stringMatching(/full|SQLITE_FULL/i) } });
-    expect(ran.length).toBeLessThan(20);
-    await expect(agent.flush()).rejects.toBeInstanceOf(AgentError);
-    // What was written before the disk filled still loads.
-    expect((await store.load('s'))?.history[0]).toEqual({ role: 'user', content: 'fill the disk' });
-    store.close();
-  });
+  it.skipIf(disk === null)(
+    'SQLite on a full 1 MB disk: the run ends failed / storeFailed naming SQLITE_FULL, flush() rejects',
+    async () => {
+      ran.length = 0;
+      const path = join((disk as { dir: string }).dir, 'sessions.db');
+      mkdirSync((disk as { dir: string }).dir, { recursive: true });
+      const store = sqliteStore(path);
+      const big = defineTool({
+        name: 'work',
+        description: 'Returns a lot',
+        parameters: z.object({ id: z.string() }),
+        execute: ({ id }) => (ran.push(id), `${id}:${'x'.repeat(200_000)}`),
+      });
+      const model = scriptedModel(
+        (_request, call) =>
+          call < 20
+            ? { toolCalls: [{ id: `c${call}`, name: 'work', arguments: { id: `c${call}` } }] }
+            : { text: 'done' },
+        { recordRequests: false },
+      );
+      const agent = createAgent({ model, tools: [big], store, sessionId: 's', replayBuffer: 0 });
+      await agent.ready;
+      const result = await agent.prompt('fill the disk').result;
+      expect(result).toMatchObject({
+        status: 'failed',
+        endReason: 'fatalError',
+        error: { code: 'storeFailed', message: expect.stringMatching(/full|SQLITE_FULL/i) },
+      });
+      expect(ran.length).toBeLessThan(20);
+      await expect(agent.flush()).rejects.toBeInstanceOf(AgentError);
+      // What was written before the disk filled still loads.
+      expect((await store.load('s'))?.history[0]).toEqual({ role: 'user', content: 'fill the disk' });
+      store.close();
+    },
+  );
 });

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock } from 'xstate';
 import { z } from 'zod';
-import { AgentError, createAgent, defineTool, INTERRUPTED_BY_RESTART, memoryStore, type Lease, type SessionStore } from 'agentchart';
+import {
+  AgentError,
+  createAgent,
+  defineTool,
+  INTERRUPTED_BY_RESTART,
+  memoryStore,
+  type Lease,
+  type SessionStore,
+} from 'agentchart';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 import { deferred } from '../support/harness.js';
 
@@ -39,12 +47,28 @@ function setup() {
     },
   });
   const agentOn = (s: SessionStore, owner: string, model = scriptedModel([{ text: 'ok' }])) =>
-    createAgent({ model, tools: [step], toolExecution: 'sequential', store: s, sessionId: 'job', clock, lease: { ttlMs: TTL, owner } });
+    createAgent({
+      model,
+      tools: [step],
+      toolExecution: 'sequential',
+      store: s,
+      sessionId: 'job',
+      clock,
+      lease: { ttlMs: TTL, owner },
+    });
   return { clock, store, journal, gates, agentOn };
 }
 
 const twoSteps = () =>
-  scriptedModel([{ toolCalls: [{ id: 'a', name: 'step', arguments: { id: 'a' } }, { id: 'b', name: 'step', arguments: { id: 'b' } }] }, { text: 'Both steps done.' }]);
+  scriptedModel([
+    {
+      toolCalls: [
+        { id: 'a', name: 'step', arguments: { id: 'a' } },
+        { id: 'b', name: 'step', arguments: { id: 'b' } },
+      ],
+    },
+    { text: 'Both steps done.' },
+  ]);
 
 describe('leases: one owner per session', () => {
   it('a second agent gets SessionBusy (owner and expiry in the message) while the first holds the lease', async () => {
@@ -52,7 +76,11 @@ describe('leases: one owner per session', () => {
     const a = createAgent({ model: scriptedModel([]), store, sessionId: 'job', lease: { owner: 'alpha' } });
     await a.ready;
     const b = createAgent({ model: scriptedModel([]), store, sessionId: 'job', lease: { owner: 'beta' } });
-    await expect(b.ready).rejects.toMatchObject({ name: 'AgentError', code: 'SessionBusy', message: expect.stringMatching(/owner "alpha" holds its lease until \d{4}-\d\d-\d\dT[\d:.]+Z/) });
+    await expect(b.ready).rejects.toMatchObject({
+      name: 'AgentError',
+      code: 'SessionBusy',
+      message: expect.stringMatching(/owner "alpha" holds its lease until \d{4}-\d\d-\d\dT[\d:.]+Z/),
+    });
     expect(() => b.prompt('hi')).toThrow(expect.objectContaining({ code: 'NotReady' }));
   });
 
@@ -91,7 +119,10 @@ describe('leases: one owner per session', () => {
     const result = await resumedRun?.result;
     expect(result?.status).toBe('completed');
     expect(journal).toEqual(['a', 'b']);
-    expect(result?.messages.find((m) => m.role === 'toolResult' && m.toolCallId === 'a')).toMatchObject({ content: INTERRUPTED_BY_RESTART, isError: true });
+    expect(result?.messages.find((m) => m.role === 'toolResult' && m.toolCallId === 'a')).toMatchObject({
+      content: INTERRUPTED_BY_RESTART,
+      isError: true,
+    });
     const stored = await store.loadEvents('job');
     expect(checkInvariants(stored, result?.messages).violations).toEqual([]);
     expect(new Set(stored.map((e) => e.runId)).size).toBe(1);
@@ -115,7 +146,14 @@ describe('leases: one owner per session', () => {
     resume();
     gates.get('a')?.resolve();
     const result = await run.result;
-    expect(result).toMatchObject({ status: 'failed', endReason: 'fatalError', error: { code: 'sessionLost', message: expect.stringMatching(/fenced by token 2 \(owner "beta"\)|the store has token 2 of owner "beta"/) } });
+    expect(result).toMatchObject({
+      status: 'failed',
+      endReason: 'fatalError',
+      error: {
+        code: 'sessionLost',
+        message: expect.stringMatching(/fenced by token 2 \(owner "beta"\)|the store has token 2 of owner "beta"/),
+      },
+    });
     expect(journal.filter((id) => id === 'b')).toEqual(['b']);
     expect(journal.filter((id) => id === 'a')).toEqual(['a']);
     await expect(first.flush()).rejects.toMatchObject({ code: 'SessionLost' });
@@ -134,14 +172,14 @@ describe('leases: one owner per session', () => {
     expect((await second.prompt('again').result).messages).toHaveLength(4);
   });
 
-  it.each([
-    [{ ttlMs: 0 }],
-    [{ ttlMs: 1.5 }],
-    [{ ttlMs: Number.NaN }],
-    [{ owner: '' }],
-  ])('lease %j is InvalidOptions', (lease) => {
-    expect(() => createAgent({ model: scriptedModel([]), store: memoryStore(), sessionId: 's', lease })).toThrow(AgentError);
-  });
+  it.each([[{ ttlMs: 0 }], [{ ttlMs: 1.5 }], [{ ttlMs: Number.NaN }], [{ owner: '' }]])(
+    'lease %j is InvalidOptions',
+    (lease) => {
+      expect(() => createAgent({ model: scriptedModel([]), store: memoryStore(), sessionId: 's', lease })).toThrow(
+        AgentError,
+      );
+    },
+  );
 });
 
 /**

@@ -31,7 +31,11 @@ describe.skipIf(!server)('postgresStore conformance', () => {
       handles.push(handle);
       return handle;
     };
-    return { store: handles[0] as PostgresStore, reopen, close: async () => void (await Promise.all(handles.map((h) => h.close()))) };
+    return {
+      store: handles[0] as PostgresStore,
+      reopen,
+      close: async () => void (await Promise.all(handles.map((h) => h.close()))),
+    };
   });
 });
 
@@ -51,8 +55,13 @@ describe.skipIf(!server)('postgresStore', () => {
     // A database written by a newer version is refused, not misread.
     await client.query("UPDATE agentchart_meta SET value = '99' WHERE key = 'schema_version'");
     const newer = postgresStore({ connectionString });
-    await expect(newer.load('s')).rejects.toMatchObject({ code: 'StoreUnavailable', message: expect.stringContaining('layout 99') });
-    await client.query("UPDATE agentchart_meta SET value = $1 WHERE key = 'schema_version'", [String(POSTGRES_SCHEMA_VERSION)]);
+    await expect(newer.load('s')).rejects.toMatchObject({
+      code: 'StoreUnavailable',
+      message: expect.stringContaining('layout 99'),
+    });
+    await client.query("UPDATE agentchart_meta SET value = $1 WHERE key = 'schema_version'", [
+      String(POSTGRES_SCHEMA_VERSION),
+    ]);
     await client.end();
     await Promise.all([...stores, newer].map((store) => store.close()));
   });
@@ -61,14 +70,20 @@ describe.skipIf(!server)('postgresStore', () => {
     const pool = new pg.Pool({ connectionString });
     try {
       const store = postgresStore({ pool });
-      const agent = createAgent({ model: scriptedModel([{ text: 'Stored in Postgres.' }]), store, sessionId: 'pool-session' });
+      const agent = createAgent({
+        model: scriptedModel([{ text: 'Stored in Postgres.' }]),
+        store,
+        sessionId: 'pool-session',
+      });
       await agent.ready;
       expect((await agent.prompt('hello').result).status).toBe('completed');
       await agent.close();
       const stored = await store.loadEvents('pool-session');
       await store.close();
       expect(stored.at(-1)?.type).toBe('agentEnd');
-      expect((await pool.query('SELECT count(*)::int AS n FROM agentchart_events')).rows[0]).toEqual({ n: stored.length });
+      expect((await pool.query('SELECT count(*)::int AS n FROM agentchart_events')).rows[0]).toEqual({
+        n: stored.length,
+      });
     } finally {
       await pool.end();
     }
@@ -76,7 +91,11 @@ describe.skipIf(!server)('postgresStore', () => {
 
   it('an unreachable server is StoreUnavailable; a missing option is InvalidOptions', async () => {
     const store = postgresStore({ connectionString: 'postgres://postgres@127.0.0.1:1/none' });
-    await expect(store.load('s')).rejects.toMatchObject({ name: 'AgentError', code: 'StoreUnavailable', message: expect.stringMatching(/^postgres store: /) });
+    await expect(store.load('s')).rejects.toMatchObject({
+      name: 'AgentError',
+      code: 'StoreUnavailable',
+      message: expect.stringMatching(/^postgres store: /),
+    });
     const agent = createAgent({ model: scriptedModel([]), store, sessionId: 's' });
     await expect(agent.ready).rejects.toBeInstanceOf(AgentError);
     expect(() => postgresStore({} as never)).toThrow(expect.objectContaining({ code: 'InvalidOptions' }));

@@ -20,7 +20,9 @@ function binDir(): string | null {
   if (process.env.PG_BIN && existsSync(join(process.env.PG_BIN, 'pg_ctl'))) return process.env.PG_BIN;
   const root = '/usr/lib/postgresql';
   if (existsSync(root)) {
-    const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl'))).sort((a, b) => Number(b) - Number(a));
+    const versions = readdirSync(root)
+      .filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl')))
+      .sort((a, b) => Number(b) - Number(a));
     if (versions[0]) return join(root, versions[0], 'bin');
   }
   const found = spawnSync('sh', ['-c', 'command -v pg_ctl'], { encoding: 'utf8' }).stdout.trim();
@@ -52,12 +54,20 @@ export async function startPostgres({ durable = false } = {}): Promise<PostgresS
   const dir = mkdtempSync(join(tmpdir(), 'agentchart-pg-'));
   if (uid !== null) chownSync(dir, uid, uid);
   const run = (tool: string, args: string[]) =>
-    asRoot ? execFileSync('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args], { stdio: 'pipe' }) : execFileSync(join(bin, tool), args, { stdio: 'pipe' });
+    asRoot
+      ? execFileSync('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args], { stdio: 'pipe' })
+      : execFileSync(join(bin, tool), args, { stdio: 'pipe' });
   const data = join(dir, 'data');
   const port = await freePort();
   try {
     run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
-    const settings = [`-p ${port}`, `-k ${dir}`, '-c listen_addresses=127.0.0.1', '-c max_connections=300', ...(durable ? [] : ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off'])];
+    const settings = [
+      `-p ${port}`,
+      `-k ${dir}`,
+      '-c listen_addresses=127.0.0.1',
+      '-c max_connections=300',
+      ...(durable ? [] : ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off']),
+    ];
     run('pg_ctl', ['-D', data, '-o', settings.join(' '), '-w', '-t', '30', '-l', join(dir, 'server.log'), 'start']);
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });

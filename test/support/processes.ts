@@ -28,7 +28,9 @@ export async function bundleChild(script: URL): Promise<URL> {
     tsconfig: join(ROOT, 'tsconfig.json'),
     logLevel: 'warning',
     // Bundled CommonJS dependencies call require(): give the module one.
-    banner: { js: "import { createRequire as __agentchartRequire } from 'node:module'; const require = __agentchartRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __agentchartRequire } from 'node:module'; const require = __agentchartRequire(import.meta.url);",
+    },
   });
   return pathToFileURL(outfile);
 }
@@ -46,13 +48,15 @@ export function spawnChild(script: URL, envName: string, config: unknown, timeou
   child.stdout?.on('data', (chunk) => (stdout += chunk));
   child.stderr?.on('data', (chunk) => (stderr += chunk));
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>(
+    (resolve, reject) => {
+      child.on('error', reject);
+      child.on('exit', (code, signal) => {
+        clearTimeout(timer);
+        resolve({ code, signal, stdout, stderr });
+      });
+    },
+  );
   return { child, exited };
 }
 
@@ -85,4 +89,15 @@ export async function until(condition: () => boolean, what: string, timeoutMs = 
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/** A child's entry point: exits 0 when `main` resolves, 1 (with the error on stderr) when it rejects. */
+export function runAsProcess(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
 }

@@ -27,11 +27,17 @@ export const seenMessages = (): SeenMessages => ({ objects: new WeakSet(), prefi
  * checked yet, other arrays message by message (once per object). Thousands of model calls are
  * checked in linear time.
  */
-export function checkEventShape(event: unknown, where: string, out: string[], seen: SeenMessages = seenMessages()): void {
+export function checkEventShape(
+  event: unknown,
+  where: string,
+  out: string[],
+  seen: SeenMessages = seenMessages(),
+): void {
   if (typeof event !== 'object' || event === null) return;
   const view = contextViewOf(event);
   const hasMessages = 'messages' in event && (view !== undefined || Array.isArray(event.messages));
-  const shell = hasMessages ? Object.fromEntries(Object.keys(event).map((key) => [key, key === 'messages' ? [] : (event as Record<string, unknown>)[key]])) : event;
+  const fieldOf = (key: string) => (key === 'messages' ? [] : (event as Record<string, unknown>)[key]);
+  const shell = hasMessages ? Object.fromEntries(Object.keys(event).map((key) => [key, fieldOf(key)])) : event;
   const parsed = AgentEventSchema.safeParse(shell);
   const issues: z.core.$ZodIssue[] = parsed.success ? [] : [...parsed.error.issues];
   const check = (message: unknown, index: number) => {
@@ -48,7 +54,9 @@ export function checkEventShape(event: unknown, where: string, out: string[], se
   } else if (hasMessages) {
     ((event as { messages: unknown[] }).messages).forEach(check);
   }
-  const shown = issues.filter((issue) => !(issue.path.length === 1 && REPORTED_ELSEWHERE.has(issue.path[0] as PropertyKey)));
+  const reportedElsewhere = (issue: z.core.$ZodIssue) =>
+    issue.path.length === 1 && REPORTED_ELSEWHERE.has(issue.path[0] as PropertyKey);
+  const shown = issues.filter((issue) => !reportedElsewhere(issue));
   if (shown.length === 0) return;
   const type = 'type' in event ? String(event.type) : 'event';
   out.push(`schema: ${type} at ${where} is malformed: ${describeIssues(shown)}`);
