@@ -7,10 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PendingApproval, RunResult } from 'agentchart';
 import { INTERRUPTED_BY_RESTART } from 'agentchart/restate';
 import {
-  freePort,
-  restateServerAvailable,
+  serverInstalled,
   sleep,
-  startRestateServer,
+  startServerWithWorker,
   startWorker,
   waitUntil,
   type RestateServer,
@@ -18,21 +17,15 @@ import {
 } from './support/restate-server.js';
 import { countLines, expectParity, readEvents, recordedLines, waitForLine } from './support/session-log.js';
 
-const available = restateServerAvailable();
-if (!available)
-  console.warn('restate-server is not in node_modules (npm ci installs it): the Restate crash suite is skipped');
-
-describe.runIf(available)('Restate: a session survives SIGKILLed workers', () => {
+describe.runIf(serverInstalled('the Restate crash suite'))('Restate: a session survives SIGKILLed workers', () => {
   let server: RestateServer;
   let worker: Worker;
   let port: number;
   const logs = mkdtempSync(join(tmpdir(), 'agentchart-restate-logs-'));
 
   beforeAll(async () => {
-    server = await startRestateServer();
-    port = await freePort();
-    worker = await startWorker(port, logs);
-    await server.register(worker.uri);
+    ({ server, worker } = await startServerWithWorker(logs));
+    port = worker.port;
   }, 60_000);
 
   afterAll(async () => {

@@ -6,30 +6,22 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent, PendingApproval, RunResult, SteerReceipt } from 'agentchart';
 import {
-  freePort,
-  restateServerAvailable,
+  serverInstalled,
   sleep,
-  startRestateServer,
-  startWorker,
+  startServerWithWorker,
   waitUntil,
   type RestateServer,
   type Worker,
 } from './support/restate-server.js';
 import { countLines, expectParity, waitForLine } from './support/session-log.js';
 
-const available = restateServerAvailable();
-if (!available)
-  console.warn('restate-server is not in node_modules (npm ci installs it): the Restate handler suite is skipped');
-
-describe.runIf(available)('Restate: the shared handlers reach the session', () => {
+describe.runIf(serverInstalled('the Restate handler suite'))('Restate: the shared handlers reach the session', () => {
   let server: RestateServer;
   let worker: Worker;
   const logs = mkdtempSync(join(tmpdir(), 'agentchart-restate-logs-'));
 
   beforeAll(async () => {
-    server = await startRestateServer();
-    worker = await startWorker(await freePort(), logs);
-    await server.register(worker.uri);
+    ({ server, worker } = await startServerWithWorker(logs));
   }, 60_000);
 
   afterAll(async () => {

@@ -49,6 +49,13 @@ export function restateServerAvailable(): boolean {
   return existsSync(SERVER_BIN);
 }
 
+/** Whether the suite can run: restate-server is installed (npm ci installs it); says so when it is not. */
+export function serverInstalled(suite: string): boolean {
+  const available = restateServerAvailable();
+  if (!available) console.warn(`restate-server is not in node_modules (npm ci installs it): ${suite} is skipped`);
+  return available;
+}
+
 export async function startRestateServer(): Promise<RestateServer> {
   const dir = mkdtempSync(join(tmpdir(), 'agentchart-restate-'));
   const [ingressPort, adminPort, nodePort] = [await freePort(), await freePort(), await freePort()];
@@ -155,3 +162,11 @@ function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): P
 }
 
 export { sleep, waitUntil };
+
+/** A server and one worker registered with it, for a test file. */
+export async function startServerWithWorker(logDir: string): Promise<{ server: RestateServer; worker: Worker }> {
+  const server = await startRestateServer();
+  const worker = await startWorker(await freePort(), logDir);
+  await server.register(worker.uri);
+  return { server, worker };
+}
