@@ -35,14 +35,24 @@ export class ContextView {
 
 const viewsOfEvents = new WeakMap<object, ContextView>();
 
+/** One getter for every event (a closure per event would cost ~0.5 KB each): the view is found by the event. */
+function messagesOfEvent(this: object): readonly Message[] {
+  return viewsOfEvents.get(this)?.messages() ?? [];
+}
+const MESSAGES_FROM_VIEW: PropertyDescriptor = { get: messagesOfEvent, enumerable: true, configurable: true };
+
 /**
- * Turns `event.messages` into an enumerable getter over `view`, in place (the key keeps its
- * position): JSON.stringify, spreading and iteration see the same plain array as before.
+ * An event with `fields` in their order, its `messages` an enumerable getter over `view`:
+ * JSON.stringify, spreading, structuredClone and iteration see the same plain array as a copy.
  */
-export function attachContextView<E extends { messages: readonly Message[] }>(event: E, view: ContextView): E {
-  Object.defineProperty(event, 'messages', { get: () => view.messages(), enumerable: true, configurable: true });
+export function eventWithView<E>(fields: Record<string, unknown>, view: ContextView): E {
+  const event: Record<string, unknown> = {};
+  for (const key of Object.keys(fields)) {
+    if (key === 'messages') Object.defineProperty(event, 'messages', MESSAGES_FROM_VIEW);
+    else event[key] = fields[key];
+  }
   viewsOfEvents.set(event, view);
-  return event;
+  return event as E;
 }
 
 /** The view behind an event's `messages`, if it has one (the stores write the view, not the copy). */

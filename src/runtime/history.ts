@@ -1,7 +1,7 @@
 import { ContextView } from '../domain/history-view.js';
 import type { Message } from '../domain/messages.js';
 
-export { attachContextView, contextViewOf, type ContextView } from '../domain/history-view.js';
+export { contextViewOf, eventWithView, type ContextView } from '../domain/history-view.js';
 
 /**
  * A session's history, append-only as far as anyone holding a view can tell. Events and model

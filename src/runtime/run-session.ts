@@ -19,7 +19,7 @@ import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolSourceFollower } from './tool-sources.js';
 import { CounterLedger } from './counter-ledger.js';
 import { AgentEventFeed, DEFAULT_REPLAY_BUFFER, RunEventLog } from './event-stream.js';
-import { attachContextView, type ContextView, type SessionHistory } from './history.js';
+import { eventWithView, type ContextView, type SessionHistory } from './history.js';
 import type { EffectHost } from './effects.js';
 import type { AgentOptions, ResolvedOptions } from './options.js';
 import { errorMessage } from './policy-runner.js';
@@ -213,8 +213,8 @@ export class RunSession {
   /** Publishes an event; `view` backs a `messages` field (beforeModelCall, agentEnd) instead of a copy. */
   emit(body: AgentEventBody, view?: ContextView): AgentEvent | null {
     if (this.ended) return null;
-    const event = { ...body, runId: this.runId, seq: this.seq++ } as AgentEvent;
-    if (view && 'messages' in event) attachContextView(event, view);
+    const fields = { ...body, runId: this.runId, seq: this.seq++ };
+    const event = view && 'messages' in fields ? eventWithView<AgentEvent>(fields, view) : (fields as AgentEvent);
     this.ledger.observe(event);
     if (event.type === 'messageStart') this.held = [];
     if (this.held) {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AgentError } from '../domain/errors.js';
 import type { AgentEvent } from '../domain/events.js';
-import { attachContextView, ContextView } from '../domain/history-view.js';
+import { ContextView, eventWithView } from '../domain/history-view.js';
 import { checkFence, type Lease } from './lease.js';
 import { MessageSchema, type Message } from '../domain/messages.js';
 import {
@@ -81,10 +81,7 @@ export function expandEvents(sessionId: string, events: StoredEvent[], history: 
         `session "${sessionId}": event ${event.seq} of run ${event.runId} refers to ${ref.historyPrefix} messages, the store holds ${messages.length}`,
       );
     }
-    return attachContextView(
-      { ...event, messages: [] as Message[] } as AgentEvent & { messages: Message[] },
-      new ContextView(messages, ref.historyPrefix, ref.tail),
-    );
+    return eventWithView<AgentEvent>(event, new ContextView(messages, ref.historyPrefix, ref.tail));
   });
 }
 

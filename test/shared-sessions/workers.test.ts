@@ -1,6 +1,7 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { INTERRUPTED_BY_RESTART, toolCallsOf } from 'agentchart';
@@ -109,6 +110,7 @@ describe.skipIf(!server)('8 workers share 200 sessions on Postgres', () => {
       }
     }
     await store.close();
+    rmSync(fileURLToPath(worker), { force: true });
     // No session ran in two live processes at once; no 'never' step ran twice.
     expect(journal.filter((line) => line.startsWith('overlap'))).toEqual([]);
     const starts = journal
