@@ -56,10 +56,22 @@ export const turnMachine = turnSetup.createMachine({
       states: {
         checkingPolicies: {
           always: [
+            { guard: 'resumesWithPublishedToolCalls', target: '#turn.TOOL_EXECUTION', actions: 'takeResumedReply' },
+            // A published reply without tool calls was classified before the crash: it ends the turn the same way.
+            {
+              guard: and(['resumesWithPublishedReply', 'resumedReplyFailed']),
+              target: '#turn.RESPONSE',
+              actions: ['takeResumedReply', { type: 'endTurnAs', params: { reason: 'error' } }],
+            },
+            {
+              guard: and(['resumesWithPublishedReply', 'resumedReplyAborted']),
+              target: '#turn.RESPONSE',
+              actions: ['takeResumedReply', 'markAbortRequested', { type: 'endTurnAs', params: { reason: 'aborted' } }],
+            },
             {
               guard: 'resumesWithPublishedReply',
-              target: '#turn.TOOL_EXECUTION',
-              actions: assign(({ context }) => ({ reply: context.resume?.reply ?? null, results: context.resume?.results ?? EMPTY_RESULTS })),
+              target: '#turn.RESPONSE',
+              actions: ['takeResumedReply', { type: 'endTurnAs', params: { reason: 'complete' } }],
             },
             { guard: 'isContinuationAttempt', target: '#turn.ASSISTANT' },
             { guard: 'hasPreTurnPolicies', target: 'runningPreTurnPolicies' },

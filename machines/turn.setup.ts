@@ -102,8 +102,13 @@ export const turnSetup = setup({
   },
   guards: {
     isContinuationAttempt: ({ context }) => context.attempt !== 'fresh',
-    /** Resumed after a crash with a published reply: its tools continue (replay rules applied). */
+    /** Resumed after a crash with a published reply that asks for tools: they continue (replay rules applied). */
+    resumesWithPublishedToolCalls: ({ context }) =>
+      context.resume?.reply != null && toolCallsOf(context.resume.reply.message).length > 0,
+    /** Resumed after a crash with a published reply that asks for nothing: the turn ends as that reply did. */
     resumesWithPublishedReply: ({ context }) => context.resume?.reply != null,
+    resumedReplyFailed: ({ context }) => context.resume?.reply?.message.stopReason === 'error',
+    resumedReplyAborted: ({ context }) => context.resume?.reply?.message.stopReason === 'aborted',
     hasPreTurnPolicies: ({ context }) => context.features.preTurnPolicies,
     hasPreDispatchPolicies: ({ context }) => context.features.preDispatchPolicies,
     hasPostTurnPolicies: ({ context }) => context.features.postTurnPolicies,
@@ -142,6 +147,11 @@ export const turnSetup = setup({
     planDispatch: assign({}),
     markInputCommitted: assign({ inputCommitted: true }),
     markAbortRequested: assign({ abortRequested: true }),
+    /** A turn resumed after a crash continues from the reply it had published, with the results known then. */
+    takeResumedReply: assign(({ context }) => ({
+      reply: context.resume?.reply ?? null,
+      results: context.resume?.results ?? EMPTY_RESULTS,
+    })),
     noteSteering: assign({ steeringArrived: true }),
     endTurnAs: assign((_, params: { reason: TurnEndReason }) => ({ endReason: params.reason })),
     settleUnfinishedCalls: assign(({ context }, params: UnfinishedReason) => ({

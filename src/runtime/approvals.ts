@@ -66,7 +66,7 @@ export function createApprovalRunner() {
           resolveAs(false);
           return { prepared, results, rewritten: false };
         }
-        decision = await (durableDecision ?? askHandler(run, call, input.turnIndex, signal));
+        decision = await (durableDecision ?? run.awaitUser(askHandler(run, call, input.turnIndex, signal)));
       } finally {
         signal.removeEventListener('abort', onAbort);
         run.turn.denyPendingApproval = null;

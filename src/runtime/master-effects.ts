@@ -24,7 +24,7 @@ export function provideMasterMachine() {
         const before = agent.history.slice();
         const request = { systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() };
         // Raced with the run's signal: a transform that never settles cannot hold an aborted run.
-        const prepared = await raceAbort(agent.guard.prepare(before, { overflow: true, ...request }), run.signal);
+        const prepared = await run.awaitUser(raceAbort(agent.guard.prepare(before, { overflow: true, ...request }), run.signal));
         if (prepared === ABORTED || run.ended || run.signal.aborted) return { recovered: false };
         // A throwing or refused transform is reported and the default compaction (pairs kept
         // together) recovers instead.
@@ -64,9 +64,13 @@ export function provideMasterMachine() {
           [...context.turnInput, ...context.pending],
           describeError('error' in event ? event.error : event),
         ),
-      planRetry: assign(({ context, system }) => ({
-        retryDelayMs: backoffDelay(runOf(system).agent.resolved.retry, context.attemptsOnModel, context.lastOutcome?.error ?? null),
-      })),
+      planRetry: assign(({ context, system }) => {
+        const { agent } = runOf(system);
+        // A durable host draws the jitter so that a replay waits as long as the original did.
+        const random = agent.host ? () => agent.host!.random() : undefined;
+        const error = context.lastOutcome?.error ?? null;
+        return { retryDelayMs: backoffDelay(agent.resolved.retry, context.attemptsOnModel, error, random) };
+      }),
       countFailedReportTurn: ({ system }) => {
         const run = runOf(system);
         run.ledger.increment('turnsFailed');
@@ -75,7 +79,7 @@ export function provideMasterMachine() {
       // The failed reply leaves nothing in history; the re-run gets one guidance message instead.
       discardFailedReportTurn: ({ context, system }) => {
         const run = runOf(system);
-        run.agent.history.length = Math.min(run.agent.history.length, run.turn.replyStart);
+        run.agent.log.truncate(run.turn.replyStart);
         const error = modelError('unknown', 'report mode: the turn ran no valid tool and sent no final report');
         run.emit({ type: 'retry', turnIndex: run.turn.turnIndex, attempt: context.failedTurnRetries + 1, delayMs: 0, error });
       },

@@ -1,14 +1,24 @@
 import { fromPromise } from 'xstate';
 import type { ModelReply, TurnAttempt } from '../../machines/turn.types.js';
 import { modelError, type ModelError } from '../domain/errors.js';
+import type { MessageDelta } from '../domain/events.js';
 import type { Message } from '../domain/messages.js';
 import { StreamAccumulator } from '../model/accumulator.js';
 import type { Model, ModelRequest } from '../model/port.js';
 import { parseStreamEvent, preview } from '../model/stream-events.js';
 import { errorMessage } from './policy-runner.js';
 import { runOf } from './run-registry.js';
+import type { ContextView } from './history.js';
 import type { RunSession } from './run-session.js';
-import { ABORTED, isThenable, nextMacrotask, raceAbort, type Aborted, type RuntimeClock } from './timers.js';
+import {
+  ABORTED,
+  isThenable,
+  nextMacrotask,
+  raceAbort,
+  systemClock,
+  type Aborted,
+  type RuntimeClock,
+} from './timers.js';
 
 type Reply = Omit<ModelReply, 'published'>;
 
@@ -23,7 +33,7 @@ export function createCallModel() {
     // Fairness: one macrotask per model call, so a synchronous model and synchronous tools never
     // starve timers and I/O. It also lets the deferred actions of the turn's first macrostep
     // (turnStart, commitTurnInput) land before history is read.
-    await nextMacrotask(run.signal);
+    await run.awaitUser(nextMacrotask(run.signal));
     run.turn.deltas = [];
     run.turn.messageOpen = false;
     const view = await requestMessages(run);
@@ -38,36 +48,34 @@ export function createCallModel() {
       };
     }
     const provider = model.provider !== undefined ? { provider: model.provider } : {};
-    run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, ...provider, messages: view });
-    const reply = { ...(await streamReply(run, view)), published: run.turn.messageOpen };
+    // The event and the request share one view of the history: the exact context sent, not a copy per call.
+    const messages = view.messages() as Message[];
+    run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, ...provider, messages }, view);
+    const reply = { ...(await attemptReply(run, messages, input.turnIndex)), published: run.turn.messageOpen };
     run.ledger.recordUsage(reply.message.usage, model.pricing);
     if (reply.error && reply.error.kind !== 'aborted') run.ledger.recordFailure(reply.error.kind);
     return reply;
   });
 }
 
-async function requestMessages(run: RunSession): Promise<Message[] | Aborted> {
+async function requestMessages(run: RunSession): Promise<ContextView | Aborted> {
   const { agent, turn } = run;
+  const log = agent.log;
   // After an overflow recovery every re-run of the turn (a rate-limit retry too) uses the compacted view.
-  if (turn.overflowView) return turn.overflowView;
-  if (!agent.options.context) return agent.history.slice();
-  const prepared = await raceAbort(
-    agent.guard.prepare(agent.history, {
-      overflow: false,
-      systemPrompt: agent.options.systemPrompt,
-      tools: agent.registry.specs(),
-    }),
-    run.signal,
-  );
+  if (turn.overflowView) return log.viewOf(turn.overflowView);
+  if (!agent.options.context) return log.view();
+  const history = agent.history;
+  const request = { overflow: false, systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() };
+  const prepared = await run.awaitUser(raceAbort(agent.guard.prepare(history, request), run.signal));
   if (prepared === ABORTED) return ABORTED;
   if (!prepared.ok) {
     // Isolated like a policy: a throwing transform is reported and counts as no transform.
     run.reportPolicyError('contextTransform', new Error(prepared.error.message));
-    return agent.history.slice();
+    return log.view();
   }
   if (prepared.transformRejected) run.reportTransformRejection(prepared.transformRejected);
   // Proactive compaction is visible in beforeModelCall.messages; contextCompacted marks overflow recovery.
-  return prepared.messages === agent.history ? agent.history.slice() : prepared.messages;
+  return prepared.messages === history ? log.view() : log.viewOf(prepared.messages);
 }
 
 function emptyErrorMessage(run: RunSession, text: string) {
@@ -87,15 +95,43 @@ const invalidResponse = (problem: string): ModelError =>
 type Interruption = 'aborted' | 'idle';
 
 /**
+ * Streams the reply, or with a durable host runs the attempt as one journaled step: its deltas are
+ * recorded and published once the step is done, so a replay publishes exactly what the first run did.
+ * Inside the step the idle timeout is a real timer (the engine's timers are not for use in a step).
+ */
+async function attemptReply(run: RunSession, messages: Message[], turnIndex: number): Promise<Reply> {
+  const host = run.agent.host;
+  if (!host) {
+    return streamReply(run, messages, { onDelta: (delta, name) => run.streamDelta(delta, name), clock: run.clock });
+  }
+  const model = run.model;
+  const recorded = await host.modelAttempt(`model ${turnIndex}:${run.nextSeq}`, async () => {
+    const deltas: MessageDelta[] = [];
+    const reply = await streamReply(run, messages, { onDelta: (delta) => deltas.push(delta), clock: systemClock });
+    return { reply, deltas };
+  });
+  for (const delta of recorded.deltas) run.streamDelta(delta, model.name);
+  return recorded.reply;
+}
+
+/** Where an attempt's deltas go, and the clock of its idle timeout. */
+interface StreamSink {
+  onDelta(delta: MessageDelta, modelName: string): void;
+  clock: RuntimeClock;
+}
+
+/**
  * Reads one attempt's stream through the boundary (DESIGN §9): every event is checked as it
  * arrives, a wrong shape or a throw ends the attempt as `invalidResponse`, a silence of
  * `modelIdleMs` as `timeout`, and the iterator is closed on every exit path (after done/error too).
  */
-async function streamReply(run: RunSession, messages: Message[]): Promise<Reply> {
+async function streamReply(run: RunSession, messages: Message[], sink: StreamSink): Promise<Reply> {
   const { agent, signal } = run;
   const model = run.model;
   const accumulator = new StreamAccumulator(model.name);
-  run.turn.stream = accumulator;
+  // What a live message streamed so far (an internal error closes it with that content); a hosted
+  // attempt publishes nothing while it streams.
+  if (!agent.host) run.turn.stream = accumulator;
   const aborted = (): Reply => ({
     called: true,
     message: accumulator.abort(),
@@ -121,7 +157,7 @@ async function streamReply(run: RunSession, messages: Message[]): Promise<Reply>
     iterator = await fromModel(() => openStream(model, request, attempt.signal));
     for (;;) {
       const current = iterator;
-      const next = await fromModel(() => nextEvent(current, interrupted, run.clock, idleMs, () => interrupt('idle')));
+      const next = await fromModel(() => nextEvent(current, interrupted, sink.clock, idleMs, () => interrupt('idle')));
       if (next === 'aborted') return aborted();
       if (next === 'idle') {
         attempt.abort(new Error(`model stream silent for ${idleMs} ms`));
@@ -137,7 +173,7 @@ async function streamReply(run: RunSession, messages: Message[]): Promise<Reply>
         accumulator.fail(invalidResponse(parsed.problem));
         break;
       }
-      for (const delta of accumulator.push(parsed.event)) run.streamDelta(delta, model.name);
+      for (const delta of accumulator.push(parsed.event)) sink.onDelta(delta, model.name);
       if (accumulator.terminal) break;
     }
   } catch (error) {

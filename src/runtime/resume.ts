@@ -10,7 +10,7 @@ export const INTERRUPTED_BY_RESTART = 'interrupted by restart; not re-run';
 
 /** Loads a checkpoint into the agent: history, queues, counters, turn index. */
 export function restoreAgent(state: AgentState, checkpoint: SessionCheckpoint): void {
-  state.history.splice(0, state.history.length, ...checkpoint.history);
+  state.log.reset(checkpoint.history, true);
   Object.assign(state.counters, checkpoint.counters);
   state.steeringQueue = checkpoint.steeringQueue;
   state.followUpQueue = checkpoint.followUpQueue;

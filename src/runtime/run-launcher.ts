@@ -7,6 +7,7 @@ import type { TurnCheckpoint } from '../store/types.js';
 import type { RunResult } from '../domain/outcomes.js';
 import { isolatedInspector } from './isolation.js';
 import { masterLogic } from './master-effects.js';
+import { runStopOf } from './persistence.js';
 import { errorMessage } from './policy-runner.js';
 import { finalReportOf } from './report.js';
 import { closeCommittedTurn } from './resume.js';
@@ -65,6 +66,7 @@ export function launchRun(state: AgentState, start: RunStart, onSubscriberError:
   run.master = master;
   run.handle = { result, events: run.log.observable() };
   bindRun(master.system, run);
+  state.lease?.runStarted();
   // A throw inside a master action must never leave a run without agentEnd or a result, nor lose
   // its log: the turn is closed as after any internal error, then the run ends as a fatal error.
   master.subscribe({
@@ -115,8 +117,17 @@ function masterInput(state: AgentState, start: RunStart): MasterInput {
   };
 }
 
-function finishRun(state: AgentState, run: RunSession, context: EndContext, resolveResult: (result: RunResult) => void): void {
+function finishRun(
+  state: AgentState,
+  run: RunSession,
+  ended: EndContext,
+  resolveResult: (result: RunResult) => void,
+): void {
   if (run.ended) return;
+  // A run the runtime stopped (store failure, lost lease) ends failed, whatever the chart decided.
+  const context: EndContext = run.stopped
+    ? { ...ended, status: 'failed', endReason: 'fatalError', error: null }
+    : ended;
   run.closing = true;
   run.closeTurnAsAborted();
   // Messages the master never took (sent while it was already ending) stay queued, never lost.
@@ -128,8 +139,10 @@ function finishRun(state: AgentState, run: RunSession, context: EndContext, reso
   const counters = cloneCounters(state.counters);
   const error = endError(run, context);
   const { status, endReason } = context;
-  const messages = state.history.slice();
-  run.emit({ type: 'agentEnd', status, endReason, messages, counters, ...(error ? { error } : {}) });
+  // The history at the end, as a view: a session of many runs does not store a copy per run.
+  const view = state.log.view();
+  const messages = view.messages() as Message[];
+  run.emit({ type: 'agentEnd', status, endReason, messages, counters, ...(error ? { error } : {}) }, view);
   run.ended = true;
   // User code still running (a tool that ignored its cancellation, a stalled stream) learns the run is over.
   if (!run.signal.aborted) run.controller.abort('the run ended');
@@ -139,21 +152,42 @@ function finishRun(state: AgentState, run: RunSession, context: EndContext, reso
     state.receipts.delete(message);
   }
   state.run = null;
+  state.lease?.runEnded();
   state.persister?.step(state, null);
   run.log.close();
   const report = finalReportOf(state, context.endReason);
-  resolveResult({
+  const result: RunResult = {
     status: context.status,
     endReason: context.endReason,
     messages: state.history.slice(),
     counters,
     ...(report ? { finalReport: report } : {}),
     ...(error ? { error } : {}),
-  });
+  };
+  // The run ends when its last step is written; if that write fails, the result says so.
+  const persister = state.persister;
+  const written = (): RunResult => {
+    const failure = !run.stopped && persister?.failure ? persister.failure : null;
+    if (!failure) return result;
+    return { ...result, status: 'failed', endReason: 'fatalError', error: runStopOf(failure) };
+  };
+  // An aborted run settles at once (§9); flush() is then the wait on its last step.
+  if (!persister?.busy || context.status === 'aborted') return resolveResult(written());
+  let settled = false;
+  const settle = (final: RunResult) => {
+    if (settled) return;
+    settled = true;
+    state.cutFinalWrite = null;
+    resolveResult(final);
+  };
+  // abort() while the store still writes the last step stops waiting for it (flush() still waits).
+  state.cutFinalWrite = () => settle(result);
+  void persister.settled().then(() => settle(written()));
 }
 
-/** A failed run's error; an aborted run's reason (`abort(reason)`). */
+/** A failed run's error (the runtime's stop first: a store failure, a lost lease); an aborted run's reason. */
 function endError(run: RunSession, context: EndContext): { code: string; message: string } | null {
+  if (run.stopped) return { code: run.stopped.code, message: run.stopped.message };
   if (context.status === 'aborted') return { code: 'aborted', message: run.abortReason };
   if (context.status === 'failed' && context.error) return { code: context.error.kind, message: context.error.message };
   return null;

@@ -5,6 +5,7 @@ import type { MasterContext } from '../../machines/master.types.js';
 import type { ModelReply } from '../../machines/turn.types.js';
 import type { ApprovalDecision } from '../policies/types.js';
 import type { PendingApproval } from '../store/types.js';
+import type { LeaseKeeper } from './lease.js';
 import type { Persister } from './persistence.js';
 import type { ContextGuard } from '../context/guard.js';
 import type { Counters } from '../domain/counters.js';
@@ -17,10 +18,18 @@ import type { TransformRejection } from '../context/guard.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolSourceFollower } from './tool-sources.js';
 import { CounterLedger } from './counter-ledger.js';
-import { AgentEventFeed, RunEventLog } from './event-stream.js';
+import { AgentEventFeed, DEFAULT_REPLAY_BUFFER, RunEventLog } from './event-stream.js';
+import { eventWithView, type ContextView, type SessionHistory } from './history.js';
+import type { EffectHost } from './effects.js';
 import type { AgentOptions, ResolvedOptions } from './options.js';
 import { errorMessage } from './policy-runner.js';
 import { systemClock, type RuntimeClock } from './timers.js';
+
+/** Why the runtime ended a run: its store failed, or another agent took the session over. */
+export interface RunStop {
+  code: 'storeFailed' | 'sessionLost';
+  message: string;
+}
 
 /** Where a queued message came from, so its delivery is counted and its receipt resolved. */
 export type MessageSource = 'steering' | 'followUp';
@@ -97,6 +106,9 @@ export interface AgentState {
   readonly toolSources: ToolSourceFollower;
   /** Compacts on overflow; also before every call when the `context` option is set. */
   readonly guard: ContextGuard;
+  /** The history's storage: appends, views for events, changes for the store. */
+  readonly log: SessionHistory;
+  /** The history as an array (the log's current one: read it, change it through `log`). */
   readonly history: Message[];
   readonly counters: Counters;
   readonly feed: AgentEventFeed;
@@ -112,6 +124,12 @@ export interface AgentState {
   run: RunSession | null;
   /** Checkpoints every committed step when the agent has a store. */
   persister: Persister | null;
+  /** The agent's lease on its session (with a store). */
+  lease: LeaseKeeper | null;
+  /** A durable-execution engine that journals the run's effects (agentchart/restate), or null. */
+  readonly host: EffectHost | null;
+  /** While an ended run waits for its last step to be written: abort() stops the wait. */
+  cutFinalWrite: (() => void) | null;
 }
 
 let runCounter = 0;
@@ -147,6 +165,11 @@ export class RunSession {
   ended = false;
   /** Set when the run starts ending: steer()/followUp() from then on go to the agent's queues. */
   closing = false;
+  /**
+   * Set when the runtime, not the chart, ends the run (DESIGN §11): a step could not be written, or
+   * a newer lease fenced this agent. The run ends at once as `failed` / `fatalError` with this error.
+   */
+  stopped: RunStop | null = null;
   /** Ends the run: publishes agentEnd and resolves the run's result (set by createAgent). */
   finish: (context: MasterContext) => void = () => {};
 
@@ -157,10 +180,19 @@ export class RunSession {
     resumed?: { runId: string; nextSeq: number },
   ) {
     runCounter += 1;
-    this.runId = resumed?.runId ?? `run_${Date.now().toString(36)}_${runCounter.toString(36)}`;
+    this.runId =
+      resumed?.runId ?? agent.host?.newRunId() ?? `run_${Date.now().toString(36)}_${runCounter.toString(36)}`;
     this.seq = resumed?.nextSeq ?? 0;
-    this.log = new RunEventLog(reportSubscriberError);
+    this.log = new RunEventLog(reportSubscriberError, agent.options.replayBuffer ?? DEFAULT_REPLAY_BUFFER);
     this.ledger = new CounterLedger(agent.counters);
+  }
+
+  /** Ends the run at once: every unfinished call is aborted (none starts), the chart closes the turn. */
+  stop(reason: RunStop): void {
+    if (this.ended || this.stopped) return;
+    this.stopped = reason;
+    this.controller.abort(reason.message);
+    this.master?.send({ type: 'ABORT' });
   }
 
   get signal(): AbortSignal {
@@ -178,16 +210,18 @@ export class RunSession {
    */
   private held: AgentEvent[] | null = null;
 
-  emit(body: AgentEventBody): AgentEvent | null {
+  /** Publishes an event; `view` backs a `messages` field (beforeModelCall, agentEnd) instead of a copy. */
+  emit(body: AgentEventBody, view?: ContextView): AgentEvent | null {
     if (this.ended) return null;
-    const event = { ...body, runId: this.runId, seq: this.seq++ } as AgentEvent;
+    const fields = { ...body, runId: this.runId, seq: this.seq++ };
+    const event = view && 'messages' in fields ? eventWithView<AgentEvent>(fields, view) : (fields as AgentEvent);
     this.ledger.observe(event);
     if (event.type === 'messageStart') this.held = [];
     if (this.held) {
       this.held.push(event);
       if (event.type === 'messageEnd') this.releaseHeld();
     } else {
-      this.agent.persister?.record(event);
+      this.agent.persister?.record(event, this.agent, this);
     }
     this.log.push(event);
     this.agent.feed.push(event);
@@ -198,7 +232,7 @@ export class RunSession {
   private releaseHeld(): void {
     const held = this.held ?? [];
     this.held = null;
-    for (const event of held) this.agent.persister?.record(event);
+    for (const event of held) this.agent.persister?.record(event, this.agent, this);
   }
 
   /** The seq the stored log continues from: held events are not stored yet. */
@@ -234,6 +268,11 @@ export class RunSession {
     this.reportPolicyError('contextTransform', new Error(message));
   }
 
+  /** Awaits user code outside any journaled step (a durable host waits for it before it waits for the engine). */
+  awaitUser<T>(work: Promise<T>): Promise<T> {
+    return this.agent.host ? this.agent.host.track(work) : work;
+  }
+
   reportPolicyError(slot: PolicySlot, error: unknown): void {
     this.emit({ type: 'policyError', slot, message: errorMessage(error), ...(this.turn.open ? { turnIndex: this.turn.turnIndex } : {}) });
   }
@@ -261,9 +300,9 @@ export class RunSession {
 
   /** Appends messages to the agent's history, resolving steer()/followUp() receipts (delivered in `turnIndex`). */
   commit(messages: readonly Message[], turnIndex = this.turn.turnIndex): void {
-    const { history, receipts, sources } = this.agent;
+    const { log, receipts, sources } = this.agent;
     for (const message of messages) {
-      history.push(message);
+      log.append(message);
       const source = sources.get(message);
       if (source === undefined) continue;
       sources.delete(message);

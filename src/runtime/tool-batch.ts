@@ -7,6 +7,7 @@ import type { ToolResultMessage } from '../domain/messages.js';
 import { runTool, type ToolRunResult } from '../tools/run.js';
 import { errorMessage } from './policy-runner.js';
 import { bindRun, runOf } from './run-registry.js';
+import { raceAbort } from './timers.js';
 import { isolatedInspector } from './isolation.js';
 import type { RunSession } from './run-session.js';
 
@@ -22,26 +23,43 @@ export function provideToolCallMachine() {
         // macrostep: one microtask lets toolExecutionStart be published before the tool runs.
         await Promise.resolve();
         const run = runOf(system);
-        // Cancelled or aborted in that microtask (e.g. from a toolExecutionStart subscriber): the tool never runs.
+        // The start is durable before the tool runs (an async store too): a failed write stops the run instead.
+        const persister = run.agent.persister;
+        if (persister?.busy) await raceAbort(persister.settled(), signal);
+        // Cancelled or aborted meanwhile (a toolExecutionStart subscriber, a failed write): the tool never runs.
         if (signal.aborted || run.signal.aborted) return { content: unfinishedText({ kind: 'aborted' }), isError: true };
         const tool = run.agent.registry.get(input.call.name);
         if (!tool) return { content: `Unknown tool "${input.call.name}".`, isError: true };
         const turnIndex = run.turn.turnIndex;
         const { id: toolCallId, name: toolName } = input.call;
         let ended = false;
-        const result = await runTool(tool, input.call.arguments, {
-          toolCallId,
-          signal,
-          idempotencyKey: `${run.agent.persister?.sessionId ?? run.runId}:${toolCallId}`,
-          // Awaited relay: delivery happens before the promise resolves, so a slow consumer slows the
-          // tool and nothing is dropped. An update after the call ended has no call to belong to.
-          update: (partial) => {
-            if (!signal.aborted && !ended) run.emit({ type: 'toolExecutionUpdate', turnIndex, toolCallId, toolName, partial });
-            return Promise.resolve();
-          },
-        });
+        const publish = (partial: unknown) => {
+          if (signal.aborted || ended) return;
+          run.emit({ type: 'toolExecutionUpdate', turnIndex, toolCallId, toolName, partial });
+        };
+        const execute = (update: (partial: unknown) => void) =>
+          runTool(tool, input.call.arguments, {
+            toolCallId,
+            signal,
+            idempotencyKey: `${run.agent.persister?.sessionId ?? run.runId}:${toolCallId}`,
+            // Awaited relay: delivery happens before the promise resolves, so a slow consumer slows the
+            // tool and nothing is dropped. An update after the call ended has no call to belong to.
+            update: (partial) => {
+              update(partial);
+              return Promise.resolve();
+            },
+          });
+        const host = run.agent.host;
+        if (!host) {
+          const result = await execute(publish);
+          ended = true;
+          return result;
+        }
+        // A journaled step: its updates are recorded and published when it is done, as on every replay.
+        const recorded = await host.toolCall({ id: toolCallId, name: toolName, replay: tool.replay }, execute);
+        for (const partial of recorded.updates) publish(partial);
         ended = true;
-        return result;
+        return recorded.result;
       }),
     },
     actions: {
@@ -83,6 +101,8 @@ export function createToolBatch(toolCallLogic: ReturnType<typeof provideToolCall
     let cancelling = false;
     // Steering arrived: calls not started never start; the batch settles once the running ones end.
     let holding = false;
+    // An async store is still writing: the next call is announced only once every step before it is durable.
+    let awaitingStore = false;
 
     const settle = (interrupted: boolean) => {
       if (settled) return;
@@ -132,6 +152,7 @@ export function createToolBatch(toolCallLogic: ReturnType<typeof provideToolCall
           if (running.size === 0) settleHeld();
           return;
         }
+        if (awaitingStore) return;
         if (queue.length === 0 && running.size === 0) {
           if (groupIndex >= input.groups.length) return settle(false);
           // Cancellation is checked before each group: a later group never starts after an abort.
@@ -140,6 +161,15 @@ export function createToolBatch(toolCallLogic: ReturnType<typeof provideToolCall
         }
         if (queue.length === 0 || running.size >= limit) return;
         if (run.signal.aborted) return;
+        const persister = run.agent.persister;
+        if (persister?.busy) {
+          awaitingStore = true;
+          void persister.settled().then(() => {
+            awaitingStore = false;
+            pump();
+          });
+          return;
+        }
         startCall(queue.shift() as PreparedCall);
       }
     };

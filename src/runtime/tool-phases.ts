@@ -94,7 +94,7 @@ export function createPreDispatchRunner() {
         const toolCall = { id: call.id, name: call.name, arguments: structuredClone(call.arguments) };
         const ask = () => policy({ toolCall, batch, messages, turnIndex: input.turnIndex });
         const report = (slot: PolicySlot, error: unknown) => run.reportPolicyError(slot, error);
-        const verdict = await runIsolated('preDispatch', ask, checkPreDispatchVerdict, report, signal);
+        const verdict = await run.awaitUser(runIsolated('preDispatch', ask, checkPreDispatchVerdict, report, signal));
         if (signal.aborted) return { prepared, results, stopped: false, injected };
         if (!verdict) continue;
         if (verdict.verdict === 'stop') return { prepared, results, stopped: true, stopReason: verdict.reason, injected };
