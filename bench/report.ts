@@ -1,7 +1,9 @@
+import type { LongSessionResult } from './long-session.js';
 import type { OtelCost } from './otel.js';
 import type { RelayResult } from './relay.js';
 import { renderPeerSections, type PeersResults } from './report-peers.js';
 import type { SessionsResult } from './sessions.js';
+import type { StoreLatency, StoresResult } from './stores.js';
 import type { Sampled } from './stats.js';
 import type { Comparison, HistoryGrowth, InspectionCost } from './throughput.js';
 
@@ -28,6 +30,10 @@ export interface BenchResults {
   batch: Record<string, Comparison>;
   history: HistoryGrowth;
   sessions: SessionsResult;
+  /** One long session on SQLite with the defaults, and one without a store or replay buffer (pure growth). */
+  longSessions: { sqlite: LongSessionResult; noReplay: LongSessionResult };
+  /** commitStep latency of the durable stores. */
+  stores: StoresResult;
   relay: RelayResult;
   inspection: { perTurn: InspectionCost; perTool: InspectionCost };
   /** Absent in results written before the OpenTelemetry observer existed. */
@@ -86,7 +92,50 @@ export function targetChecks(r: BenchResults): TargetCheck[] {
       met: relay >= 500_000 && r.relay.dropped === 0,
       metOnCpu: relayCpu >= 500_000 && r.relay.dropped === 0,
     },
+    ...longSessionChecks(r.longSessions.sqlite),
+    storeCheck(r.stores.sqlite, 300),
+    storeCheck(r.stores.postgres, 3_000),
   ];
+}
+
+function storeCheck(l: StoreLatency, targetUs: number): TargetCheck {
+  const target = `commitStep p50 on ${l.store === 'sqlite' ? 'SQLite' : 'PostgreSQL'} ≤ ${fmt(targetUs / 1000, 1)} ms`;
+  if (l.skipped) return { target, measured: `not measured: ${l.skipped}`, met: false, metOnCpu: null };
+  return { target, measured: `${fmt(l.p50Us / 1000, 3)} ms (p99 ${fmt(l.p99Us / 1000, 2)} ms)`, met: l.p50Us <= targetUs, metOnCpu: null };
+}
+
+function storeRow(l: StoreLatency): string {
+  const name = l.store === 'sqlite' ? 'SQLite (WAL, synchronous=NORMAL, temp dir)' : 'PostgreSQL (defaults: fsync on, loopback)';
+  return l.skipped ? `| ${name} | — | — | — | not measured: ${l.skipped} |` : `| ${name} | ${fmt(l.p50Us)} | ${fmt(l.p99Us)} | ${fmt(l.meanUs)} | ${l.steps.toLocaleString('en-US')} |`;
+}
+
+function longSessionChecks(l: LongSessionResult): TargetCheck[] {
+  const worstHeap = Math.max(...l.points.map((p) => p.heapOverHistory));
+  const worstFile = Math.max(...l.points.map((p) => p.fileOverHistoryJson));
+  const turns = l.points.map((p) => p.turns.toLocaleString('en-US')).join(', ');
+  return [
+    { target: `long session: heap ≤ 3 × the history (at ${turns} turns)`, measured: l.points.map((p) => `${fmt(p.heapOverHistory, 2)} ×`).join(', '), met: worstHeap <= 3, metOnCpu: null },
+    {
+      target: `long session: heap grows linearly (${fmt(l.turnsRatio, 0)} × the turns: near ${fmt(l.turnsRatio, 0)} ×, not ${fmt(l.turnsRatio ** 2, 0)} ×)`,
+      measured: `${fmt(l.heapRatio, 2)} × (growth ${fmt(l.heapGrowthOverHistory, 2)} × the history's)`,
+      met: l.heapRatio <= l.turnsRatio * 1.15,
+      metOnCpu: null,
+    },
+    { target: `long session: SQLite database ≤ 10 × the history's JSON (at ${turns} turns)`, measured: l.points.map((p) => `${fmt(p.fileOverHistoryJson, 2)} ×`).join(', '), met: worstFile <= 10, metOnCpu: null },
+    {
+      target: `long session: commitStep at the last ${l.window} turns / the first ${l.window} ≤ 1.2 ×`,
+      measured: `${fmt(l.commitLastUs)} µs / ${fmt(l.commitFirstUs)} µs = ${fmt(l.commitRatio, 2)} ×`,
+      met: l.commitRatio <= 1.2,
+      metOnCpu: null,
+    },
+  ];
+}
+
+function longSessionRows(label: string, l: LongSessionResult): string[] {
+  return l.points.map(
+    (p) =>
+      `| ${label} | ${p.turns.toLocaleString('en-US')} | ${fmt(p.heapMB, 2)} | ${fmt(p.historyHeapMB, 2)} | ${fmt(p.heapOverHistory, 2)} × | ${fmt(p.historyJsonMB, 2)} | ${l.store === 'sqlite' ? `${fmt(p.fileMB, 2)} (WAL ${fmt(p.walMB, 2)}) | ${fmt(p.fileOverHistoryJson, 2)} ×` : '— | —'} |`,
+  );
 }
 
 const yesNo = (met: boolean) => (met ? 'yes' : '**no**');
@@ -141,6 +190,31 @@ export function renderMarkdown(r: BenchResults): string {
     '',
     `Sessions: every run of every round ended \`aborted\` (endReason aborted, agent no longer running): ${s.allAborted ? 'yes' : `**no** (${s.notAborted} did not)`}.`,
     `Relay: ${r.relay.dropped} updates dropped, ${r.relay.outOfOrder} out of order (each call's updates are checked to arrive as 0, 1, 2, …).`,
+    '',
+    '## Long sessions (DESIGN §10)',
+    '',
+    'One session of file-reading turns (a short text, one tool call, a ~400-character result), measured while its run is alive:',
+    'live heap after a full GC (after a warm-up session, so compiled code is not counted), the history\'s own heap (a structured',
+    'clone of it, measured the same way), the SQLite database (its WAL, shown apart, is bounded scratch space of the whole file). Default options (`replayBuffer` 5,000 events), then with',
+    'no store and `replayBuffer: 0`, which shows the growth that is left: the history itself.',
+    '',
+    '| run | turns | heap (MB) | history heap (MB) | heap / history | history JSON (MB) | SQLite database (MB) | database / history JSON |',
+    '|---|---|---|---|---|---|---|---|',
+    ...longSessionRows('SQLite, defaults', r.longSessions.sqlite),
+    ...longSessionRows('no store, replayBuffer 0', r.longSessions.noReplay),
+    '',
+    `SQLite grows ${fmt(r.longSessions.sqlite.fileKBPerTurn, 2)} KB per turn (${fmt(r.longSessions.sqlite.fileGrowthOverHistoryJson, 2)} × the history's JSON growth); ` +
+      `commitStep median ${fmt(r.longSessions.sqlite.commitFirstUs)} µs over the first ${r.longSessions.sqlite.window} turns, ${fmt(r.longSessions.sqlite.commitLastUs)} µs over the last ${r.longSessions.sqlite.window} ` +
+      `(${fmt(r.longSessions.sqlite.commitRatio, 2)} ×). The ${r.longSessions.sqlite.points.at(-1)?.turns.toLocaleString('en-US')}-turn run took ${fmt(r.longSessions.sqlite.runMs / 1000)} s with the store, ${fmt(r.longSessions.noReplay.runMs / 1000)} s without.`,
+    '',
+    '## Stores: commitStep latency (DESIGN §11)',
+    '',
+    'The steps of a real 200-turn session (recorded on the memory store) committed again one after another, each awaited.',
+    '',
+    '| store | p50 (µs) | p99 (µs) | mean (µs) | steps |',
+    '|---|---|---|---|---|',
+    storeRow(r.stores.sqlite),
+    storeRow(r.stores.postgres),
     '',
     '## Inspection on vs off (agentchart, a no-op `inspect` observer)',
     '',

@@ -2,11 +2,14 @@ import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { longSession } from './long-session.js';
 import { otelCost } from './otel.js';
 import { relayBenchmark } from './relay.js';
+import { renderRestateMarkdown, restateBenchmark } from './restate.js';
 import { renderMarkdown, type BenchResults } from './report.js';
 import type { PeersInfo } from './report-peers.js';
 import { sessionsBenchmark } from './sessions.js';
+import { storesBenchmark } from './stores.js';
 import { loadAverage, MB, peakRssBytes, round2, rssBytes } from './stats.js';
 import {
   agentCreation,
@@ -74,6 +77,13 @@ const otelTurn = await step('otel', () => otelCost(200, 1, rounds(15), 2));
 const otelTools = await step('otel K=20', () => otelCost(50, 20, rounds(9), 2));
 const creation = await step('agent creation', () => agentCreation(1_000, rounds(5)));
 const relay = await step('relay', () => relayBenchmark(3, quick ? 10_000 : 100_000, rounds(5), 1));
+const longTurns = quick ? 1_000 : 4_000;
+const longPoints = quick ? [250, 1_000] : [1_000, 2_000, 4_000];
+const longSessions = {
+  sqlite: await step('long session (SQLite)', () => longSession(longTurns, longPoints, true)),
+  noReplay: await step('long session (replayBuffer 0)', () => longSession(longTurns, longPoints, false, 0)),
+};
+const stores = await step('stores (commitStep)', () => storesBenchmark(quick ? 1 : 3));
 const sessions = await step('sessions', () => sessionsBenchmark(quick ? 1_000 : 10_000, rounds(5), samplePeak));
 
 const results: BenchResults = {
@@ -96,6 +106,8 @@ const results: BenchResults = {
   batch,
   history,
   sessions,
+  longSessions,
+  stores,
   relay,
   inspection: { perTurn: inspection, perTool: inspectionTools },
   otel: { perTurn: otelTurn, perTool: otelTools },
@@ -107,6 +119,13 @@ const base = quick ? 'results.quick' : 'results';
 writeFileSync(here(`./${base}.json`), `${JSON.stringify(results, null, 2)}\n`);
 writeFileSync(here(`./${base}.md`), renderMarkdown(results));
 process.stderr.write(`bench: wrote bench/${base}.md and bench/${base}.json in ${results.environment.durationSeconds} s\n`);
+
+// On Restate: a server and a worker process of their own, written to bench/restate-results.{md,json}.
+const onRestate = await step('restate', () => restateBenchmark(rounds(15)));
+if (onRestate) {
+  writeFileSync(here(`./restate-${base}.json`), `${JSON.stringify(onRestate, null, 2)}\n`);
+  writeFileSync(here(`./restate-${base}.md`), renderRestateMarkdown(onRestate));
+}
 
 /** The commit measured, marked `+uncommitted` when machines/ or src/ differ from it; BENCH_COMMIT names it outside a checkout. */
 function gitCommit(): string {

@@ -19,7 +19,10 @@ export interface TurnResume {
   reply: ModelReply | null;
   /** Results whose toolExecutionEnd was published before the crash. */
   results: ResultsByPosition;
-  /** The replay rule's results for calls that were running ('never' tools: not re-run); published at commit. */
+  /**
+   * Results decided before the restart and not published yet (a denial, a skip), and the replay
+   * rule's results for calls that were running ('never' tools: not re-run): published at commit.
+   */
   notRerun: ResultsByPosition;
   /** Calls whose toolExecutionStart was published (a 'safe' re-run does not announce twice). */
   startedCallIds: string[];

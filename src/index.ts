@@ -58,6 +58,35 @@ export { viewerHtml, machineIdOfSvg } from './trace/viewer-html.js';
 export type { ViewerHtmlOptions } from './trace/viewer-html.js';
 export type { DurableOptions } from './runtime/agent.js';
 export { memoryStore } from './store/memory.js';
-export type { SessionStore, SessionCheckpoint, SessionSummary, PendingApproval, RunCheckpoint, TurnCheckpoint } from './store/types.js';
-export { SessionCheckpointSchema } from './store/types.js';
+export type {
+  SessionStore,
+  SessionCheckpoint,
+  SessionHead,
+  SessionStep,
+  HistoryChange,
+  HistoryRef,
+  StoredEvent,
+  SessionSummary,
+  PendingApproval,
+  RunCheckpoint,
+  TurnCheckpoint,
+  StoreOptions,
+} from './store/types.js';
+export type { Lease } from './store/lease.js';
+export { acquireLease, renewLease, releasedLease, checkFence, sessionBusy } from './store/lease.js';
+export {
+  SessionCheckpointSchema,
+  SessionHeadSchema,
+  HistoryChangeSchema,
+  HistoryRefSchema,
+  StoredEventSchema,
+} from './store/types.js';
+export {
+  assembleCheckpoint,
+  checkStep,
+  expandEvents,
+  parseHead,
+  parseMessage,
+  parseStoredEvent,
+} from './store/validate.js';
 export { INTERRUPTED_BY_RESTART } from './runtime/resume.js';

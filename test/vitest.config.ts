@@ -10,6 +10,8 @@ export default defineConfig({
       { find: /^agentchart\/anthropic$/, replacement: fileURLToPath(new URL('../src/anthropic.ts', import.meta.url)) },
       { find: /^agentchart\/ai-sdk$/, replacement: fileURLToPath(new URL('../src/ai-sdk.ts', import.meta.url)) },
       { find: /^agentchart\/sqlite$/, replacement: fileURLToPath(new URL('../src/sqlite.ts', import.meta.url)) },
+      { find: /^agentchart\/restate$/, replacement: fileURLToPath(new URL('../src/restate.ts', import.meta.url)) },
+      { find: /^agentchart\/postgres$/, replacement: fileURLToPath(new URL('../src/postgres.ts', import.meta.url)) },
       { find: /^agentchart\/mcp$/, replacement: fileURLToPath(new URL('../src/mcp.ts', import.meta.url)) },
       { find: /^agentchart\/inspect$/, replacement: fileURLToPath(new URL('../src/inspect.ts', import.meta.url)) },
       { find: /^agentchart\/otel$/, replacement: fileURLToPath(new URL('../src/otel.ts', import.meta.url)) },

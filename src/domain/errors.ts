@@ -67,6 +67,7 @@ export type AgentErrorCode =
   | 'StoreUnavailable'
   | 'StoreFailed'
   | 'SessionBusy'
+  | 'SessionLost'
   | 'SessionNotFound'
   | 'MissingDependency'
   | 'McpUnavailable';

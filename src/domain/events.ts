@@ -42,18 +42,31 @@ export type PolicySlot = z.infer<typeof PolicySlotSchema>;
 
 const ContextSizeSchema = z.object({ messages: z.number().int().nonnegative(), tokens: z.number().nonnegative() });
 
+/** `provider`: the model's `provider` (e.g. 'openai'), when the Model port names one. */
+export const BeforeModelCallEventSchema = z.object({
+  type: z.literal('beforeModelCall'),
+  ...inTurn,
+  model: z.string(),
+  provider: z.string().optional(),
+  messages: z.array(MessageSchema),
+});
+
+export const AgentEndEventSchema = z.object({
+  type: z.literal('agentEnd'),
+  ...base,
+  status: RunStatusSchema,
+  endReason: EndReasonSchema,
+  messages: z.array(MessageSchema),
+  counters: CountersSchema,
+  /** Why a failed or aborted run ended (the abort's reason for an aborted one); as in RunResult.error. */
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+});
+
 export const AgentEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('agentStart'), ...base }),
   /** `steeringDelivered`: how many steering messages this turn's input delivers (absent when none). */
   z.object({ type: z.literal('turnStart'), ...inTurn, steeringDelivered: z.number().int().positive().optional() }),
-  /** `provider`: the model's `provider` (e.g. 'openai'), when the Model port names one. */
-  z.object({
-    type: z.literal('beforeModelCall'),
-    ...inTurn,
-    model: z.string(),
-    provider: z.string().optional(),
-    messages: z.array(MessageSchema),
-  }),
+  BeforeModelCallEventSchema,
   z.object({ type: z.literal('messageStart'), ...inTurn, message: AssistantMessageSchema }),
   z.object({ type: z.literal('messageUpdate'), ...inTurn, delta: MessageDeltaSchema }),
   /** `error`: the classified error of a reply that failed or was aborted (the attempt's last word). */
@@ -126,16 +139,7 @@ export const AgentEventSchema = z.discriminatedUnion('type', [
   }),
   /** A policy or approval hook threw; it counted as Continue (added to the contract, see README). */
   z.object({ type: z.literal('policyError'), ...base, slot: PolicySlotSchema, message: z.string() }),
-  z.object({
-    type: z.literal('agentEnd'),
-    ...base,
-    status: RunStatusSchema,
-    endReason: EndReasonSchema,
-    messages: z.array(MessageSchema),
-    counters: CountersSchema,
-    /** Why a failed or aborted run ended (the abort's reason for an aborted one); as in RunResult.error. */
-    error: z.object({ code: z.string(), message: z.string() }).optional(),
-  }),
+  AgentEndEventSchema,
 ]);
 
 export type AgentEvent = z.infer<typeof AgentEventSchema>;

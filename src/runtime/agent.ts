@@ -8,9 +8,12 @@ import type { RunResult } from '../domain/outcomes.js';
 import type { ApprovalDecision } from '../policies/types.js';
 import type { PendingApproval, SessionStore } from '../store/types.js';
 import { createToolRegistry } from '../tools/registry.js';
+import type { EffectHost } from './effects.js';
 import { AgentEventFeed } from './event-stream.js';
 import { resolveOptions, type AgentOptions } from './options.js';
-import { Persister } from './persistence.js';
+import { SessionHistory } from './history.js';
+import { LeaseKeeper, type LeaseOptions } from './lease.js';
+import { Persister, runStopOf } from './persistence.js';
 import { safeReporter } from './isolation.js';
 import { errorMessage } from './policy-runner.js';
 import { checkApprovalDecision } from '../policies/verdicts.js';
@@ -52,8 +55,14 @@ export interface Agent {
   readonly ready: Promise<{ resumedRun: AgentRun | null }>;
   /** The run in progress, if any. */
   readonly currentRun: AgentRun | null;
-  /** Resolves when every committed step has been written to the store. */
+  /** Resolves when every committed step has been written to the store; rejects with the store's failure. */
   flush(): Promise<void>;
+  /**
+   * Lets the session go: waits for the writes in flight, releases the lease (another agent may take
+   * the session at once) and takes no run afterwards. A run in progress is left as a crash would
+   * leave it — nothing more is written, its tools are aborted — and the next agent resumes it (§8).
+   */
+  close(): Promise<void>;
   readonly events: Observable<AgentEvent>;
   readonly messages: readonly Message[];
   readonly counters: Counters;
@@ -64,11 +73,18 @@ export interface Agent {
 export interface DurableOptions {
   store?: SessionStore;
   sessionId?: string;
+  /** One owner per session (DESIGN §11): the lease's ttl (default 30 s, renewed while running), its owner. */
+  lease?: LeaseOptions;
 }
 
 export type { SteerReceipt };
 
 export function createAgent(options: AgentOptions & DurableOptions): Agent {
+  return createHostedAgent(options, null);
+}
+
+/** createAgent whose effects go through a durable-execution engine (used by agentchart/restate). */
+export function createHostedAgent(options: AgentOptions & DurableOptions, host: EffectHost | null): Agent {
   const resolved = resolveOptions(options);
   const onSubscriberError = safeReporter(options.onSubscriberError);
   if ((options.store === undefined) !== (options.sessionId === undefined)) {
@@ -85,7 +101,10 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
       Object.defineProperty(this, 'guard', { value: guard });
       return guard;
     },
-    history: [],
+    log: new SessionHistory(),
+    get history() {
+      return this.log.messages;
+    },
     counters: zeroCounters(),
     feed: new AgentEventFeed(onSubscriberError),
     steeringQueue: [],
@@ -96,18 +115,32 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
     unacknowledged: new Map(),
     run: null,
     persister: null,
+    lease: null,
+    host,
+    cutFinalWrite: null,
   };
+  let closed = false;
   // Attached before the session loads, so a run resumed after a restart is observed from its first event.
   const { sessionId, systemPrompt } = options;
   options.otel?.attach({ events: state.feed.observable(), sessionId, systemPrompt });
   let loaded = !options.store;
   const handleOf = (run: RunSession): AgentRun => ({ runId: run.runId, events: run.handle!.events, result: run.handle!.result });
-  const ready = options.store && options.sessionId ? load(state, options.store, options.sessionId, onSubscriberError).then((resumed) => ((loaded = true), { resumedRun: resumed ? handleOf(resumed) : null })) : Promise.resolve({ resumedRun: null });
+  const durable = options.store && options.sessionId ? { store: options.store, sessionId: options.sessionId } : null;
+  const ready = durable
+    ? load(state, { ...durable, ...(options.lease ? { lease: options.lease } : {}) }, onSubscriberError).then(
+        (resumed) => ((loaded = true), { resumedRun: resumed ? handleOf(resumed) : null }),
+      )
+    : Promise.resolve({ resumedRun: null });
   // A failed load rejects `ready` for whoever awaits it, without an unhandled rejection otherwise.
   ready.catch(() => {});
 
   const assertIdle = (what: string) => {
+    if (closed) {
+      throw new AgentError('NotReady', `${what}: the agent was closed; create a new one to continue the session.`);
+    }
     if (!loaded) throw new AgentError('NotReady', `${what}: the session is still loading; await agent.ready first.`);
+    // After a failed write this agent's memory is ahead of its store: a new agent loads the session.
+    if (state.persister?.failure) throw state.persister.failure;
     if (state.run) throw new AgentError('AlreadyRunning', `${what}: a run is already in progress: use steer() or followUp(), or abort() it first.`);
   };
   const start = (newMessages: Message[]): AgentRun => handleOf(launchRun(state, { kind: 'fresh', newMessages }, onSubscriberError));
@@ -152,7 +185,10 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
     followUp: (input) => enqueue(input, 'followUp'),
     abort(reason) {
       const run = state.run;
-      if (!run?.master) return;
+      if (!run?.master) {
+        state.cutFinalWrite?.();
+        return;
+      }
       run.controller.abort(abortReasonText(reason));
       run.master.send({ type: 'ABORT' });
     },
@@ -190,6 +226,19 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
       return state.run?.handle ? handleOf(state.run) : null;
     },
     flush: () => state.persister?.flushed() ?? Promise.resolve(),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await state.persister?.settled();
+      state.persister?.detach();
+      const run = state.run;
+      if (run?.master) {
+        run.controller.abort('the agent was closed');
+        run.master.send({ type: 'ABORT' });
+        await run.handle?.result;
+      }
+      await state.lease?.release();
+    },
     get events() {
       return state.feed.observable();
     },
@@ -213,10 +262,24 @@ export function createAgent(options: AgentOptions & DurableOptions): Agent {
   };
 }
 
-/** Loads a stored session; a run a restart interrupted continues at once. */
-async function load(state: AgentState, store: SessionStore, sessionId: string, onError: (error: unknown) => void): Promise<RunSession | null> {
+/** Takes the session's lease, loads the session; a run a restart (or a dead owner) interrupted continues at once. */
+async function load(
+  state: AgentState,
+  durable: Required<Pick<DurableOptions, 'store' | 'sessionId'>> & DurableOptions,
+  onError: (error: unknown) => void,
+): Promise<RunSession | null> {
+  const { store, sessionId } = durable;
+  const clock = state.options.clock as ConstructorParameters<typeof LeaseKeeper>[3];
+  // A durable-execution engine runs one writer per session (Restate: one exclusive handler per key): no lease.
+  const onLeaseFailure = (error: unknown) => state.persister?.fail(error);
+  const keeper = state.host ? null : new LeaseKeeper(store, sessionId, durable.lease ?? {}, clock, onLeaseFailure);
+  const lease = keeper ? await keeper.acquire() : null;
+  state.lease = keeper;
   const checkpoint = await store.load(sessionId);
-  state.persister = new Persister(store, state, sessionId, checkpoint?.version ?? -1, onError);
+  // A failed write ends the run in progress (store failures are fatal, never subscriber errors).
+  const onFailure = (failure: AgentError) => state.run?.stop(runStopOf(failure));
+  state.persister = new Persister(store, state, sessionId, checkpoint?.version ?? -1, onFailure);
+  if (lease) state.persister.token = lease.token;
   if (!checkpoint) return null;
   restoreAgent(state, checkpoint);
   if (!checkpoint.run) return null;

@@ -27,7 +27,7 @@ export function createApprovalAsker() {
       sendBack({ type: 'APPROVAL_REQUESTED' });
       // A stored session with no handler waits for resolveApproval; a subscriber of the request may have ended it.
       if (controller.signal.aborted || durable(run)) return;
-      void askHandler(run, call, input.turnIndex, controller.signal).then((decision) => {
+      void run.awaitUser(askHandler(run, call, input.turnIndex, controller.signal)).then((decision) => {
         if (controller.signal.aborted) return;
         if ('failed' in decision) run.reportPolicyError('approval', new Error(decision.failed), input.turnIndex);
         const verdict: ApprovalVerdict = 'failed' in decision ? { kind: 'failed', message: decision.failed } : verdictOf(run.agent.registry, call, decision);

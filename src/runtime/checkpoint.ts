@@ -6,11 +6,11 @@ import { approvalAsked, startedCallIds, type TurnContext } from '../../machines/
 import type { TurnOutput } from '../../machines/turn.types.js';
 import { cloneCounters } from '../domain/counters.js';
 import { toolCallsOf, type ToolResultMessage } from '../domain/messages.js';
-import type { PendingApproval, RunCheckpoint, SessionCheckpoint, TurnCheckpoint } from '../store/types.js';
+import type { PendingApproval, RunCheckpoint, SessionHead, TurnCheckpoint } from '../store/types.js';
 import type { AgentState, RunSession } from './run-session.js';
 
 /**
- * The checkpoint, derived in one place from the machines' state: the master's context, the turn
+ * The checkpoint (the session's head: everything but the history, which is stored by appending), derived in one place from the machines' state: the master's context, the turn
  * actor's snapshot and its tool-call children. Nothing here is a copy the runtime kept on the side;
  * the runtime only decides when to take it (after each step that changed something).
  */
@@ -75,7 +75,7 @@ export function checkpointOf(
   agent: AgentState,
   run: RunSession | null,
   approvals: ApprovalVersions,
-): SessionCheckpoint {
+): SessionHead {
   const master = run && !run.ended ? (run.master?.getSnapshot() as Snapshot<MasterContext> | undefined) : undefined;
   const context = master?.context;
   const open = master ? openTurnOf(master) : { turn: null, closedNow: false };
@@ -85,7 +85,7 @@ export function checkpointOf(
   return {
     sessionId,
     version,
-    history: agent.history.slice(),
+    historyLength: agent.log.length,
     steeringQueue: [...(context?.steeringQueue ?? agent.steeringQueue)],
     followUpQueue: [...(context?.followUpQueue ?? agent.followUpQueue)],
     counters: cloneCounters(agent.counters),
@@ -143,6 +143,7 @@ function turnCheckpoint(view: TurnView, version: number, approvals: ApprovalVers
     ...empty,
     reply: reply ? { message: reply.message, invalidCalls: [...reply.invalidCalls] } : null,
     results: reply ? publishedResults(snapshot, committed) : [],
+    decided: reply && !committed ? decidedResults(context) : [],
     started: startedOf(snapshot),
     approved: [...new Set([...(context.input.resume?.approvedCallIds ?? []), ...approvedIds(context)])],
     requested: [...context.asked],
@@ -174,6 +175,11 @@ function startedOf(snapshot: Snapshot<TurnContext>): string[] {
     if (context?.started && !ids.includes(context.call.id)) ids.push(context.call.id);
   }
   return ids;
+}
+
+/** Results decided and not published yet (they are published at commit). */
+function decidedResults(context: TurnContext): ToolResultMessage[] {
+  return [...settledByPosition(context.settled).values()].filter((cell) => !cell.published).map((cell) => cell.result);
 }
 
 function approvedIds(context: TurnContext): string[] {

@@ -44,17 +44,46 @@ export class IsolatedObservable<T> extends Observable<T> {
   }
 }
 
-/** Fan-out of one run's events: replays the run so far to late subscribers, then streams live. */
+/** Events of a run kept for late subscribers, by default (the `replayBuffer` option). */
+export const DEFAULT_REPLAY_BUFFER = 5_000;
+
+/**
+ * Fan-out of one run's events: replays the run's last `capacity` events to late subscribers, then
+ * streams live. Bounded, so a run of thousands of turns or a million progress updates does not keep
+ * every event in memory (the store keeps them all).
+ */
 export class RunEventLog {
-  readonly events: AgentEvent[] = [];
+  private buffer: AgentEvent[] = [];
+  /** Index of the oldest event still kept in `buffer` (older slots are cleared, compacted now and then). */
+  private start = 0;
   private readonly listeners = new Set<{ next(event: AgentEvent): void; complete(): void }>();
   private closed = false;
 
-  constructor(private readonly onError: (error: unknown) => void) {}
+  constructor(
+    private readonly onError: (error: unknown) => void,
+    private readonly capacity: number = DEFAULT_REPLAY_BUFFER,
+  ) {}
+
+  /** The events a late subscriber gets replayed, oldest first. */
+  get events(): AgentEvent[] {
+    return this.buffer.slice(this.start);
+  }
 
   push(event: AgentEvent): void {
-    this.events.push(event);
+    if (this.capacity > 0) {
+      this.buffer.push(event);
+      if (this.buffer.length - this.start > this.capacity) this.dropOldest();
+    }
     for (const listener of this.listeners) listener.next(event);
+  }
+
+  private dropOldest(): void {
+    this.buffer[this.start++] = undefined as unknown as AgentEvent;
+    // Amortized O(1): the array is compacted once as many slots are cleared as are kept.
+    if (this.start >= this.capacity) {
+      this.buffer = this.buffer.slice(this.start);
+      this.start = 0;
+    }
   }
 
   close(): void {
@@ -65,7 +94,7 @@ export class RunEventLog {
 
   observable(): Observable<AgentEvent> {
     return new IsolatedObservable<AgentEvent>((subscriber) => {
-      for (const event of this.events) subscriber.next(event);
+      for (let i = this.start, end = this.buffer.length; i < end; i++) subscriber.next(this.buffer[i] as AgentEvent);
       if (this.closed) {
         subscriber.complete();
         return () => {};

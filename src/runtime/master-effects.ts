@@ -52,9 +52,13 @@ export function provideMasterMachine() {
         const error = 'error' in event ? event.error : event;
         closeAfterInternalError(run, self.getSnapshot(), error);
       }),
-      planRetry: assign(({ context, system }) => ({
-        retryDelayMs: backoffDelay(runOf(system).agent.resolved.retry, context.counts.attemptsOnModel, context.lastOutcome?.error ?? null),
-      })),
+      planRetry: assign(({ context, system }) => {
+        const { agent } = runOf(system);
+        // A durable host draws the jitter so that a replay waits as long as the original did.
+        const random = agent.host ? () => agent.host!.random() : undefined;
+        const error = context.lastOutcome?.error ?? null;
+        return { retryDelayMs: backoffDelay(agent.resolved.retry, context.counts.attemptsOnModel, error, random) };
+      }),
       countFailedReportTurn: runAction((run) => {
         run.ledger.increment('turnsFailed');
         run.ledger.recordFailure('reportTurnWithoutWork');
@@ -62,9 +66,8 @@ export function provideMasterMachine() {
       // The failed reply leaves nothing in history; the re-run gets one guidance message instead.
       discardFailedReportTurn: runAction((run, { context }) => {
         const assistant = context.lastOutcome?.assistant;
-        const history = run.agent.history;
-        const at = assistant ? history.lastIndexOf(assistant) : -1;
-        if (at >= 0) history.length = at;
+        const at = assistant ? run.agent.history.lastIndexOf(assistant) : -1;
+        if (at >= 0) run.agent.log.truncate(at);
         run.agent.persister?.markDirty();
         const error = modelError('unknown', 'report mode: the turn ran no valid tool and sent no final report');
         // The failed turn is the one just closed (the turn index has moved past it).
@@ -92,7 +95,7 @@ async function recoverFromOverflow(run: RunSession, turnIndex: number): Promise<
   const before = agent.history.slice();
   const request = { systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() };
   // Raced with the run's signal: a transform that never settles cannot hold an aborted run.
-  const prepared = await raceAbort(agent.guard.prepare(before, { overflow: true, ...request }), run.signal);
+  const prepared = await run.awaitUser(raceAbort(agent.guard.prepare(before, { overflow: true, ...request }), run.signal));
   if (prepared === ABORTED || run.ended || run.signal.aborted) return { view: null };
   if (!prepared.ok) run.reportPolicyError('contextTransform', new Error(prepared.error.message), turnIndex);
   else if (prepared.transformRejected) run.reportTransformRejection(prepared.transformRejected, turnIndex);

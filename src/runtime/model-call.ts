@@ -10,7 +10,8 @@ import { errorMessage } from './policy-runner.js';
 import { runOf } from './run-registry.js';
 import { prepareCalls } from './tool-phases.js';
 import type { RunSession } from './run-session.js';
-import { ABORTED, isThenable, nextMacrotask, raceAbort, type Aborted, type RuntimeClock } from './timers.js';
+import type { ContextView } from './history.js';
+import { ABORTED, isThenable, nextMacrotask, raceAbort, systemClock, type Aborted, type RuntimeClock } from './timers.js';
 
 type Reply = Omit<ModelReply, 'published'>;
 type CallInput = Pick<TurnInput, 'turnIndex' | 'attempt' | 'overflowView' | 'modelIndex'>;
@@ -29,7 +30,7 @@ export function createCallModel() {
     if (input.attempt === 'closing') return closingReply(model.name);
     // Fairness: one macrotask per model call, so a synchronous model and synchronous tools never
     // starve timers and I/O.
-    await nextMacrotask(run.signal);
+    await run.awaitUser(nextMacrotask(run.signal));
     run.live = null;
     const view = await requestMessages(run, input);
     if (view === ABORTED || run.signal.aborted) {
@@ -43,8 +44,10 @@ export function createCallModel() {
       };
     }
     const provider = model.provider !== undefined ? { provider: model.provider } : {};
-    run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, ...provider, messages: view });
-    const reply = await streamReply(run, view, model, input.turnIndex);
+    // The event and the request share one view of the history: the exact context sent, not a copy per call.
+    const messages = view.messages() as Message[];
+    run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, ...provider, messages }, view);
+    const reply = await attemptReply(run, messages, model, input.turnIndex);
     run.ledger.recordUsage(reply.message.usage, model.pricing);
     if (reply.error && reply.error.kind !== 'aborted') run.ledger.recordFailure(reply.error.kind);
     const done: ModelReply = { ...reply, published: liveOpen(run) };
@@ -66,28 +69,55 @@ function closingReply(modelName: string): ModelReply {
   return { called: true, published: false, message, deltas: [], error: null, invalidCalls: [] };
 }
 
-async function requestMessages(run: RunSession, input: CallInput): Promise<Message[] | Aborted> {
+async function requestMessages(run: RunSession, input: CallInput): Promise<ContextView | Aborted> {
   const { agent } = run;
+  const log = agent.log;
   // After an overflow recovery every re-run of the turn (a rate-limit retry too) uses the compacted view.
-  if (input.overflowView) return input.overflowView;
-  if (!agent.options.context) return agent.history.slice();
-  const prepared = await raceAbort(
-    agent.guard.prepare(agent.history, {
-      overflow: false,
-      systemPrompt: agent.options.systemPrompt,
-      tools: agent.registry.specs(),
-    }),
-    run.signal,
-  );
+  if (input.overflowView) return log.viewOf(input.overflowView);
+  if (!agent.options.context) return log.view();
+  const history = agent.history;
+  const request = { overflow: false, systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() };
+  const prepared = await run.awaitUser(raceAbort(agent.guard.prepare(history, request), run.signal));
   if (prepared === ABORTED) return ABORTED;
   if (!prepared.ok) {
     // Isolated like a policy: a throwing transform is reported and counts as no transform.
     run.reportPolicyError('contextTransform', new Error(prepared.error.message), input.turnIndex);
-    return agent.history.slice();
+    return log.view();
   }
   if (prepared.transformRejected) run.reportTransformRejection(prepared.transformRejected, input.turnIndex);
   // Proactive compaction is visible in beforeModelCall.messages; contextCompacted marks overflow recovery.
-  return prepared.messages === agent.history ? agent.history.slice() : prepared.messages;
+  return prepared.messages === history ? log.view() : log.viewOf(prepared.messages);
+}
+
+/**
+ * Streams the reply, or with a durable host runs the attempt as one journaled step: its deltas are
+ * recorded and published once the step is done, so a replay publishes exactly what the first run did.
+ * Inside the step the idle timeout is a real timer (the engine's timers are not for use in a step).
+ */
+async function attemptReply(run: RunSession, messages: Message[], model: Model, turnIndex: number): Promise<Reply> {
+  const host = run.agent.host;
+  const live = run.agent.options.streaming === 'live';
+  if (!host) {
+    const deltas: MessageDelta[] = [];
+    const onDelta = live ? (delta: MessageDelta) => run.streamLiveDelta(delta, turnIndex, model.name) : (delta: MessageDelta) => void deltas.push(delta);
+    return { ...(await streamReply(run, messages, model, { onDelta, clock: run.clock, track: true })), deltas };
+  }
+  const recorded = await host.modelAttempt(`model ${turnIndex}:${run.nextSeq}`, async () => {
+    const deltas: MessageDelta[] = [];
+    const reply = await streamReply(run, messages, model, { onDelta: (delta) => void deltas.push(delta), clock: systemClock, track: false });
+    return { reply: { ...reply, deltas: [] }, deltas };
+  });
+  if (!live) return { ...recorded.reply, deltas: recorded.deltas };
+  for (const delta of recorded.deltas) run.streamLiveDelta(delta, turnIndex, model.name);
+  return { ...recorded.reply, deltas: [] };
+}
+
+/** Where an attempt's deltas go, the clock of its idle timeout, and whether a live message tracks it. */
+interface StreamSink {
+  onDelta(delta: MessageDelta): void;
+  clock: RuntimeClock;
+  /** What a live message streamed so far (an internal error closes it with that content); a hosted attempt publishes nothing while it streams. */
+  track: boolean;
 }
 
 function emptyErrorMessage(modelName: string, text: string): AssistantMessage {
@@ -105,16 +135,13 @@ type Interruption = 'aborted' | 'idle';
  * arrives, a wrong shape or a throw ends the attempt as `invalidResponse`, a silence of
  * `modelIdleMs` as `timeout`, and the iterator is closed on every exit path (after done/error too).
  */
-async function streamReply(run: RunSession, messages: Message[], model: Model, turnIndex: number): Promise<Reply> {
+async function streamReply(run: RunSession, messages: Message[], model: Model, sink: StreamSink): Promise<Omit<Reply, 'deltas'>> {
   const { agent, signal } = run;
   const accumulator = new StreamAccumulator(model.name);
-  run.live = { turnIndex, open: false, accumulator };
-  const live = agent.options.streaming === 'live';
-  const deltas: MessageDelta[] = [];
-  const aborted = (): Reply => ({
+  if (sink.track) run.live = { open: false, accumulator };
+  const aborted = () => ({
     called: true,
     message: accumulator.abort(),
-    deltas,
     error: modelError('aborted', run.abortReason),
     invalidCalls: [],
   });
@@ -137,7 +164,7 @@ async function streamReply(run: RunSession, messages: Message[], model: Model, t
     iterator = await fromModel(() => openStream(model, request, attempt.signal));
     for (;;) {
       const current = iterator;
-      const next = await fromModel(() => nextEvent(current, interrupted, run.clock, idleMs, () => interrupt('idle')));
+      const next = await fromModel(() => nextEvent(current, interrupted, sink.clock, idleMs, () => interrupt('idle')));
       if (next === 'aborted') return aborted();
       if (next === 'idle') {
         attempt.abort(new Error(`model stream silent for ${idleMs} ms`));
@@ -153,10 +180,7 @@ async function streamReply(run: RunSession, messages: Message[], model: Model, t
         accumulator.fail(invalidResponse(parsed.problem));
         break;
       }
-      for (const delta of accumulator.push(parsed.event)) {
-        if (live) run.streamLiveDelta(delta, turnIndex, model.name);
-        else deltas.push(delta);
-      }
+      for (const delta of accumulator.push(parsed.event)) sink.onDelta(delta);
       if (accumulator.terminal) break;
     }
   } catch (error) {
@@ -173,11 +197,10 @@ async function streamReply(run: RunSession, messages: Message[], model: Model, t
   const message = accumulator.finish();
   const terminal = accumulator.terminal;
   const error = terminal?.kind === 'error' ? terminal.error : null;
-  if (error?.kind === 'aborted') return { called: true, message, deltas, error, invalidCalls: [] };
+  if (error?.kind === 'aborted') return { called: true, message, error, invalidCalls: [] };
   return {
     called: true,
     message,
-    deltas,
     error,
     invalidCalls: accumulator.invalidToolCalls.map((call) => ({
       id: call.id,

@@ -3,8 +3,8 @@ import { z } from 'zod';
 /**
  * The one schema `createAgent` parses its options with. Each option is a named entry of
  * `OPTION_SHAPE`, so an option added later is one more line here (and in `AgentOptions`).
- * Unknown keys pass through (options a module adds before its entry lands here, e.g. `lease`,
- * `replayBuffer`), unless they look like a misspelling of a known option (`misspelledOptions`).
+ * Unknown keys pass through (options a module adds before its entry lands here), unless they
+ * look like a misspelling of a known option (`misspelledOptions`).
  */
 
 /** The largest delay a timer can hold: beyond 2³¹−1 ms, setTimeout fires after 1 ms. */
@@ -117,6 +117,13 @@ const OPTION_SHAPE = {
     )
     .optional(),
   sessionId: z.string().min(1).optional(),
+  /** One owner per session (DESIGN §11): the lease's time to live, renewed while a run is in progress. */
+  lease: z
+    .strictObject({ ttlMs: timeout.int({ error: 'expected a whole number of milliseconds' }), owner: z.string().min(1) })
+    .partial()
+    .optional(),
+  /** Events of a run replayed to a late subscriber (DESIGN §10). */
+  replayBuffer: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
 };
 
 export const AgentOptionsSchema = z.looseObject(OPTION_SHAPE);

@@ -57,6 +57,11 @@ export interface AgentOptions {
   clock?: ActorOptions<AnyActorLogic>['clock'];
   /** XState inspection observer, e.g. `createWebSocketInspector().inspect` from @statelyai/inspect. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /**
+   * How many of a run's latest events `run.events` replays to a subscriber that comes late
+   * (default 5,000; 0 = none, live events only). Older events are in the store, if there is one.
+   */
+  replayBuffer?: number;
   /** OpenTelemetry spans: `otelObserver()` from agentchart/otel (any AgentObserver is accepted). */
   otel?: AgentObserver;
   /** Receives errors thrown by event subscribers (they are isolated from the run). */

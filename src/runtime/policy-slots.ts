@@ -2,6 +2,8 @@ import { fromPromise } from 'xstate';
 import type { ResponseOutput } from '../../machines/turn.types.js';
 import { toMessage, toolCallsOf, type AssistantMessage, type Message, type ToolResultMessage } from '../domain/messages.js';
 import { checkPostTurnVerdict, checkVerdict } from '../policies/verdicts.js';
+import type { SessionHistory } from './history.js';
+import type { PolicySlot } from '../domain/events.js';
 import { runIsolated } from './policy-runner.js';
 import { runOf } from './run-registry.js';
 import { withRunSignal } from './timers.js';
@@ -22,7 +24,8 @@ export async function runLoopPolicies(
     // After an abort no policy is asked anything more.
     if (signal.aborted || run.signal.aborted) break;
     const ask = () => policy({ messages, newMessages, turnIndex, counters: run.countersSnapshot() });
-    const verdict = await runIsolated(slot, ask, checkVerdict, (s, e) => run.reportPolicyError(s, e), signal);
+    const report = (s: PolicySlot, e: unknown) => run.reportPolicyError(s, e);
+    const verdict = await run.awaitUser(runIsolated(slot, ask, checkVerdict, report, signal));
     if (signal.aborted || run.signal.aborted) break;
     if (verdict?.verdict === 'stop') return { stopped: true, injected };
     if (verdict?.verdict === 'inject') injected.push(...verdict.messages.map(toMessage));
@@ -57,13 +60,10 @@ export function createPostTurnRunner() {
     for (const policy of run.agent.options.policies?.postTurn ?? []) {
       if (signal.aborted || run.signal.aborted) break;
       const messages = run.agent.history.slice();
-      const verdict = await runIsolated(
-        'postTurn',
-        () => policy({ messages, assistant, toolResults: input.toolResults, turnIndex: input.turnIndex, counters: run.countersSnapshot() }),
-        checkPostTurnVerdict,
-        (s, e) => run.reportPolicyError(s, e, input.turnIndex),
-        withRunSignal(run, signal),
-      );
+      const { toolResults, turnIndex } = input;
+      const ask = () => policy({ messages, assistant, toolResults, turnIndex, counters: run.countersSnapshot() });
+      const report = (s: PolicySlot, e: unknown) => run.reportPolicyError(s, e, turnIndex);
+      const verdict = await run.awaitUser(runIsolated('postTurn', ask, checkPostTurnVerdict, report, withRunSignal(run, signal)));
       // An abort while the policy ran: its verdict no longer applies (the history is final).
       if (signal.aborted || run.signal.aborted) break;
       if (!verdict) continue;
@@ -71,7 +71,7 @@ export function createPostTurnRunner() {
       if (verdict.verdict === 'inject') injected.push(...verdict.messages.map(toMessage));
       if (verdict.verdict === 'replace' && assistant) {
         if (sameToolCalls(assistant, verdict.assistant)) {
-          replaceInHistory(run.agent.history, assistant, verdict.assistant);
+          replaceInHistory(run.agent.log, assistant, verdict.assistant);
           assistant = verdict.assistant;
         } else {
           const problem = 'replacement ignored: it changes the tool-call blocks of the committed assistant message';
@@ -91,7 +91,7 @@ function sameToolCalls(original: AssistantMessage, replacement: AssistantMessage
   return a.length === b.length && a.every((call, i) => call.id === b[i]?.id && call.name === b[i]?.name && JSON.stringify(call.arguments) === JSON.stringify(b[i]?.arguments));
 }
 
-function replaceInHistory(history: Message[], original: AssistantMessage, replacement: AssistantMessage): void {
-  const index = history.lastIndexOf(original);
-  if (index >= 0) history[index] = replacement;
+function replaceInHistory(log: SessionHistory, original: AssistantMessage, replacement: AssistantMessage): void {
+  const index = log.messages.lastIndexOf(original);
+  if (index >= 0) log.replace(index, replacement);
 }

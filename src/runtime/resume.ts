@@ -24,7 +24,7 @@ export type RunStart =
 
 /** Loads a checkpoint into the agent: history, queues, counters, turn index. */
 export function restoreAgent(state: AgentState, checkpoint: SessionCheckpoint): void {
-  state.history.splice(0, state.history.length, ...checkpoint.history);
+  state.log.reset(checkpoint.history, true);
   Object.assign(state.counters, checkpoint.counters);
   state.steeringQueue = checkpoint.steeringQueue;
   state.followUpQueue = checkpoint.followUpQueue;
@@ -75,12 +75,14 @@ function turnResume(state: AgentState, turn: TurnCheckpoint): TurnResume {
   const message = committedAssistant?.role === 'assistant' ? committedAssistant : turn.reply.message;
   const reply = { called: true, published: true, message, deltas: [], error: null, invalidCalls: turn.reply.invalidCalls };
   const published = new Map(turn.results.map((result) => [result.toolCallId, result]));
+  const decided = new Map((turn.decided ?? []).map((result) => [result.toolCallId, result]));
   const started = new Set(turn.started);
   const results = new Map<number, ToolResultMessage>();
   const notRerun = new Map<number, ToolResultMessage>();
   toolCallsOf(turn.reply.message).forEach((call, position) => {
     const result = published.get(call.id);
     if (result) results.set(position, result);
+    else if (decided.has(call.id)) notRerun.set(position, decided.get(call.id) as ToolResultMessage);
     else if (started.has(call.id) && state.registry.get(call.name)?.replay !== 'safe') notRerun.set(position, errorResult(call, INTERRUPTED_BY_RESTART));
   });
   return { ...resume, reply, results, notRerun };

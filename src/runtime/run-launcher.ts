@@ -3,6 +3,7 @@ import type { MasterInput, MasterOutput } from '../../machines/master.types.js';
 import type { TurnFeatures } from '../../machines/turn.types.js';
 import { cloneCounters } from '../domain/counters.js';
 import { AgentError, modelError } from '../domain/errors.js';
+import type { Message } from '../domain/messages.js';
 import type { RunResult } from '../domain/outcomes.js';
 import type { ToolExecution } from '../tools/strategy.js';
 import { closeAfterInternalError } from './internal-error.js';
@@ -10,6 +11,7 @@ import { isolatedInspector } from './isolation.js';
 import { endOf, masterLogic } from './master-effects.js';
 import { errorMessage } from './policy-runner.js';
 import { finalReportOf } from './report.js';
+import { runStopOf } from './persistence.js';
 import type { RunStart } from './resume.js';
 import { bindRun } from './run-registry.js';
 import { RunSession, type AgentState } from './run-session.js';
@@ -61,6 +63,7 @@ export function launchRun(state: AgentState, start: RunStart, onSubscriberError:
   run.master = master;
   run.handle = { result, events: run.log.observable() };
   bindRun(master.system, run);
+  state.lease?.runStarted();
   // A throw inside a master action must never leave a run without agentEnd or a result, nor lose
   // its log: the turn is closed as after any internal error, then the run ends as a fatal error.
   master.subscribe({
@@ -124,8 +127,10 @@ function executionOf(execution: ToolExecution): TurnFeatures['execution'] {
   return { kind: 'custom' };
 }
 
-function finishRun(state: AgentState, run: RunSession, end: MasterOutput, resolveResult: (result: RunResult) => void): void {
+function finishRun(state: AgentState, run: RunSession, ended: MasterOutput, resolveResult: (result: RunResult) => void): void {
   if (run.ended) return;
+  // A run the runtime stopped (store failure, lost lease) ends failed, whatever the chart decided.
+  const end: MasterOutput = run.stopped ? { ...ended, status: 'failed', endReason: 'fatalError', error: null } : ended;
   run.closing = true;
   // Messages the master never took (sent while it was already ending) stay queued, never lost.
   const untaken = [...state.unacknowledged];
@@ -137,8 +142,10 @@ function finishRun(state: AgentState, run: RunSession, end: MasterOutput, resolv
   const counters = cloneCounters(state.counters);
   const error = endError(run, end);
   const { status, endReason } = end;
-  const messages = state.history.slice();
-  run.emit({ type: 'agentEnd', status, endReason, messages, counters, ...(error ? { error } : {}) });
+  // The history at the end, as a view: a session of many runs does not store a copy per run.
+  const view = state.log.view();
+  const messages = view.messages() as Message[];
+  run.emit({ type: 'agentEnd', status, endReason, messages, counters, ...(error ? { error } : {}) }, view);
   run.ended = true;
   // User code still running (a tool that ignored its cancellation, a stalled stream) learns the run is over.
   if (!run.signal.aborted) run.controller.abort('the run ended');
@@ -148,21 +155,42 @@ function finishRun(state: AgentState, run: RunSession, end: MasterOutput, resolv
     state.receipts.delete(message);
   }
   state.run = null;
+  state.lease?.runEnded();
   state.persister?.step();
   run.log.close();
   const report = finalReportOf(state, endReason);
-  resolveResult({
+  const result: RunResult = {
     status,
     endReason,
     messages: state.history.slice(),
     counters,
     ...(report ? { finalReport: report } : {}),
     ...(error ? { error } : {}),
-  });
+  };
+  // The run ends when its last step is written; if that write fails, the result says so.
+  const persister = state.persister;
+  const written = (): RunResult => {
+    const failure = !run.stopped && persister?.failure ? persister.failure : null;
+    if (!failure) return result;
+    return { ...result, status: 'failed', endReason: 'fatalError', error: runStopOf(failure as AgentError) };
+  };
+  // An aborted run settles at once (§9); flush() is then the wait on its last step.
+  if (!persister?.busy || status === 'aborted') return resolveResult(written());
+  let settled = false;
+  const settle = (final: RunResult) => {
+    if (settled) return;
+    settled = true;
+    state.cutFinalWrite = null;
+    resolveResult(final);
+  };
+  // abort() while the store still writes the last step stops waiting for it (flush() still waits).
+  state.cutFinalWrite = () => settle(result);
+  void persister.settled().then(() => settle(written()));
 }
 
-/** A failed run's error; an aborted run's reason (`abort(reason)`). */
+/** A failed run's error (the runtime's stop first: a store failure, a lost lease); an aborted run's reason. */
 function endError(run: RunSession, end: MasterOutput): { code: string; message: string } | null {
+  if (run.stopped) return { code: run.stopped.code, message: run.stopped.message };
   if (end.status === 'aborted') return { code: 'aborted', message: run.abortReason };
   if (end.status === 'failed' && end.error) return { code: end.error.kind, message: end.error.message };
   return null;

@@ -13,11 +13,20 @@ import type { TransformRejection } from '../context/guard.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolSourceFollower } from './tool-sources.js';
 import { CounterLedger } from './counter-ledger.js';
-import { AgentEventFeed, RunEventLog } from './event-stream.js';
+import { AgentEventFeed, DEFAULT_REPLAY_BUFFER, RunEventLog } from './event-stream.js';
+import { eventWithView, type ContextView, type SessionHistory } from './history.js';
+import type { EffectHost } from './effects.js';
+import type { LeaseKeeper } from './lease.js';
 import type { AgentOptions, ResolvedOptions } from './options.js';
 import { errorMessage } from './policy-runner.js';
 import { systemClock, type RuntimeClock } from './timers.js';
 import { StepBoundary } from './step-boundary.js';
+
+/** Why the runtime ended a run: its store failed, or another agent took the session over. */
+export interface RunStop {
+  code: 'storeFailed' | 'sessionLost';
+  message: string;
+}
 
 /** Where a queued message came from, so its delivery is counted and its receipt resolved. */
 export type MessageSource = 'steering' | 'followUp';
@@ -39,6 +48,18 @@ export interface StepWriter {
   flushStep(): void;
   /** Writes a step now (between runs: the queues changed). */
   step(): void;
+  /** A write is in flight (an async store). */
+  readonly busy: boolean;
+  /** Resolves when every step so far is written or the store failed (never rejects). */
+  settled(): Promise<void>;
+  /** The first failed write: nothing is written after it. */
+  readonly failure: Error | null;
+  /** The fencing token every step carries (null: the store is used without a lease). */
+  token: number | null;
+  /** Ends writing after a failure (a failed lease renewal, a refused step). */
+  fail(error: unknown): void;
+  /** The agent let the session go: nothing more is written. */
+  detach(): void;
   /** The version a durable approval request was first stored at (resolveApproval must quote it). */
   readonly approvals: { readonly durable: boolean; pending: import('../store/types.js').PendingApproval | null };
   flushed(): Promise<void>;
@@ -53,6 +74,9 @@ export interface AgentState {
   readonly toolSources: ToolSourceFollower;
   /** Compacts on overflow; also before every call when the `context` option is set. */
   readonly guard: ContextGuard;
+  /** The history's storage: appends, views for events, changes for the store. */
+  readonly log: SessionHistory;
+  /** The history as an array (the log's current one: read it, change it through `log`). */
   readonly history: Message[];
   readonly counters: Counters;
   readonly feed: AgentEventFeed;
@@ -68,6 +92,12 @@ export interface AgentState {
   run: RunSession | null;
   /** Checkpoints every committed step when the agent has a store. */
   persister: StepWriter | null;
+  /** The agent's lease on its session (with a store). */
+  lease: LeaseKeeper | null;
+  /** A durable-execution engine that journals the run's effects (agentchart/restate), or null. */
+  readonly host: EffectHost | null;
+  /** While an ended run waits for its last step to be written: abort() stops the wait. */
+  cutFinalWrite: (() => void) | null;
 }
 
 /**
@@ -75,7 +105,6 @@ export interface AgentState {
  * HTTP body). Only a run cut by an internal error reads it, to end a message it had started.
  */
 export interface LiveAttempt {
-  turnIndex: number;
   /** Live streaming published this attempt's messageStart. */
   open: boolean;
   accumulator: StreamAccumulator | null;
@@ -97,12 +126,17 @@ export class RunSession {
   /** Machine actions of this run in progress (see `runAction`): no step is written in their middle. */
   actionDepth = 0;
   /** Work a step began (tool starts, approval requests) begins once the step is over. */
-  readonly boundary = new StepBoundary(() => this.agent.persister?.flushed() ?? null);
+  readonly boundary = new StepBoundary(() => (this.agent.persister?.busy ? this.agent.persister.settled() : null));
   private seq: number;
   /** After agentEnd nothing more is published: a late callback cannot break "agentEnd is last". */
   ended = false;
   /** Set when the run starts ending: steer()/followUp() from then on go to the agent's queues. */
   closing = false;
+  /**
+   * Set when the runtime, not the chart, ends the run (DESIGN §11): a step could not be written, or
+   * a newer lease fenced this agent. The run ends at once as `failed` / `fatalError` with this error.
+   */
+  stopped: RunStop | null = null;
   /** Ends the run: publishes agentEnd and resolves the run's result (set by the launcher). */
   finish: (end: MasterOutput) => void = () => {};
 
@@ -113,10 +147,19 @@ export class RunSession {
     resumed?: { runId: string; nextSeq: number },
   ) {
     runCounter += 1;
-    this.runId = resumed?.runId ?? `run_${Date.now().toString(36)}_${runCounter.toString(36)}`;
+    this.runId =
+      resumed?.runId ?? agent.host?.newRunId() ?? `run_${Date.now().toString(36)}_${runCounter.toString(36)}`;
     this.seq = resumed?.nextSeq ?? 0;
-    this.log = new RunEventLog(reportSubscriberError);
+    this.log = new RunEventLog(reportSubscriberError, agent.options.replayBuffer ?? DEFAULT_REPLAY_BUFFER);
     this.ledger = new CounterLedger(agent.counters);
+  }
+
+  /** Ends the run at once: every unfinished call is aborted (none starts), the chart closes the turn. */
+  stop(reason: RunStop): void {
+    if (this.ended || this.stopped) return;
+    this.stopped = reason;
+    this.controller.abort(reason.message);
+    this.master?.send({ type: 'ABORT' });
   }
 
   get signal(): AbortSignal {
@@ -134,9 +177,11 @@ export class RunSession {
    */
   private held: AgentEvent[] | null = null;
 
-  emit(body: AgentEventBody): AgentEvent | null {
+  /** Publishes an event; `view` backs a `messages` field (beforeModelCall, agentEnd) instead of a copy. */
+  emit(body: AgentEventBody, view?: ContextView): AgentEvent | null {
     if (this.ended) return null;
-    const event = { ...body, runId: this.runId, seq: this.seq++ } as AgentEvent;
+    const fields = { ...body, runId: this.runId, seq: this.seq++ };
+    const event = view && 'messages' in fields ? eventWithView<AgentEvent>(fields, view) : (fields as AgentEvent);
     this.ledger.observe(event);
     const persister = this.agent.persister;
     if (persister) this.persist(persister, event);
@@ -182,15 +227,20 @@ export class RunSession {
     this.reportPolicyError('contextTransform', new Error(message), turnIndex);
   }
 
+  /** Awaits user code outside any journaled step (a durable host waits for it before it waits for the engine). */
+  awaitUser<T>(work: Promise<T>): Promise<T> {
+    return this.agent.host ? this.agent.host.track(work) : work;
+  }
+
   reportPolicyError(slot: PolicySlot, error: unknown, turnIndex?: number): void {
     this.emit({ type: 'policyError', slot, message: errorMessage(error), ...(turnIndex !== undefined ? { turnIndex } : {}) });
   }
 
   /** Appends messages to the agent's history, resolving steer()/followUp() receipts (delivered in `turnIndex`). */
   commit(messages: readonly Message[], turnIndex: number): void {
-    const { history, receipts, sources } = this.agent;
+    const { log, receipts, sources } = this.agent;
     for (const message of messages) {
-      history.push(message);
+      log.append(message);
       const source = sources.get(message);
       if (source === undefined) continue;
       sources.delete(message);
@@ -203,7 +253,7 @@ export class RunSession {
 
   /** A delta of the current attempt, published at once when streaming live (else it travels with the reply). */
   streamLiveDelta(delta: MessageDelta, turnIndex: number, modelName: string): void {
-    const live = this.live ?? (this.live = { turnIndex, open: false, accumulator: null });
+    const live = this.live ?? (this.live = { open: false, accumulator: null });
     if (!live.open) {
       live.open = true;
       this.emit({ type: 'messageStart', turnIndex, message: emptyMessage(modelName) });

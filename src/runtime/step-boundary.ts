@@ -13,7 +13,8 @@ export class StepBoundary {
   private runs: Array<() => void> = [];
   private starting = false;
 
-  constructor(private readonly written: () => Promise<void> | null) {}
+  /** `settled`: while an async store writes, the promise of every step so far being written. */
+  constructor(private readonly settled: () => Promise<void> | null) {}
 
   /** Calls `start` once the current step is over. */
   afterStep(start: () => void): void {
@@ -28,6 +29,13 @@ export class StepBoundary {
   }
 
   private readonly drain = () => {
+    // With an async store, a call is announced only once every step before it is durable.
+    const pending = this.settled();
+    if (pending) void pending.then(this.startAll);
+    else this.startAll();
+  };
+
+  private readonly startAll = () => {
     this.starting = true;
     try {
       while (this.starts.length > 0) {
@@ -41,7 +49,7 @@ export class StepBoundary {
     const runs = this.runs;
     this.runs = [];
     if (runs.length === 0) return;
-    const pending = this.written();
+    const pending = this.settled();
     if (pending) void pending.then(() => runAll(runs));
     else runAll(runs);
   };

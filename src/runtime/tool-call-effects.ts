@@ -48,17 +48,31 @@ function execute(
   if (signal.aborted || run.signal.aborted) return { content: unfinishedText({ kind: 'aborted' }), isError: true };
   const { id: toolCallId, name: toolName } = call;
   let ended = false;
-  const result = runToolNow(tool, call.arguments, {
-    toolCallId,
-    signal,
-    idempotencyKey: `${run.agent.persister?.sessionId ?? run.runId}:${toolCallId}`,
-    // Awaited relay: delivery happens before the promise resolves, so a slow consumer slows the
-    // tool and nothing is dropped. An update after the call ended has no call to belong to.
-    update: (partial) => {
-      if (!signal.aborted && !ended) run.emit({ type: 'toolExecutionUpdate', turnIndex, toolCallId, toolName, partial });
-      return Promise.resolve();
-    },
-  });
+  const publish = (partial: unknown) => {
+    if (!signal.aborted && !ended) run.emit({ type: 'toolExecutionUpdate', turnIndex, toolCallId, toolName, partial });
+  };
+  const runWith = (update: (partial: unknown) => void) =>
+    runToolNow(tool, call.arguments, {
+      toolCallId,
+      signal,
+      idempotencyKey: `${run.agent.persister?.sessionId ?? run.runId}:${toolCallId}`,
+      // Awaited relay: delivery happens before the promise resolves, so a slow consumer slows the
+      // tool and nothing is dropped. An update after the call ended has no call to belong to.
+      update: (partial) => {
+        update(partial);
+        return Promise.resolve();
+      },
+    });
+  const host = run.agent.host;
+  if (host) {
+    // A journaled step: its updates are recorded and published when it is done, as on every replay.
+    return host.toolCall({ id: toolCallId, name: toolName, replay: tool.replay }, (update) => Promise.resolve(runWith(update))).then((recorded) => {
+      for (const partial of recorded.updates) publish(partial);
+      ended = true;
+      return recorded.result;
+    });
+  }
+  const result = runWith(publish);
   if (!(result instanceof Promise)) {
     ended = true;
     return result;

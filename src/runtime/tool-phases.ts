@@ -107,7 +107,7 @@ export function createPreDispatchRunner() {
         const toolCall = { id: call.id, name: call.name, arguments: structuredClone(call.arguments) };
         const ask = () => policy({ toolCall, batch, messages, turnIndex: input.turnIndex });
         const report = (slot: PolicySlot, error: unknown) => run.reportPolicyError(slot, error, input.turnIndex);
-        const verdict = await runIsolated('preDispatch', ask, checkPreDispatchVerdict, report, signal);
+        const verdict = await run.awaitUser(runIsolated('preDispatch', ask, checkPreDispatchVerdict, report, signal));
         if (signal.aborted) return output();
         if (!verdict) continue;
         if (verdict.verdict === 'stop') return output(true, verdict.reason);

@@ -1,41 +1,96 @@
 import type { AgentEvent } from '../domain/events.js';
-import type { SessionStore, SessionSummary } from './types.js';
-import { parseCheckpoint, parseEvent, staleVersion } from './validate.js';
+import { acquireLease, releasedLease, renewLease, type Lease } from './lease.js';
+import type { SessionStore, SessionSummary, StoreOptions } from './types.js';
+import { assembleCheckpoint, checkStep, expandEvents, parseHead, parseMessage, parseStoredEvent } from './validate.js';
+
+interface StoredSession {
+  head: string;
+  version: number;
+  messages: string[];
+  events: string[];
+  running: boolean;
+  updatedAt: number;
+}
 
 /**
  * An in-memory store with the same semantics as the durable ones: it keeps serialized JSON, so a
  * resumed agent never shares objects with the one that wrote the session.
  */
-export function memoryStore(): SessionStore & Required<Pick<SessionStore, 'commitStepSync'>> {
-  const sessions = new Map<string, { checkpoint: string; events: string[]; version: number; running: boolean; updatedAt: number }>();
+export function memoryStore(options: StoreOptions = {}): SessionStore & Required<Pick<SessionStore, 'commitStepSync'>> {
+  const now = options.now ?? Date.now;
+  const sessions = new Map<string, StoredSession>();
+  const leases = new Map<string, Lease>();
+  const historyOf = (sessionId: string, session: StoredSession) =>
+    session.messages.map((json, position) => parseMessage(sessionId, json, position));
   const store: SessionStore & Required<Pick<SessionStore, 'commitStepSync'>> = {
     async load(sessionId) {
       const session = sessions.get(sessionId);
-      return session ? parseCheckpoint(sessionId, session.checkpoint) : null;
+      return session
+        ? assembleCheckpoint(sessionId, parseHead(sessionId, session.head), historyOf(sessionId, session))
+        : null;
     },
     async commitStep(sessionId, step) {
       store.commitStepSync(sessionId, step);
     },
-    commitStepSync(sessionId, { checkpoint, events }) {
-      const session = sessions.get(sessionId);
-      const stored = session?.version ?? -1;
-      if (checkpoint.version !== stored + 1) throw staleVersion(sessionId, stored, checkpoint.version);
-      sessions.set(sessionId, {
-        checkpoint: JSON.stringify(checkpoint),
-        events: [...(session?.events ?? []), ...events.map((event) => JSON.stringify(event))],
-        version: checkpoint.version,
-        running: checkpoint.run !== null,
+    commitStepSync(sessionId, step) {
+      const session = sessions.get(sessionId) ?? {
+        head: '',
+        version: -1,
+        messages: [],
+        events: [],
+        running: false,
+        updatedAt: 0,
+      };
+      checkStep(
+        sessionId,
+        { version: session.version, historyLength: session.messages.length, lease: leases.get(sessionId) ?? null },
+        step,
+      );
+      // Serialized before anything changes: a step is all or nothing.
+      const head = JSON.stringify(step.checkpoint);
+      const messages = step.history.messages.map((message) => JSON.stringify(message));
+      const events = step.events.map((event) => JSON.stringify(event));
+      session.messages.length = step.history.from;
+      for (const message of messages) session.messages.push(message);
+      for (const event of events) session.events.push(event);
+      Object.assign(session, {
+        head,
+        version: step.checkpoint.version,
+        running: step.checkpoint.run !== null,
         updatedAt: Date.now(),
       });
+      sessions.set(sessionId, session);
     },
-    async loadEvents(sessionId): Promise<AgentEvent[]> {
-      return (sessions.get(sessionId)?.events ?? []).map((json) => parseEvent(sessionId, json));
+    async loadEvents(sessionId, options): Promise<AgentEvent[]> {
+      const session = sessions.get(sessionId);
+      if (!session) return [];
+      const stored = session.events.slice(options?.from ?? 0).map((json) => parseStoredEvent(sessionId, json));
+      return expandEvents(sessionId, stored, () => historyOf(sessionId, session));
     },
     async list(): Promise<SessionSummary[]> {
-      return [...sessions].map(([sessionId, s]) => ({ sessionId, version: s.version, running: s.running, updatedAt: s.updatedAt }));
+      return [...sessions].map(([sessionId, s]) => ({
+        sessionId,
+        version: s.version,
+        running: s.running,
+        updatedAt: s.updatedAt,
+      }));
     },
     async delete(sessionId) {
       sessions.delete(sessionId);
+    },
+    async acquire(sessionId, owner, ttlMs) {
+      const lease = acquireLease(sessionId, leases.get(sessionId) ?? null, owner, ttlMs, now());
+      leases.set(sessionId, lease);
+      return { ...lease };
+    },
+    async renew(sessionId, lease, ttlMs) {
+      const renewed = renewLease(sessionId, leases.get(sessionId) ?? null, lease, ttlMs, now());
+      leases.set(sessionId, renewed);
+      return { ...renewed };
+    },
+    async release(sessionId, lease) {
+      const released = releasedLease(leases.get(sessionId) ?? null, lease, now());
+      if (released) leases.set(sessionId, released);
     },
   };
   return store;

@@ -2,94 +2,179 @@ import { createRequire } from 'node:module';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { AgentError } from '../domain/errors.js';
 import type { AgentEvent } from '../domain/events.js';
-import type { SessionStore, SessionSummary } from './types.js';
-import { parseCheckpoint, parseEvent, staleVersion } from './validate.js';
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS sessions (
-  session_id TEXT PRIMARY KEY,
-  version INTEGER NOT NULL,
-  running INTEGER NOT NULL,
-  checkpoint TEXT NOT NULL,
-  updated_at INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS events (
-  session_id TEXT NOT NULL,
-  position INTEGER NOT NULL,
-  event TEXT NOT NULL,
-  PRIMARY KEY (session_id, position)
-);
-`;
+import { acquireLease, releasedLease, renewLease, type Lease } from './lease.js';
+import type { SessionStore, SessionSummary, StoreOptions } from './types.js';
+import { migrateSqlite, SCHEMA_VERSION } from './sqlite-schema.js';
+import { assembleCheckpoint, checkStep, expandEvents, parseHead, parseMessage, parseStoredEvent } from './validate.js';
 
 type SyncStore = SessionStore & Required<Pick<SessionStore, 'commitStepSync'>> & { close(): void };
 
+interface SessionRow {
+  sid: number | bigint;
+  version: number;
+  history_length: number;
+  event_count: number;
+}
+
 /**
  * The embedded default store: one SQLite file on Node's built-in `node:sqlite` (WAL mode), one
- * transaction per committed step. Calls complete synchronously inside their promise, so a step is on
- * disk before the runtime moves on (a SIGKILL right after a step loses nothing of it).
+ * transaction per committed step. A step appends its messages and events (rows keyed by position)
+ * and rewrites only the small checkpoint row, so its cost does not grow with the session. Calls
+ * complete synchronously inside their promise: a step is on disk before the runtime moves on (a
+ * SIGKILL right after a step loses nothing of it).
  */
-export function sqliteStore(path: string): SyncStore {
+export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore {
+  const now = options.now ?? Date.now;
   if (typeof path !== 'string' || path.length === 0) {
-    throw new AgentError('InvalidOptions', `sqliteStore needs a file path (or ":memory:"), got ${JSON.stringify(path)}.`);
+    throw new AgentError(
+      'InvalidOptions',
+      `sqliteStore needs a file path (or ":memory:"), got ${JSON.stringify(path)}.`,
+    );
   }
   const db = openDatabase(path);
   const statement = (sql: string): StatementSync => guarded(path, () => db.prepare(sql));
-  const loadRow = statement('SELECT checkpoint FROM sessions WHERE session_id = ?');
-  const versionRow = statement('SELECT version FROM sessions WHERE session_id = ?');
-  const countEvents = statement('SELECT COUNT(*) AS n FROM events WHERE session_id = ?');
-  const upsert = statement(
-    `INSERT INTO sessions (session_id, version, running, checkpoint, updated_at) VALUES (?, ?, ?, ?, ?)
-     ON CONFLICT(session_id) DO UPDATE SET version = excluded.version, running = excluded.running,
-       checkpoint = excluded.checkpoint, updated_at = excluded.updated_at`,
+  const sessionRow = statement('SELECT sid, version, history_length, event_count FROM sessions WHERE session_id = ?');
+  const headRow = statement('SELECT sid, head FROM sessions WHERE session_id = ?');
+  const insertSession = statement(
+    `INSERT INTO sessions (session_id, version, running, head, history_length, event_count, updated_at)
+     VALUES (?, -1, 0, '', 0, 0, 0) RETURNING sid`,
   );
-  const insertEvent = statement('INSERT INTO events (session_id, position, event) VALUES (?, ?, ?)');
-  const selectEvents = statement('SELECT event FROM events WHERE session_id = ? ORDER BY position');
-  const selectAll = statement('SELECT session_id, version, running, updated_at FROM sessions ORDER BY session_id');
-  const deleteSession = statement('DELETE FROM sessions WHERE session_id = ?');
-  const deleteEvents = statement('DELETE FROM events WHERE session_id = ?');
+  const updateSession = statement(
+    'UPDATE sessions SET version = ?, running = ?, head = ?, history_length = ?, event_count = ?, updated_at = ? WHERE sid = ?',
+  );
+  const dropMessages = statement('DELETE FROM messages WHERE sid = ? AND position >= ?');
+  const insertMessage = statement('INSERT INTO messages (sid, position, message) VALUES (?, ?, ?)');
+  const insertEvent = statement('INSERT INTO events (sid, position, event) VALUES (?, ?, ?)');
+  const selectMessages = statement('SELECT message FROM messages WHERE sid = ? ORDER BY position');
+  const selectEvents = statement('SELECT event FROM events WHERE sid = ? AND position >= ? ORDER BY position');
+  const selectAll = statement(
+    'SELECT session_id, version, running, updated_at FROM sessions WHERE version >= 0 ORDER BY session_id',
+  );
+  const deleteSession = statement('DELETE FROM sessions WHERE sid = ?');
+  const deleteMessages = statement('DELETE FROM messages WHERE sid = ?');
+  const deleteEvents = statement('DELETE FROM events WHERE sid = ?');
+  const leaseRow = statement('SELECT owner, token, expires_at FROM leases WHERE session_id = ?');
+  const upsertLease = statement(
+    `INSERT INTO leases (session_id, owner, token, expires_at) VALUES (?, ?, ?, ?)
+     ON CONFLICT(session_id) DO UPDATE SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at`,
+  );
+  const leaseOf = (sessionId: string): Lease | null => {
+    const row = leaseRow.get(sessionId) as { owner: string; token: number; expires_at: number } | undefined;
+    return row ? { owner: row.owner, token: Number(row.token), expiresAt: Number(row.expires_at) } : null;
+  };
+  /** Reads the lease, decides, writes the decision: one transaction, so two processes never both win. */
+  const changeLease = (sessionId: string, decide: (current: Lease | null) => Lease | null): Lease | null =>
+    guarded(path, () =>
+      transaction(() => {
+        const next = decide(leaseOf(sessionId));
+        if (next) upsertLease.run(sessionId, next.owner, next.token, next.expiresAt);
+        return next;
+      }),
+    );
 
-  const transaction = (work: () => void): void => {
+  const transaction = <T>(work: () => T): T => {
     db.exec('BEGIN IMMEDIATE');
     try {
-      work();
+      const result = work();
       db.exec('COMMIT');
+      return result;
     } catch (error) {
       if (db.isTransaction) db.exec('ROLLBACK');
       throw error;
     }
   };
+  const historyOf = (sessionId: string, sid: number | bigint) =>
+    (selectMessages.all(sid) as Array<{ message: string }>).map((row, position) =>
+      parseMessage(sessionId, row.message, position),
+    );
 
   const store: SyncStore = {
     async load(sessionId) {
-      const row = guarded(path, () => loadRow.get(sessionId)) as { checkpoint: string } | undefined;
-      return row ? parseCheckpoint(sessionId, row.checkpoint) : null;
+      return guarded(path, () => {
+        const row = headRow.get(sessionId) as { sid: number | bigint; head: string } | undefined;
+        if (!row || row.head === '') return null;
+        return assembleCheckpoint(sessionId, parseHead(sessionId, row.head), historyOf(sessionId, row.sid));
+      });
     },
     async commitStep(sessionId, step) {
       store.commitStepSync(sessionId, step);
     },
-    commitStepSync(sessionId, { checkpoint, events }) {
-      const json = JSON.stringify(checkpoint);
-      const rows = events.map((event) => JSON.stringify(event));
+    commitStepSync(sessionId, step) {
+      const head = JSON.stringify(step.checkpoint);
+      const messages = step.history.messages.map((message) => JSON.stringify(message));
+      const events = step.events.map((event) => JSON.stringify(event));
       guarded(path, () =>
         transaction(() => {
-          const stored = (versionRow.get(sessionId) as { version: number } | undefined)?.version ?? -1;
-          if (checkpoint.version !== stored + 1) throw staleVersion(sessionId, stored, checkpoint.version);
-          let position = Number((countEvents.get(sessionId) as { n: number | bigint } | undefined)?.n ?? 0);
-          for (const event of rows) insertEvent.run(sessionId, position++, event);
-          upsert.run(sessionId, checkpoint.version, checkpoint.run !== null ? 1 : 0, json, Date.now());
+          const row = (sessionRow.get(sessionId) as SessionRow | undefined) ?? {
+            ...(insertSession.get(sessionId) as { sid: number | bigint }),
+            version: -1,
+            history_length: 0,
+            event_count: 0,
+          };
+          checkStep(
+            sessionId,
+            { version: row.version, historyLength: row.history_length, lease: leaseOf(sessionId) },
+            step,
+          );
+          let position = step.history.from;
+          if (position < row.history_length) dropMessages.run(row.sid, position);
+          for (const message of messages) insertMessage.run(row.sid, position++, message);
+          let eventPosition = row.event_count;
+          for (const event of events) insertEvent.run(row.sid, eventPosition++, event);
+          updateSession.run(
+            step.checkpoint.version,
+            step.checkpoint.run !== null ? 1 : 0,
+            head,
+            position,
+            eventPosition,
+            Date.now(),
+            row.sid,
+          );
         }),
       );
     },
-    async loadEvents(sessionId): Promise<AgentEvent[]> {
-      const rows = guarded(path, () => selectEvents.all(sessionId)) as Array<{ event: string }>;
-      return rows.map((row) => parseEvent(sessionId, row.event));
+    async loadEvents(sessionId, options): Promise<AgentEvent[]> {
+      return guarded(path, () => {
+        const row = sessionRow.get(sessionId) as SessionRow | undefined;
+        if (!row) return [];
+        const rows = selectEvents.all(row.sid, options?.from ?? 0) as Array<{ event: string }>;
+        const stored = rows.map((r) => parseStoredEvent(sessionId, r.event));
+        return expandEvents(sessionId, stored, () => historyOf(sessionId, row.sid));
+      });
     },
     async list(): Promise<SessionSummary[]> {
-      const rows = guarded(path, () => selectAll.all()) as Array<{ session_id: string; version: number; running: number; updated_at: number }>;
-      return rows.map((row) => ({ sessionId: row.session_id, version: row.version, running: row.running === 1, updatedAt: row.updated_at }));
+      const rows = guarded(path, () => selectAll.all()) as Array<{
+        session_id: string;
+        version: number;
+        running: number;
+        updated_at: number;
+      }>;
+      return rows.map((row) => ({
+        sessionId: row.session_id,
+        version: row.version,
+        running: row.running === 1,
+        updatedAt: row.updated_at,
+      }));
     },
     async delete(sessionId) {
-      guarded(path, () => transaction(() => (deleteEvents.run(sessionId), deleteSession.run(sessionId))));
+      guarded(path, () =>
+        transaction(() => {
+          const row = sessionRow.get(sessionId) as SessionRow | undefined;
+          if (!row) return;
+          deleteEvents.run(row.sid);
+          deleteMessages.run(row.sid);
+          deleteSession.run(row.sid);
+        }),
+      );
+    },
+    async acquire(sessionId, owner, ttlMs) {
+      return changeLease(sessionId, (current) => acquireLease(sessionId, current, owner, ttlMs, now())) as Lease;
+    },
+    async renew(sessionId, lease, ttlMs) {
+      return changeLease(sessionId, (current) => renewLease(sessionId, current, lease, ttlMs, now())) as Lease;
+    },
+    async release(sessionId, lease) {
+      changeLease(sessionId, (current) => releasedLease(current, lease, now()));
     },
     close: () => {
       if (db.isOpen) db.close();
@@ -104,7 +189,10 @@ function openDatabase(path: string): DatabaseSync {
   try {
     sqlite = createRequire(import.meta.url)('node:sqlite') as typeof import('node:sqlite');
   } catch (error) {
-    throw new AgentError('MissingDependency', `sqliteStore needs node:sqlite (Node ≥ 22.13; this is ${process.version}): ${(error as Error).message}`);
+    throw new AgentError(
+      'MissingDependency',
+      `sqliteStore needs node:sqlite (Node ≥ 22.13; this is ${process.version}): ${(error as Error).message}`,
+    );
   }
   let db: DatabaseSync;
   try {
@@ -115,7 +203,7 @@ function openDatabase(path: string): DatabaseSync {
   try {
     return guarded(path, () => {
       db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
-      db.exec(SCHEMA);
+      migrateSqlite(db);
       return db;
     });
   } catch (error) {
@@ -123,6 +211,8 @@ function openDatabase(path: string): DatabaseSync {
     throw error;
   }
 }
+
+export { SCHEMA_VERSION };
 
 // SQLite's primary result codes (the low byte of an extended code).
 const SQLITE_IOERR = 10;
@@ -133,7 +223,7 @@ const SQLITE_FULL = 13;
 const SQLITE_NOTADB = 26;
 
 /** A damaged or foreign file surfaces as a typed error naming the file, never as a silent reset. */
-function guarded<T>(path: string, run: () => T): T {
+export function guarded<T>(path: string, run: () => T): T {
   try {
     return run();
   } catch (error) {

@@ -1,12 +1,20 @@
 import { z } from 'zod';
 import { CountersSchema } from '../domain/counters.js';
-import { AgentEventSchema, type AgentEvent } from '../domain/events.js';
+import {
+  AgentEndEventSchema,
+  AgentEventSchema,
+  BeforeModelCallEventSchema,
+  type AgentEvent,
+} from '../domain/events.js';
 import { AssistantMessageSchema, MessageSchema, ToolResultMessageSchema } from '../domain/messages.js';
+import type { Lease } from './lease.js';
 
 /** The reply a crashed turn had already published: the resumed turn continues from it. */
 export const ResumedReplySchema = z.object({
   message: AssistantMessageSchema,
-  invalidCalls: z.array(z.object({ id: z.string(), reason: z.enum(['malformedJson', 'truncated']), rawArguments: z.string() })),
+  invalidCalls: z.array(
+    z.object({ id: z.string(), reason: z.enum(['malformedJson', 'truncated']), rawArguments: z.string() }),
+  ),
 });
 
 export const PendingApprovalSchema = z.object({
@@ -24,6 +32,11 @@ export const TurnCheckpointSchema = z.object({
   reply: ResumedReplySchema.nullable(),
   /** Results whose toolExecutionEnd was published, by call id. */
   results: z.array(ToolResultMessageSchema),
+  /**
+   * Results decided but published only at commit (a denied approval, a skip by pre-dispatch): a
+   * resumed turn keeps them rather than deciding again. Absent in sessions stored before it existed.
+   */
+  decided: z.array(ToolResultMessageSchema).optional(),
   /** Calls whose toolExecutionStart was published. */
   started: z.array(z.string()),
   approved: z.array(z.string()),
@@ -59,6 +72,51 @@ export const SessionCheckpointSchema = z.object({
 });
 export type SessionCheckpoint = z.infer<typeof SessionCheckpointSchema>;
 
+/** The checkpoint as a step writes it: everything but the history, which is appended separately. */
+export const SessionHeadSchema = SessionCheckpointSchema.omit({ history: true }).extend({
+  /** The history's length after this step (the store checks its messages add up to it). */
+  historyLength: z.number().int().nonnegative(),
+});
+export type SessionHead = z.infer<typeof SessionHeadSchema>;
+
+/** How the history changed in a step: positions from `from` on are replaced by `messages` (usually an append). */
+export const HistoryChangeSchema = z.object({ from: z.number().int().nonnegative(), messages: z.array(MessageSchema) });
+export type HistoryChange = z.infer<typeof HistoryChangeSchema>;
+
+/**
+ * A `messages` field as stored: the first `historyPrefix` messages of the session's history
+ * followed by `tail` (what a context transform changed). A model call at turn 5,000 stores a
+ * number, not 10,000 messages.
+ */
+export const HistoryRefSchema = z.object({
+  historyPrefix: z.number().int().nonnegative(),
+  tail: z.array(MessageSchema),
+});
+export type HistoryRef = z.infer<typeof HistoryRefSchema>;
+
+/** An event as stored: an AgentEvent whose `messages` (beforeModelCall, agentEnd) may be a HistoryRef. */
+export const StoredEventSchema = z.union([
+  AgentEventSchema,
+  BeforeModelCallEventSchema.extend({ messages: HistoryRefSchema }),
+  AgentEndEventSchema.extend({ messages: HistoryRefSchema }),
+]);
+export type StoredEvent = z.infer<typeof StoredEventSchema>;
+
+/** Options of the stores that ship with agentchart. */
+export interface StoreOptions {
+  /** The clock leases expire on (ms since the epoch); `Date.now` by default, a simulated clock in tests. */
+  now?: () => number;
+}
+
+/** One committed step: the new checkpoint (without history), the history's change, the events since the last step. */
+export interface SessionStep {
+  checkpoint: SessionHead;
+  history: HistoryChange;
+  events: StoredEvent[];
+  /** The writer's lease token: the step is refused (SessionLost) once a newer token exists. */
+  token?: number;
+}
+
 export interface SessionSummary {
   sessionId: string;
   version: number;
@@ -67,22 +125,40 @@ export interface SessionSummary {
 }
 
 /**
- * Where sessions live. One `commitStep` is one transaction: the events since the last step and
- * the new checkpoint, accepted only if the stored version is `checkpoint.version - 1` (optimistic
- * concurrency, so two processes never both advance one session). Async so a server database
- * (Postgres) can implement it; the embedded stores answer synchronously inside the promise.
+ * Where sessions live. One `commitStep` is one transaction: the events since the last step, the
+ * history's change and the new checkpoint, accepted only if the stored version is
+ * `checkpoint.version - 1` (optimistic concurrency: two processes never both advance one session).
+ * A step appends: its cost does not grow with the session (no store rewrites the history). The
+ * runtime validates every step before it is written, so a store may write it as it is.
+ * Async so a server database can implement it; the embedded stores answer synchronously inside
+ * the promise.
  */
 export interface SessionStore {
+  /** The last checkpoint with the whole history, or null for a new session. */
   load(sessionId: string): Promise<SessionCheckpoint | null>;
-  commitStep(sessionId: string, step: { checkpoint: SessionCheckpoint; events: AgentEvent[] }): Promise<void>;
+  commitStep(sessionId: string, step: SessionStep): Promise<void>;
   /**
    * Embedded stores also commit synchronously: then every step is on disk before the runtime
    * moves on (a steering message is persisted before `steer()` returns).
    */
-  commitStepSync?(sessionId: string, step: { checkpoint: SessionCheckpoint; events: AgentEvent[] }): void;
-  loadEvents(sessionId: string): Promise<AgentEvent[]>;
+  commitStepSync?(sessionId: string, step: SessionStep): void;
+  /** The session's events in order, `messages` fields expanded (`from`: skip the first `from` events). */
+  loadEvents(sessionId: string, options?: { from?: number }): Promise<AgentEvent[]>;
   list(): Promise<SessionSummary[]>;
+  /** Deletes the session's data; its lease (and so its fencing token) stays. */
   delete(sessionId: string): Promise<void>;
+  /**
+   * Takes the session's lease for `ttlMs` (DESIGN §11). Rejects with `AgentError('SessionBusy')`
+   * (owner and expiry in the message) while another owner's lease is live; after it expired, the
+   * new owner gets a larger fencing token. The same owner acquiring again extends its lease.
+   */
+  acquire(sessionId: string, owner: string, ttlMs: number): Promise<Lease>;
+  /** Extends a lease still held; `AgentError('SessionLost')` once a newer token exists. */
+  renew(sessionId: string, lease: Lease, ttlMs: number): Promise<Lease>;
+  /** Gives the lease up (another owner may acquire at once); a lease no longer held releases nothing. */
+  release(sessionId: string, lease: Lease): Promise<void>;
 }
+
+export type { Lease };
 
 export { AgentEventSchema };

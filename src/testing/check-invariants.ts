@@ -68,7 +68,7 @@ import { checkCounters } from './invariants/counters.js';
 import { checkEndReason } from './invariants/end-reason.js';
 import { checkHistoryParity } from './invariants/parity.js';
 import { walkRun } from './invariants/run-walk.js';
-import { checkEventShape, checkMessagesShape } from './invariants/schema.js';
+import { checkEventShape, checkMessagesShape, seenMessages } from './invariants/schema.js';
 
 export interface InvariantReport {
   readonly ok: boolean;
@@ -85,6 +85,7 @@ export class InvariantViolationError extends Error {
 
 function groupRuns(events: readonly AgentEvent[], out: string[]): RunLog[] {
   const runs = new Map<string, LoggedEvent[]>();
+  const seen = seenMessages();
   let current: string | null = null;
   events.forEach((event, index) => {
     if (typeof event !== 'object' || event === null) {
@@ -92,7 +93,7 @@ function groupRuns(events: readonly AgentEvent[], out: string[]): RunLog[] {
       return;
     }
     const at = locate(event, index);
-    checkEventShape(event, at, out);
+    checkEventShape(event, at, out, seen);
     const runId = typeof event.runId === 'string' && event.runId !== '' ? event.runId : '(none)';
     if (runId === '(none)') out.push(`seq: ${event.type} at index ${index} has no runId`);
     let run = runs.get(runId);

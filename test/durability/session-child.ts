@@ -21,6 +21,9 @@ export interface ChildConfig {
   approve?: { toolCallId?: string; version?: number; approved: boolean };
 }
 
+/** The lease's ttl: short, so a resume after a SIGKILL waits little for the dead owner's lease. */
+const LEASE_TTL_MS = 400;
+
 const config = JSON.parse(process.env.AGENTCHART_CHILD ?? '{}') as ChildConfig;
 const journal = (line: string) => appendFileSync(config.journal, `${line}\n`);
 
@@ -99,19 +102,35 @@ const tools = [
   }),
 ];
 
+/**
+ * The agent on the session, as a supervisor restarting a worker would get it: while the killed
+ * process's lease is still live, `ready` answers SessionBusy; wait for its expiry and try again.
+ */
+async function readyAgent(store: SessionStore) {
+  for (;;) {
+    const agent = createAgent({
+      model,
+      tools,
+      store,
+      sessionId: config.sessionId,
+      lease: { ttlMs: LEASE_TTL_MS },
+      steeringInterrupts: false,
+      retry: { jitter: false },
+      ...(config.approvals === 'auto' ? { approval: async () => ({ approved: true as const }) } : {}),
+    });
+    try {
+      return { agent, ...(await agent.ready) };
+    } catch (error) {
+      if (!(error instanceof AgentError && error.code === 'SessionBusy')) throw error;
+      await new Promise((resolve) => setTimeout(resolve, LEASE_TTL_MS / 4));
+    }
+  }
+}
+
 async function main(): Promise<void> {
   const raw = sqliteStore(config.db);
   const store = killingStore(raw);
-  const agent = createAgent({
-    model,
-    tools,
-    store,
-    sessionId: config.sessionId,
-    steeringInterrupts: false,
-    retry: { jitter: false },
-    ...(config.approvals === 'auto' ? { approval: async () => ({ approved: true as const }) } : {}),
-  });
-  const { resumedRun } = await agent.ready;
+  const { agent, resumedRun } = await readyAgent(store);
   if (config.mode === 'start') {
     const run = agent.prompt('Ship it.');
     let steered = false;
@@ -122,8 +141,11 @@ async function main(): Promise<void> {
         journal('steer-accepted');
       }
       if (event.type === 'toolApprovalRequested' && config.approvals === 'durable') {
-        void agent.flush().then(() => {
-          console.log(JSON.stringify({ pending: agent.pendingApprovals() }));
+        void agent.flush().then(async () => {
+          const pending = agent.pendingApprovals();
+          // Lets the session go without ending the run: the next process answers the approval.
+          await agent.close();
+          console.log(JSON.stringify({ pending }));
           process.exit(0);
         });
       }
@@ -134,6 +156,7 @@ async function main(): Promise<void> {
     try {
       agent.resolveApproval(config.approve.toolCallId ?? pending?.toolCallId ?? '', config.approve.approved ? { approved: true } : { approved: false, reason: 'declined after restart' }, { version: config.approve.version ?? pending?.version ?? -1 });
     } catch (error) {
+      await agent.close();
       console.log(JSON.stringify({ error: error instanceof AgentError ? error.code : String(error) }));
       process.exit(0);
     }
@@ -142,6 +165,7 @@ async function main(): Promise<void> {
     await resumedRun?.result;
   }
   await agent.flush();
+  await agent.close();
   console.log(JSON.stringify({ events: await raw.loadEvents(config.sessionId), history: agent.messages, resumed: resumedRun !== null }));
   raw.close();
 }

@@ -242,12 +242,21 @@ describe('the abort reason', () => {
 });
 
 describe('store calls never hold a run', () => {
-  it('an async store whose commitStep never settles: the run still ends; flush() is the only wait on it', async () => {
+  // DESIGN §11: every step is written before the run ends — so a store that never answers holds the
+  // result, and abort() (§9) is what ends the wait; flush() stays the wait on the store itself.
+  it('a store whose commitStep never settles: the result waits for the last step; abort() ends the wait', async () => {
     const inner = memoryStore();
     const store: SessionStore = { ...inner, commitStepSync: undefined, commitStep: () => forever() };
     const agent = createAgent({ model: scriptedModel([{ text: 'answer' }]), store, sessionId: 'stuck' });
     await agent.ready;
-    const { result } = await expectTrusted(agent.prompt(PROMPT), [PROMPT]);
+    const run = agent.prompt(PROMPT);
+    const settled = settledFlag(run.result);
+    await macrotasks(5);
+    expect(settled.settled).toBe(false);
+    agent.abort('the store is stuck');
+    await macrotask();
+    expect(settled.settled).toBe(true);
+    const { result } = await expectTrusted(run, [PROMPT]);
     expect(result.status).toBe('completed');
     expect(settledFlag(agent.flush()).settled).toBe(false);
     await macrotasks(2);

@@ -57,7 +57,8 @@ describe('a synchronous model and synchronous tools never starve the event loop'
   });
 
   it('I/O started with the run completes while the run is still going', async () => {
-    const agent = createAgent({ model: endless(), tools: [noop], maxTurns: 500 });
+    // 500 turns are ~5,500 events: all kept for the late subscriber that checks the whole log.
+    const agent = createAgent({ model: endless(), tools: [noop], maxTurns: 500, replayBuffer: 10_000 });
     let turnsWhenRead = -1;
     const read = readFile(new URL(import.meta.url)).then(() => (turnsWhenRead = agent.counters.turns));
     const { result } = await expectTrusted(agent.prompt(PROMPT), [PROMPT]);

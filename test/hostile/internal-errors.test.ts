@@ -50,6 +50,7 @@ async function internalFailure(options: Omit<AgentOptions, 'model'> & { model: M
   expect(trusted.result.error?.message).toMatch(/^internal error: /);
   expectIdle(agent);
   await agent.flush();
+  await agent.close();
   // The stored session loads again, its history is the run's, and its stored log pairs.
   const again = createAgent({ model: scriptedModel([]), store, sessionId: 'internal' });
   const { resumedRun } = await again.ready;

@@ -378,6 +378,7 @@ describe('hostile model streams: usage', () => {
     await agent.ready;
     await expectTrusted(agent.prompt(PROMPT), [PROMPT]);
     await agent.flush();
+    await agent.close();
     const again = createAgent({ model: rawModel([]), store, sessionId: 's1' });
     await again.ready;
     expect(again.counters).toMatchObject({ tokensIn: 0, tokensOut: 0 });

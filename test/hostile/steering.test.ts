@@ -156,6 +156,7 @@ describe('a steer before the batch started: no call starts', () => {
     expectSkipped(events, result.messages, ran);
     expect(agent.pendingApprovals()).toEqual([]);
     await agent.flush();
+    await agent.close();
     const again = createAgent({ model: scriptedModel([]), tools: [tool], store, sessionId: 'durable' });
     expect((await again.ready).resumedRun).toBeNull();
     expect(again.pendingApprovals()).toEqual([]);
@@ -293,7 +294,9 @@ describe('a steer while the batch runs', () => {
 
 /** A store that stops writing when the process "dies": what it holds then is what a restart loads. */
 function crashableStore(): SessionStore & { crash(): void; restart(): void } {
-  const inner = memoryStore();
+  // The restarted process comes up after the dead one's lease (30 s by default) has lapsed.
+  let later = 0;
+  const inner = memoryStore({ now: () => Date.now() + later });
   let dead = false;
   return {
     ...inner,
@@ -304,7 +307,10 @@ function crashableStore(): SessionStore & { crash(): void; restart(): void } {
       if (!dead) await inner.commitStep(sessionId, step);
     },
     crash: () => (dead = true),
-    restart: () => (dead = false),
+    restart: () => {
+      dead = false;
+      later += 60_000;
+    },
   };
 }
 

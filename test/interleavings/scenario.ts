@@ -1,4 +1,4 @@
-import type { TaskScheduler } from './scripted-scheduler.js';
+import { drive, type TaskScheduler } from '../../src/testing/race/scheduler.js';
 import { AgentError, createAgent, type AgentEvent, type AgentOptions, type RunResult, type SteerReceipt } from 'agentchart';
 import { checkScenario, type CheckInput, type RunRecord, type SentMessage } from './checks.js';
 import type { Action, Scenario } from './spec.js';
@@ -27,11 +27,6 @@ export interface ScenarioReport {
 
 /** More scheduler tasks than any finite scenario needs: beyond it the run is a runaway. */
 const MAX_TASKS = 3_000;
-const MAX_ROUNDS = 100;
-/** Macrotasks the driver lets pass before it calls the world idle (a run yields one per turn). */
-const IDLE_MACROTASKS = 3;
-
-const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export async function runScenario(scenario: Scenario, scheduler: TaskScheduler): Promise<ScenarioReport> {
   const trace: string[] = [];
@@ -169,7 +164,8 @@ export async function runScenario(scenario: Scenario, scheduler: TaskScheduler):
     })();
   });
 
-  await drive(scheduler, () => runs.length === plannedRuns && runs.every((run) => run.result !== null), {
+  const stuck = await drive(scheduler, {
+    finished: () => runs.length === plannedRuns && runs.every((run) => run.result !== null),
     onIdle: () => {
       const deadline = clock.nextDeadline();
       if (deadline !== null) {
@@ -185,33 +181,14 @@ export async function runScenario(scenario: Scenario, scheduler: TaskScheduler):
       }
       return false;
     },
-    onStuck: (why) => violations.push(`hang: ${why} (runs started ${runs.length}/${plannedRuns}, ended ${runs.filter((r) => r.result).length})`),
   });
+  if (stuck) violations.push(`${stuck} (runs started ${runs.length}/${plannedRuns}, ended ${runs.filter((r) => r.result).length})`);
   if (runaway) violations.push(`runaway: more than ${MAX_TASKS} scheduler tasks`);
   if (agent.running) agent.abort('driver: cleanup');
 
   const checked: CheckInput = { scenario, agent, events, momentOf, runs, sent, record, modelCount: models.length };
   violations.push(...checkScenario(checked));
   return { violations, trace, events, results: runs.map((run) => run.result), checked };
-}
-
-interface DriveHooks {
-  /** Nothing is scheduled and the runs are not over: unblock them; false when nothing can. */
-  onIdle(): boolean;
-  onStuck(why: string): void;
-}
-
-async function drive(scheduler: TaskScheduler, finished: () => boolean, hooks: DriveHooks): Promise<void> {
-  for (let round = 0; round < MAX_ROUNDS; round++) {
-    await scheduler.waitIdle();
-    // Promise chains longer than the scheduler's patience (50 microtasks) finish within a macrotask,
-    // and a run yields one macrotask per turn (fairness): let those run before calling the world idle.
-    for (let spin = 0; spin < IDLE_MACROTASKS && scheduler.count() === 0 && !finished(); spin++) await macrotask();
-    if (scheduler.count() > 0) continue;
-    if (finished()) return;
-    if (!hooks.onIdle()) return hooks.onStuck('nothing scheduled, no timer pending, no stalled stream');
-  }
-  hooks.onStuck(`still busy after ${MAX_ROUNDS} rounds`);
 }
 
 /** One line per violation, then the driver's trace and the scheduler's order of tasks: what a reader needs to replay. */

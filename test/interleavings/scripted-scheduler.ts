@@ -1,7 +1,6 @@
-import type { Scheduler } from 'fast-check';
+import type { TaskScheduler } from '../../src/testing/race/scheduler.js';
 
-/** The part of fast-check's Scheduler the driver uses; a scripted order implements it too. */
-export type TaskScheduler = Pick<Scheduler, 'schedule' | 'waitIdle' | 'count'>;
+export type { TaskScheduler };
 
 interface Task {
   label: string;

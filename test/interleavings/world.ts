@@ -1,5 +1,4 @@
 import type { TaskScheduler } from './scripted-scheduler.js';
-import { SimulatedClock } from 'xstate';
 import { z } from 'zod';
 import { defineTool, type ApprovalDecision, type ApprovalHandler, type Model, type ModelStreamEvent } from 'agentchart';
 import { scriptedModel, type ScriptEntry } from 'agentchart/testing';
@@ -32,44 +31,7 @@ export function gateOn(scheduler: TaskScheduler, onRelease: () => void): Gate {
   };
 }
 
-/** A timer this long never fires within a scenario (a timeout the scenario did not turn on). */
-export const NEVER_MS = 2 ** 31 - 1;
-
-/** A SimulatedClock that knows its pending timers, so the driver can tell "waiting on time" from a hang. */
-export class TrackedClock extends SimulatedClock {
-  private readonly deadlines = new Map<number, number>();
-  /** Called for every new timer: the driver makes "its time has come" a scheduler task. */
-  onTimer: (id: number, deadline: number) => void = () => {};
-
-  override setTimeout(fn: (...args: unknown[]) => void, timeout: number): number {
-    const id: number = super.setTimeout(() => {
-      this.deadlines.delete(id);
-      fn();
-    }, timeout);
-    // Beyond the scenario's horizon: neither raced by the scheduler nor waited for by the driver.
-    if (timeout >= NEVER_MS) return id;
-    const deadline = this.now() + timeout;
-    this.deadlines.set(id, deadline);
-    this.onTimer(id, deadline);
-    return id;
-  }
-
-  isPending(id: number): boolean {
-    return this.deadlines.has(id);
-  }
-
-  override clearTimeout(id: number): void {
-    this.deadlines.delete(id);
-    super.clearTimeout(id);
-  }
-
-  /** The earliest pending deadline, or null when no timer is pending. */
-  nextDeadline(): number | null {
-    let next: number | null = null;
-    for (const deadline of this.deadlines.values()) if (next === null || deadline < next) next = deadline;
-    return next;
-  }
-}
+export { NEVER_MS, TrackedClock } from '../../src/testing/tracked-clock.js';
 
 /** What the world saw happen, compared with the counters and the history after the run. */
 export interface WorldRecord {

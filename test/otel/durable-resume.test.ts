@@ -31,7 +31,8 @@ function agentOn(store: SessionStore, tracerProvider: BasicTracerProvider, journ
     execute: ({ target }) => (journal.push(`deploy:${target}`), `deployed to ${target}`),
   });
   const otel = otelObserver({ tracer: tracerProvider.getTracer('agentchart') });
-  return createAgent({ model, tools: [deploy], clock, store, sessionId: SESSION, otel });
+  // The restarted process is the same lease owner (the first one never released its lease).
+  return createAgent({ model, tools: [deploy], clock, store, sessionId: SESSION, otel, lease: { owner: 'deploy-worker' } });
 }
 
 const nodes = (tree: SpanNode[]): SpanNode[] => tree.flatMap((node) => [node, ...nodes(node.children)]);
@@ -40,7 +41,8 @@ const conversationIds = (spans: SpanNode[]) =>
 
 describe('§14 a durable session resumed after a restart', () => {
   it('keeps gen_ai.conversation.id: the resumed run keeps its run id, later runs the conversation', async () => {
-    const store = memoryStore();
+    let restartedAfter = 0;
+    const store = memoryStore({ now: () => Date.now() + restartedAfter });
     const memory = new InMemorySpanExporter();
     const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(memory)] });
     const journal: string[] = [];
@@ -55,6 +57,8 @@ describe('§14 a durable session resumed after a restart', () => {
     const beforeRestart = spanTree(memory.getFinishedSpans().map(fromReadable));
     expect(beforeRestart.map((node) => node.name)).toEqual(['chat gamma']);
     memory.reset();
+    // The restarted process comes up after the dead one's lease (30 s) has lapsed.
+    restartedAfter += 60_000;
 
     const second = agentOn(store, tracerProvider, journal);
     const { resumedRun } = await second.ready;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asCommonJs, readmeExamples } from './readme-examples.js';
+import { asCommonJs, readmeExamples, readmeOutputs } from './readme-examples.js';
 
 /**
  * The package as a user gets it: `npm pack` (its prepack builds dist/), the tarball installed into a
@@ -15,7 +15,10 @@ import { asCommonJs, readmeExamples } from './readme-examples.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 const USER_ZOD = 'zod@~4.1.0';
-const examples = readmeExamples(readFileSync(join(ROOT, 'README.md'), 'utf8'));
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const examples = readmeExamples(README);
+/** Examples whose whole printed text the README shows (a counterexample). */
+const outputs = readmeOutputs(README);
 
 let work: string;
 let app: string;
@@ -110,7 +113,7 @@ describe('the packed tarball', () => {
     expect(version('zod')).toMatch(/^4\.1\./);
     expect(existsSync(join(app, 'node_modules/agentchart/node_modules/zod'))).toBe(false);
     const optionalPeers = ['openai', '@anthropic-ai/sdk', '@ai-sdk/provider', '@statelyai/inspect'];
-    for (const sdk of [...optionalPeers, '@modelcontextprotocol/sdk', '@opentelemetry/api']) {
+    for (const sdk of [...optionalPeers, '@modelcontextprotocol/sdk', '@opentelemetry/api', 'fast-check']) {
       expect(existsSync(join(app, 'node_modules', sdk)), sdk).toBe(false);
     }
   });
@@ -163,6 +166,9 @@ describe('an ESM app', () => {
       otel:
         'MissingDependency: agentchart/otel needs the optional peer dependency "@opentelemetry/api" (^1.9.0), ' +
         'which is not installed. Install it with: npm install @opentelemetry/api',
+      'fast-check':
+        'MissingDependency: raceAgent (agentchart/testing) needs the optional peer dependency "fast-check" (^4.2.0), ' +
+        'which is not installed. Install it with: npm install fast-check',
       // The AI SDK adapter loads nothing of the AI SDK: the language model it wraps is the user's.
       'ai-sdk': expect.stringMatching(/^InvalidOptions: fromAISDK needs a LanguageModelV3 or LanguageModelV4/),
     });
@@ -210,7 +216,7 @@ describe('a CommonJS app', () => {
     expect([ran.status, ran.stderr]).toEqual([0, '']);
     expect(JSON.parse(ran.stdout)).toEqual({
       agentchart: ['createAgent', 'defineTool', 'memoryStore'],
-      'agentchart/testing': ['checkInvariants', 'scriptedModel'],
+      'agentchart/testing': ['checkInvariants', 'exploreAgent', 'raceAgent', 'scriptedModel'],
       'agentchart/openai': ['openAICompatible'],
       'agentchart/anthropic': ['anthropic'],
       'agentchart/ai-sdk': ['fromAISDK'],
@@ -229,6 +235,8 @@ function expectPrinted(appDir: string, programs: ReadonlyArray<{ name: string; e
     const ran = node([join('out', `${name}.js`)], appDir);
     expect([name, ran.status, ran.stderr]).toEqual([name, 0, '']);
     expect(ran.stdout.split('\n')).toEqual(expect.arrayContaining(expectedLines));
+    const output = outputs.get(name);
+    if (output !== undefined) expect(ran.stdout).toContain(output);
   }
 }
 
@@ -291,6 +299,8 @@ await attempt('inspect', async () => (await import('agentchart/inspect')).startI
 await attempt('ai-sdk', async () => (await import('agentchart/ai-sdk')).fromAISDK({}));
 await attempt('mcp', async () => (await import('agentchart/mcp')).mcpTools({ command: 'never-started' }));
 await attempt('otel', async () => (await import('agentchart/otel')).otelObserver());
+const { raceAgent, scriptedModel } = await import('agentchart/testing');
+await attempt('fast-check', () => raceAgent({ model: scriptedModel([]) }, { replies: [{ text: 'hi' }], runs: 1 }));
 console.log(JSON.stringify(results));
 `;
 
@@ -317,7 +327,7 @@ try {
 
 const REQUIRE_ALL = `const subpaths = ['', '/testing', '/openai', '/anthropic', '/ai-sdk', '/sqlite', '/inspect', '/mcp', '/otel'];
 const entries = subpaths.map((subpath) => 'agentchart' + subpath);
-const wanted = ['createAgent', 'defineTool', 'memoryStore', 'checkInvariants', 'scriptedModel', 'openAICompatible',
+const wanted = ['createAgent', 'defineTool', 'memoryStore', 'checkInvariants', 'scriptedModel', 'exploreAgent', 'raceAgent', 'openAICompatible',
   'anthropic', 'fromAISDK', 'sqliteStore', 'recordTrace', 'startInspector', 'mcpTools', 'otelObserver'];
 const out = {};
 for (const entry of entries) {

@@ -9,6 +9,13 @@ export interface ReadmeExample {
 const MARKED_BLOCK = /<!-- readme-example: ([\w-]+)[^>]*-->\n```ts\n([\s\S]*?)\n```/g;
 const PRINTED = /console\.log\(.*\);\s*\/\/\s*(.+)$/;
 
+const OUTPUT_BLOCK = /<!-- readme-output: ([\w-]+)[^>]*-->\n```text\n([\s\S]*?)\n```/g;
+
+/** The text blocks marked `<!-- readme-output: NAME -->`: what the example NAME prints, exactly. */
+export function readmeOutputs(readme: string): Map<string, string> {
+  return new Map([...readme.matchAll(OUTPUT_BLOCK)].map(([, name = '', text = '']) => [name, text]));
+}
+
 export function readmeExamples(readme: string): ReadmeExample[] {
   return [...readme.matchAll(MARKED_BLOCK)].map(([, name = '', code = '']) => ({
     name,

@@ -35,7 +35,8 @@ describe('issue 3: a batch of 1,000 tool calls', () => {
       { toolCalls: callIds.map((id, i) => ({ id, name: kindOf(i) === 'unknown' ? 'ghost' : 'work', arguments: { id } })), usage: USAGE },
       { text: 'All handled.', usage: USAGE },
     ]);
-    const agent = createAgent({ model, tools: [work], retry: { jitter: false } });
+    // ~9,000 events (the arguments of 1,000 calls stream in fragments): all kept for the late subscriber.
+    const agent = createAgent({ model, tools: [work], retry: { jitter: false }, replayBuffer: 20_000 });
     const { result, events } = await finished(agent.prompt('go'));
 
     const expected = callIds.map((_, i) => expectedResult(i));

@@ -1,0 +1,5 @@
+// agentchart/restate: sessions as Restate virtual objects (DESIGN §12). Needs the optional peer
+// @restatedev/restate-sdk; the Restate server (BSL 1.1) runs separately.
+export { agentObject } from './restate/object.js';
+export type { AgentObjectOptions } from './restate/object.js';
+export { INTERRUPTED_BY_RESTART } from './runtime/resume.js';

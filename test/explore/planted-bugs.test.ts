@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { exploreAgent, type ExploreResult } from 'agentchart/testing';
+import { reportStats } from '../support/stats.js';
+import {
+  DEPLOY_REPLIES,
+  REPORT_REPLIES,
+  deployAgent,
+  deploysRunAsApproved,
+  pinToProd,
+  reinjectDeclined,
+  reportAgent,
+  whatRanStaysInHistory,
+} from './fixtures.js';
+
+/**
+ * Bugs a user could write into their agent's configuration, each found by exploring it: the
+ * shortest counterexample is the minimal path (the exploration is exhaustive within its bound, so
+ * no shorter path breaks), and the same agent without the bug explores its bound clean.
+ */
+
+const labels = (result: ExploreResult) => result.violations[0]?.path.map((step) => step.label);
+const stats = (name: string, result: ExploreResult) =>
+  reportStats(
+    `explore [${name}]: ${result.paths} paths, ${result.states} states, ${result.pruned} pruned, ${result.violating} violating, ` +
+      `longest ${result.longest} steps, ${result.elapsedMs} ms (${result.pathsPerSecond} paths/s)`,
+  );
+
+describe('planted bugs in user configurations are found with a minimal counterexample', () => {
+  it('a post-turn policy that re-injects a declined call: parity breaks after deny, in 3 steps', async () => {
+    const options = { replies: DEPLOY_REPLIES, interruptions: ['approve', 'deny', 'steer', 'abort'] as const };
+    const broken = await exploreAgent(deployAgent({ postTurn: [reinjectDeclined] }), options);
+    stats('re-injected declined call', broken);
+    expect(labels(broken)).toEqual(['reply deploy', 'deny call_0_0', 'reply done']);
+    expect(broken.violations[0]!.problems).toEqual([
+      'invariant: parity: tool call call_0_0_again (deploy) of assistant at history message 3 has no result before the next assistant message (history message 4)',
+      'parity: final history: tool call call_0_0_again of message 3 has no result before message 4',
+      'parity: model request 1 (model): tool call call_0_0_again of message 3 has no result before the end of the history',
+    ]);
+    const fixed = await exploreAgent(deployAgent(), options);
+    stats('without the re-injecting policy', fixed);
+    expect([fixed.violating, fixed.complete]).toEqual([0, true]);
+  });
+
+  it('a pre-dispatch policy that rewrites arguments after the approval: the approved staging deploy runs in prod, in 4 steps', async () => {
+    const options = {
+      replies: DEPLOY_REPLIES,
+      interruptions: ['approve', 'deny'] as const,
+      approvals: { staging: { approved: true as const, arguments: { env: 'staging' } } },
+      property: deploysRunAsApproved,
+    };
+    const broken = await exploreAgent(deployAgent({ preDispatch: [pinToProd] }), options);
+    stats('pre-dispatch rewrite after approval', broken);
+    expect(labels(broken)).toEqual(['reply deploy', 'staging call_0_0', 'ok call_0_0', 'reply done']);
+    expect(broken.violations[0]!.problems).toEqual([
+      'property: deploy call_0_0 ran with {"env":"prod"}, approved: {"env":"staging"}',
+    ]);
+    const fixed = await exploreAgent(deployAgent(), options);
+    stats('without the rewriting policy', fixed);
+    expect([fixed.violating, fixed.complete]).toEqual([0, true]);
+  });
+
+  it('a report tool marked progress-only: a report that ran and failed vanishes from the history, in 4 steps', async () => {
+    const options = { replies: REPORT_REPLIES, interruptions: ['toolError'] as const, property: whatRanStaysInHistory };
+    const broken = await exploreAgent(reportAgent(true), options);
+    stats('progress-only report tool', broken);
+    expect(labels(broken)).toEqual(['reply report', 'error call_0_0', 'reply report', 'ok call_1_0']);
+    expect(broken.violations[0]!.problems).toEqual(['property: report call_0_0 ran but is not in the history']);
+    const fixed = await exploreAgent(reportAgent(false), options);
+    stats('report tool not progress-only', fixed);
+    expect([fixed.violating, fixed.complete]).toEqual([0, true]);
+  });
+});

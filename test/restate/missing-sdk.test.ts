@@ -1,0 +1,24 @@
+import { describe, expect, it, vi } from 'vitest';
+import { AgentError } from 'agentchart';
+import { agentObject } from 'agentchart/restate';
+import { scriptedModel } from 'agentchart/testing';
+
+// As when the optional peer is not installed: importing the SDK fails with Node's module-not-found code.
+vi.mock('@restatedev/restate-sdk', () => {
+  throw Object.assign(new Error("Cannot find package '@restatedev/restate-sdk'"), { code: 'ERR_MODULE_NOT_FOUND' });
+});
+
+describe('agentchart/restate without its optional peer', () => {
+  it('agentObject throws AgentError MissingDependency naming the package and the install command', () => {
+    let error: unknown = null;
+    try {
+      agentObject({ name: 'Agent', agent: () => ({ model: scriptedModel([]) }) });
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(error).toBeInstanceOf(AgentError);
+    expect(error).toMatchObject({ code: 'MissingDependency' });
+    expect((error as Error).message).toContain('optional peer dependency @restatedev/restate-sdk');
+    expect((error as Error).message).toContain('npm install @restatedev/restate-sdk');
+  });
+});

@@ -1,0 +1,118 @@
+// A worker of the shared-sessions test: picks unfinished sessions from one Postgres database and
+// runs them (a new one is prompted, an interrupted one resumed), until every session is finished.
+// The test kills workers with SIGKILL at random and starts new ones.
+import { appendFileSync, openSync, closeSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { AgentError, createAgent, defineTool } from 'agentchart';
+import { postgresStore } from 'agentchart/postgres';
+import { scriptedModel } from 'agentchart/testing';
+import { runAsProcess } from '../support/processes.js';
+
+export interface WorkerConfig {
+  connectionString: string;
+  sessions: number;
+  /** Journal lines: `start <session> <call> <pid>`, `end …`, `resume <session> <pid>`, `overlap <session> <pid> <other pid>`. */
+  dir: string;
+  ttlMs: number;
+}
+
+const config = JSON.parse(process.env.AGENTCHART_WORKER ?? '{}') as WorkerConfig;
+const journalPath = join(config.dir, 'journal.txt');
+const journal = (line: string) => appendFileSync(journalPath, `${line} ${process.pid}\n`);
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Marks `session` as running in this process; another live process marking it too is an overlap. */
+function enter(session: string): void {
+  const path = join(config.dir, `${session}.running`);
+  try {
+    closeSync(openSync(path, 'wx'));
+  } catch {
+    const holder = Number(readFileSync(path, 'utf8') || '0');
+    if (holder !== process.pid && holder !== 0 && alive(holder)) journal(`overlap ${session} ${holder}`);
+  }
+  writeFileSync(path, String(process.pid));
+}
+
+function leave(session: string): void {
+  try {
+    unlinkSync(join(config.dir, `${session}.running`));
+  } catch {
+    /* already gone */
+  }
+}
+
+const jobStep = defineTool({
+  name: 'job_step',
+  description: 'A step of a job with a side effect (never replayed).',
+  parameters: z.object({ session: z.string(), call: z.string() }),
+  execute: async ({ session, call }, ctx) => {
+    enter(session);
+    journal(`start ${session} ${call}`);
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 20 + Math.floor(Math.random() * 40));
+      ctx.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    });
+    journal(`end ${session} ${call}`);
+    leave(session);
+    return `${call} done`;
+  },
+});
+
+/** Two turns of steps, then the answer. */
+const modelFor = (session: string) =>
+  scriptedModel(
+    (request) => {
+      const turns = request.messages.filter((m) => m.role === 'assistant').length;
+      const call = (id: string) => ({ id: `${session}-${id}`, name: 'job_step', arguments: { session, call: id } });
+      if (turns === 0) return { toolCalls: [call('a'), call('b')] };
+      if (turns === 1) return { toolCalls: [call('c')] };
+      return { text: `Job ${session} done.` };
+    },
+    { recordRequests: false },
+  );
+
+async function main(): Promise<void> {
+  const store = postgresStore({ connectionString: config.connectionString });
+  const ids = Array.from({ length: config.sessions }, (_, i) => `job-${i}`);
+  for (;;) {
+    const finished = new Set((await store.list()).filter((s) => !s.running).map((s) => s.sessionId));
+    const open = ids.filter((id) => !finished.has(id));
+    if (open.length === 0) break;
+    // Workers start at different places, so they rarely ask for the same session.
+    const start = Math.floor(Math.random() * open.length);
+    for (const session of [...open.slice(start), ...open.slice(0, start)]) {
+      const agent = createAgent({
+        model: modelFor(session),
+        tools: [jobStep],
+        toolExecution: 'sequential',
+        store,
+        sessionId: session,
+        lease: { ttlMs: config.ttlMs },
+      });
+      try {
+        const { resumedRun } = await agent.ready;
+        if (resumedRun) {
+          journal(`resume ${session}`);
+          await resumedRun.result;
+        } else if (agent.messages.length === 0) {
+          await agent.prompt(`Run job ${session}.`).result;
+        }
+        await agent.close();
+      } catch (error) {
+        if (!(error instanceof AgentError && error.code === 'SessionBusy')) throw error;
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await store.close();
+}
+
+runAsProcess(main);

@@ -1,0 +1,31 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe } from 'vitest';
+import { memoryStore } from 'agentchart';
+import { sqliteStore } from 'agentchart/sqlite';
+import { storeConformance } from './conformance.js';
+
+describe('memoryStore conformance', () => {
+  storeConformance((now) => {
+    const store = memoryStore({ now });
+    return { store, reopen: () => store, close: () => {} };
+  });
+});
+
+describe('sqliteStore conformance', () => {
+  storeConformance((now) => {
+    const path = join(mkdtempSync(join(tmpdir(), 'agentchart-store-')), 'sessions.db');
+    const handles = [sqliteStore(path, { now })];
+    const reopen = () => {
+      const handle = sqliteStore(path, { now });
+      handles.push(handle);
+      return handle;
+    };
+    return {
+      store: handles[0] as ReturnType<typeof sqliteStore>,
+      reopen,
+      close: () => handles.forEach((h) => h.close()),
+    };
+  });
+});
