@@ -81,7 +81,8 @@ export const masterMachine = masterSetup.createMachine({
               { guard: 'policyStoppedSession', target: '#master.ended', actions: ['recordOutcome', end('completed', 'policyStop')] },
               { guard: 'turnFailed', target: 'recovering', actions: 'recordOutcome' },
               { guard: 'isReportMode', target: 'judgingReport', actions: 'recordOutcome' },
-              // Tool results to answer: the next turn (the loop's usual way round).
+              // Tool results to answer: the next turn at once (the loop's usual way round).
+              { guard: and(['turnRanTools', 'nextTurnAllowed']), target: 'turn', reenter: true, actions: 'startNextTurn' },
               { guard: 'turnRanTools', target: 'preTurn', actions: 'recordOutcome' },
               { target: 'continuing', actions: 'recordOutcome' },
             ],

@@ -105,6 +105,8 @@ export const masterSetup = setup({
     failedWithRetryableError: (args) => outcomeOf(args).error?.retryable === true,
     /** Max turns: another turn would start, but the run has used all it may start. */
     turnBudgetSpent: ({ context }) => context.counts.turnsThisRun >= context.config.maxTurns,
+    /** Max turns, checked where the turn's outcome arrives (before it is counted): may one more turn start? */
+    nextTurnAllowed: ({ context }) => context.counts.turnsThisRun + 1 < context.config.maxTurns,
     /** Max turns, checked while deciding (the turn just ended is counted): may one more turn start? */
     anotherTurnAllowed: ({ context }) => context.counts.turnsThisRun < context.config.maxTurns,
     turnRanTools: (args) => {
@@ -171,15 +173,11 @@ export const masterSetup = setup({
       followUpQueue: ({ context, event }) => (event.type === 'FOLLOW_UP' ? [...context.followUpQueue, event.message] : context.followUpQueue),
     }),
     /** The next turn's input (pending plus steering per the mode), as a fresh turn. */
-    startFreshTurn: assign(({ context }) => {
-      const steering = take(context.steeringQueue, context.config.steeringMode);
-      return {
-        turnInput: [...context.pending, ...steering.taken],
-        pending: [],
-        steeringQueue: steering.rest,
-        counts: { ...context.counts, attemptsOnModel: 0, failedTurnRetries: 0 },
-        turn: { attempt: 'fresh' as const, overflowUsed: false, steered: false, overflowView: null },
-      };
+    startFreshTurn: assign(({ context }) => freshTurn(context)),
+    /** The turn's outcome, and at once the next turn (the loop's usual way round: one step, one context copy). */
+    startNextTurn: assign(({ context, event }) => {
+      const recorded = { ...context, ...outcomeRecorded(context, event) };
+      return { ...recorded, ...freshTurn(recorded) };
     }),
     takeFollowUps: assign(({ context }) => {
       const followUps = take(context.followUpQueue, context.config.followUpMode);
@@ -187,17 +185,7 @@ export const masterSetup = setup({
     }),
     resumeTurn: assign(({ context }) => ({ turn: { ...context.turn, attempt: 'resumed' as const } })),
     /** The turn's outcome; a turn that ended (not deferred) advances the turn index. */
-    recordOutcome: assign(({ context, event }) => {
-      const outcome = (event as unknown as { output: TurnOutput }).output;
-      const closed = outcome.turnEndReason !== null;
-      return {
-        lastOutcome: outcome,
-        pending: outcome.injected.length > 0 ? [...context.pending, ...outcome.injected] : context.pending,
-        turnInput: [],
-        resume: null,
-        ...(closed ? advanced(context) : {}),
-      };
-    }),
+    recordOutcome: assign(({ context, event }) => outcomeRecorded(context, event)),
     countModelCall: assign(({ context }) => ({
       counts: { ...context.counts, modelCalls: context.counts.modelCalls + 1, attemptsOnModel: context.counts.attemptsOnModel + 1 },
     })),
@@ -233,6 +221,31 @@ export const masterSetup = setup({
     retryDelay: ({ context }) => context.retryDelayMs,
   },
 });
+
+/** The turn's outcome recorded; a turn that ended (not deferred) advances the turn index. */
+function outcomeRecorded(context: MasterContext, event: { type: string }): Partial<MasterContext> {
+  const outcome = (event as unknown as { output: TurnOutput }).output;
+  const closed = outcome.turnEndReason !== null;
+  return {
+    lastOutcome: outcome,
+    pending: outcome.injected.length > 0 ? [...context.pending, ...outcome.injected] : context.pending,
+    turnInput: [],
+    resume: null,
+    ...(closed ? advanced(context) : {}),
+  };
+}
+
+/** A fresh turn: its input batch (pending messages plus steering, per the mode), no attempt used yet. */
+function freshTurn(context: MasterContext): Partial<MasterContext> {
+  const steering = take(context.steeringQueue, context.config.steeringMode);
+  return {
+    turnInput: [...context.pending, ...steering.taken],
+    pending: [],
+    steeringQueue: steering.rest,
+    counts: { ...context.counts, attemptsOnModel: 0, failedTurnRetries: 0 },
+    turn: { attempt: 'fresh', overflowUsed: false, steered: false, overflowView: null },
+  };
+}
 
 function advanced(context: MasterContext): Pick<MasterContext, 'turnIndex' | 'counts'> {
   return { turnIndex: context.turnIndex + 1, counts: { ...context.counts, turnsThisRun: context.counts.turnsThisRun + 1 } };

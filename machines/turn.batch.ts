@@ -19,18 +19,18 @@ export function fixedGroups(execution: Execution, count: number): { groups: numb
   }
 }
 
-/** A new batch and the calls it starts at once. */
-export function openBatch(groups: number[][], limit: number): { batch: Batch; starting: number[] } {
-  return fill({ groups, group: 0, next: 0, running: 0, limit });
+/** A new batch, with the calls it starts at once. */
+export function openBatch(groups: number[][], limit: number): Batch {
+  return fill({ groups, group: 0, next: 0, running: 0, limit, starting: [] });
 }
 
-/** After one call finished: the batch and the calls that start in its place. */
-export function afterCallFinished(batch: Batch): { batch: Batch; starting: number[] } {
+/** After one call finished: the batch, with the calls that start in its place. */
+export function afterCallFinished(batch: Batch): Batch {
   return fill({ ...batch, running: batch.running - 1 });
 }
 
 /** Starts calls until the pool is full; a group opens only once the one before has drained. */
-function fill(batch: Batch): { batch: Batch; starting: number[] } {
+function fill(batch: Batch): Batch {
   let { group, next, running } = batch;
   const starting: number[] = [];
   for (;;) {
@@ -47,7 +47,7 @@ function fill(batch: Batch): { batch: Batch; starting: number[] } {
     next += 1;
     running += 1;
   }
-  return { batch: { ...batch, group, next, running }, starting };
+  return { ...batch, group, next, running, starting };
 }
 
 /** True when the call finishing now is the last one: nothing runs after it and nothing is left to start. */
@@ -69,4 +69,9 @@ export function dispatchedIndices(batch: Batch | null): number[] {
 /** The tool-call actor id of a prepared call (by its position among the assistant's calls). */
 export function callActorId(entry: Pick<PreparedCall, 'position'>): string {
   return `call.${entry.position}`;
+}
+
+/** The system id of a turn's tool-call actor: how the turn reaches it to cancel or hold it. */
+export function callSystemId(turnSessionId: string, entry: Pick<PreparedCall, 'position'>): string {
+  return `${turnSessionId}.${callActorId(entry)}`;
 }

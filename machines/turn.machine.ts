@@ -12,7 +12,7 @@ export type { TurnContext, TurnEvent } from './turn.context.js';
  * The turn never retries and knows no other model: a failure the master has promised to recover
  * (retry, fallback, overflow) ends the turn in `deferredToMaster` without closing it, so the
  * re-run attempt continues the same logical turn (no second turnStart or messageStart).
- * Tool calls are child actors of the turn (`toolCall`, one per prepared call); the pool, its
+ * Tool calls are child actors of the turn (one per prepared call, created by `startCalls`); the pool, its
  * groups and their cancellation are the states of TOOL_EXECUTION. Every effect (model stream,
  * policies, approvals, tool execution, event publication) is a named actor or action that
  * `src/runtime` provides; what an effect produces comes back as its output and is assigned here.
@@ -22,6 +22,7 @@ const end = (ending: TurnEnding) => ({ type: 'endTurnAs', params: ending }) as c
 const ABORTED: TurnEnding = { kind: 'aborted', reason: 'aborted' };
 const STEERED: TurnEnding = { kind: 'success', detail: 'steered', reason: 'steeringInterrupt' };
 const TOOLS_EXECUTED: TurnEnding = { kind: 'success', reason: 'toolsExecuted' };
+const COMPLETE: TurnEnding = { kind: 'success', reason: 'complete' };
 const unfinished = (kind: 'aborted' | 'steeringSkipped' | 'replyFailed') => ({ type: 'settleUnfinishedCalls', params: { kind } }) as const;
 const resolved = (approved: boolean) => ({ type: 'announceApprovalResolved', params: { approved } }) as const;
 
@@ -102,9 +103,11 @@ export const turnMachine = turnSetup.createMachine({
             actions: ['recordReply', 'publishAssistantMessage', end({ kind: 'failure', detail: 'fatal', reason: 'error' }), unfinished('replyFailed')],
           },
           // Nothing to check before dispatch: the calls start at once (the hot path of a tool turn).
-          { guard: 'replyRunsAtOnce', target: 'TOOL_EXECUTION.running', actions: ['recordReply', 'publishAssistantMessage', 'startBatch'] },
+          { guard: 'replyRunsAtOnce', target: 'TOOL_EXECUTION.running', actions: ['recordReplyAndStartBatch', 'publishAssistantMessage', 'startCalls'] },
           { guard: 'replyHasToolCalls', target: 'TOOL_EXECUTION', actions: ['recordReply', 'publishAssistantMessage'] },
-          { target: 'RESPONSE', actions: ['recordReply', 'publishAssistantMessage', end({ kind: 'success', reason: 'complete' })] },
+          { guard: 'hasPostTurnPolicies', target: 'RESPONSE', actions: [{ type: 'recordReply', params: { ending: COMPLETE } }, 'publishAssistantMessage'] },
+          // An answer and nothing to check after it: committed and closed in this step.
+          { target: 'done', actions: [{ type: 'recordReply', params: { ending: COMPLETE } }, 'publishAssistantMessage', 'commitTurn'] },
         ],
       },
       initial: 'streaming',
@@ -133,7 +136,7 @@ export const turnMachine = turnSetup.createMachine({
             // Steering arrived while the model streamed, a backoff ran, or in the very step that
             // published the reply: no call starts.
             { guard: 'steeringInterruptsBatch', target: '#turn.RESPONSE', actions: interruptedBySteering },
-            { guard: 'preparedRunAtOnce', target: 'running', actions: 'startBatch' },
+            { guard: 'preparedRunAtOnce', target: 'running', actions: ['startBatch', 'startCalls'] },
             { guard: 'hasPreDispatchPolicies', target: 'runningPreDispatchPolicies' },
             { target: 'approval' },
           ],
@@ -233,7 +236,7 @@ export const turnMachine = turnSetup.createMachine({
             { guard: 'steeringInterruptsBatch', target: '#turn.RESPONSE', actions: interruptedBySteering },
             { guard: 'nothingToRun', target: '#turn.RESPONSE', actions: end(TOOLS_EXECUTED) },
             { guard: 'usesCustomPartition', target: 'partitioning' },
-            { target: 'running', actions: 'startBatch' },
+            { target: 'running', actions: ['startBatch', 'startCalls'] },
           ],
         },
         partitioning: {
@@ -256,7 +259,7 @@ export const turnMachine = turnSetup.createMachine({
                   },
                 ],
               },
-              { target: 'running', actions: 'startBatch' },
+              { target: 'running', actions: ['startBatch', 'startCalls'] },
             ],
           },
         },
@@ -264,8 +267,14 @@ export const turnMachine = turnSetup.createMachine({
         running: {
           on: {
             'xstate.done.actor.*': [
-              { guard: 'batchFinishes', target: '#turn.RESPONSE', actions: ['recordCallResult', 'releaseFinishedCall', end(TOOLS_EXECUTED)] },
-              { actions: ['recordCallResult', 'releaseFinishedCall'] },
+              // The last call: nothing to check after the batch, so it is committed and closed in this step.
+              {
+                guard: and(['batchFinishes', not('hasPostTurnPolicies')]),
+                target: '#turn.done',
+                actions: [{ type: 'finishBatch', params: TOOLS_EXECUTED }, 'commitTurn'],
+              },
+              { guard: 'batchFinishes', target: '#turn.RESPONSE', actions: { type: 'finishBatch', params: TOOLS_EXECUTED } },
+              { actions: ['recordCallResult', 'startCalls'] },
             ],
             // Steering: no further call starts; the running ones get a grace period.
             STEERING_ARRIVED: [
@@ -289,8 +298,8 @@ export const turnMachine = turnSetup.createMachine({
           },
           on: {
             'xstate.done.actor.*': [
-              { guard: 'batchFinishes', target: '#turn.RESPONSE', actions: ['recordCallResult', 'releaseFinishedCall', end(STEERED), unfinished('steeringSkipped')] },
-              { actions: ['recordCallResult', 'releaseFinishedCall'] },
+              { guard: 'batchFinishes', target: '#turn.RESPONSE', actions: [{ type: 'finishBatch', params: STEERED }, unfinished('steeringSkipped')] },
+              { actions: 'recordCallResult' },
             ],
             ABORT: {
               target: 'cancelling',
@@ -305,9 +314,9 @@ export const turnMachine = turnSetup.createMachine({
               {
                 guard: 'batchFinishes',
                 target: '#turn.RESPONSE',
-                actions: ['recordCallResult', 'releaseFinishedCall', 'settleCancelledBatch'],
+                actions: ['recordCallResult', 'settleCancelledBatch'],
               },
-              { actions: ['recordCallResult', 'releaseFinishedCall'] },
+              { actions: 'recordCallResult' },
             ],
             ABORT: { actions: end(ABORTED) },
           },

@@ -1,9 +1,9 @@
-import { assign, fromCallback, fromPromise, setup, stateIn, stopChild, type AnyActorRef, type EventObject } from 'xstate';
+import { assign, fromCallback, fromPromise, setup, stateIn, type AnyActorRef, type EventObject } from 'xstate';
 import type { Message } from '../src/domain/messages.js';
 import { toolCallsOf } from '../src/domain/messages.js';
-import { toolCallLogic, type ToolCallOutput } from './tool-call.machine.js';
+import type { ToolCallInput, ToolCallOutput } from './tool-call.machine.js';
 import { settle, settledFrom, settleUnfinished, unfinishedText, type UnfinishedReason } from './tool-results.js';
-import { afterCallFinished, callActorId, dispatchedIndices, finishesBatch, fixedGroups, openBatch } from './turn.batch.js';
+import { afterCallFinished, callSystemId, dispatchedIndices, finishesBatch, fixedGroups, openBatch } from './turn.batch.js';
 import { approvalAsked, callDecided, ended, outputOf, replyOf, resumedEnding, type TurnContext, type TurnEvent } from './turn.context.js';
 import type {
   ApprovalVerdict,
@@ -12,7 +12,9 @@ import type {
   PreparedCall,
   PreprocessOutput,
   ResponseOutput,
+  Batch,
   ModelReply,
+  Settled,
   TurnEnding,
   TurnInput,
   TurnOutput,
@@ -23,7 +25,7 @@ export type { TurnContext, TurnEvent } from './turn.context.js';
 /**
  * The turn machine's vocabulary: the named actors, guards and actions the chart in turn.machine.ts
  * uses. Guards are pure (they read the context and the event); effects are placeholders that
- * `src/runtime` provides. Tool calls are child actors of the turn, spawned as `toolCall`.
+ * `src/runtime` provides. Tool calls are child actors of the turn, created by `startCalls`.
  */
 
 const notProvided = (name: string) => () => {
@@ -32,7 +34,6 @@ const notProvided = (name: string) => () => {
 
 const effect = <TOutput, TInput>(name: string) => fromPromise<TOutput, TInput>(notProvided(name));
 
-const notProvidedCall = notProvided('toolCall');
 
 export const turnSetup = setup({
   types: {
@@ -62,12 +63,6 @@ export const turnSetup = setup({
     runPostTurnPolicies: effect<ResponseOutput, Pick<TurnOutput, 'assistant' | 'toolResults'> & { turnIndex: number }>(
       'runPostTurnPolicies',
     ),
-    toolCall: toolCallLogic({
-      announceExecutionStart: notProvidedCall,
-      announceExecutionEnd: notProvidedCall,
-      awaitStep: notProvidedCall,
-      executeTool: notProvidedCall,
-    }),
   },
   guards: {
     isContinuationAttempt: ({ context }) => context.input.attempt !== 'fresh',
@@ -145,6 +140,13 @@ export const turnSetup = setup({
   },
   actions: {
     announceTurnStart: notProvided('announceTurnStart'),
+    /**
+     * Creates the tool-call actors of the calls the batch starts in this step (`batch.starting`):
+     * children of the turn in its actor system. They are not kept in the turn's children map (XState
+     * copies it at every change, which makes a batch of 1,000 quadratic); a finished one is stopped
+     * by XState and dropped, so memory stays linear.
+     */
+    startCalls: notProvided('startCalls'),
     commitTurnInput: notProvided('commitTurnInput'),
     publishAssistantMessage: notProvided('publishAssistantMessage'),
     /** Commits the assistant message and every result in call order (publishing the synthetic ones). */
@@ -158,10 +160,15 @@ export const turnSetup = setup({
 
     endTurnAs: assign((_, params: TurnEnding) => ({ ending: params })),
     noteSteering: assign({ steered: true }),
-    /** The reply, and its calls as the effect prepared them (unknown tools and invalid arguments settled). */
-    recordReply: assign(({ context, event }) => {
-      const reply = replyOf<ModelReply>(event);
-      return reply.prepared ? { reply, ...prepared(context, reply.prepared) } : { reply };
+    /**
+     * The reply, and its calls as the effect prepared them (unknown tools and invalid arguments
+     * settled); with `ending`, the turn's decision in the same copy of the context.
+     */
+    recordReply: assign(({ context, event }, params: { ending: TurnEnding } | undefined) => replyRecorded(context, event, params?.ending)),
+    /** The reply recorded and its calls started at once (the hot path of a tool turn: one copy of the context). */
+    recordReplyAndStartBatch: assign(({ context, event }) => {
+      const recorded = { ...context, ...replyRecorded(context, event) };
+      return { ...recorded, batch: batchFor(recorded, null) };
     }),
     recordPreTurnInjections: assign({ inputInjected: ({ event }) => replyOf<{ injected: Message[] }>(event).injected }),
     /** Resumed with a published reply: the reply and the results decided before the restart. */
@@ -194,32 +201,18 @@ export const turnSetup = setup({
     keepDecision: assign({
       decision: ({ context, event }) => (event.type === 'APPROVAL_DECIDED' ? { toolCallId: event.toolCallId, verdict: event.verdict } : context.decision),
     }),
-    /** Opens the batch (groups per the strategy, or the custom partition's) and spawns the first calls. */
-    startBatch: assign(({ context, event, spawn }) => {
+    /** Opens the batch: groups per the strategy, or the custom partition's; its first calls start. */
+    startBatch: assign(({ context, event }) => {
       const output = event.type.startsWith('xstate.done.actor.partition') ? replyOf<PartitionOutput>(event) : null;
-      const fixed = fixedGroups(context.input.features.execution, context.prepared.length);
-      const groups = output && 'groups' in output ? output.groups : fixed.groups;
-      const { batch, starting } = openBatch(groups, output ? Number.POSITIVE_INFINITY : fixed.limit);
-      for (const index of starting) spawn('toolCall', callSpawn(context, context.prepared[index] as PreparedCall));
-      return { batch };
+      return { batch: batchFor(context, output) };
     }),
     /** A call finished: its result is recorded and the next calls start in its place. */
-    recordCallResult: assign(({ context, event, spawn }) => {
-      const { position, result, started } = replyOf<ToolCallOutput>(event);
-      const settled = settle(context.settled, position, result, true, started);
-      if (!context.batch) return { settled };
-      const { batch, starting } = afterCallFinished(context.batch);
-      for (const index of starting) spawn('toolCall', callSpawn(context, context.prepared[index] as PreparedCall));
-      return { settled, batch };
+    recordCallResult: assign(({ context, event }) => {
+      const settled = callSettled(context, event);
+      return context.batch ? { settled, batch: afterCallFinished(context.batch) } : { settled };
     }),
-    /**
-     * In a pool the finished actor leaves the turn, so the turn's children stay as many as the
-     * pool's size; a batch started all at once keeps them until the turn ends (stopping one copies
-     * the children map, which would make a batch of 1,000 quadratic). '' names no child: no copy.
-     */
-    releaseFinishedCall: stopChild(({ context, event }) =>
-      context.batch?.limit === Number.POSITIVE_INFINITY ? '' : callActorId(replyOf<ToolCallOutput>(event)),
-    ),
+    /** The last call of the batch finished: its result recorded and the turn's decision, in one copy of the context. */
+    finishBatch: assign(({ context, event }, params: TurnEnding) => ({ settled: callSettled(context, event), ending: params })),
     /** Steering or abort: no call starts from now on; the running ones finish by themselves or when cancelled. */
     holdBatch: assign(({ context }) => ({ batch: context.batch ? { ...context.batch, limit: 0 } : null })),
     /** Tells each running tool-call actor to stop: it settles at once with `result`, even if its tool ignores the signal. */
@@ -266,17 +259,35 @@ function runsAtOnce(context: TurnContext, calls: readonly PreparedCall[]): boole
   return calls.length > 0 && !features.preDispatchPolicies && features.execution.kind !== 'custom' && calls.every((entry) => entry.approved);
 }
 
+function replyRecorded(context: TurnContext, event: { type: string }, ending?: TurnEnding): Partial<TurnContext> {
+  const reply = replyOf<ModelReply>(event);
+  const calls = reply.prepared ? prepared(context, reply.prepared) : {};
+  return ending ? { reply, ...calls, ending } : { reply, ...calls };
+}
+
+/** Groups per the strategy (or the custom partition's), and the calls that start at once. */
+function batchFor(context: TurnContext, partition: PartitionOutput | null): Batch {
+  const fixed = fixedGroups(context.input.features.execution, context.prepared.length);
+  const groups = partition && 'groups' in partition ? partition.groups : fixed.groups;
+  return openBatch(groups, partition ? Number.POSITIVE_INFINITY : fixed.limit);
+}
+
+function callSettled(context: TurnContext, event: { type: string }): Settled {
+  const { position, result, started } = replyOf<ToolCallOutput>(event);
+  return settle(context.settled, position, result, true, started);
+}
+
 function prepared(context: TurnContext, output: PreprocessOutput): Pick<TurnContext, 'prepared' | 'settled'> {
   let settled = context.settled;
   for (const { position, result } of output.invalid) settled = settle(settled, position, result);
   return { prepared: output.prepared, settled };
 }
 
-/** The tool-call actor of a prepared call: its id in the turn and its input. */
-function callSpawn(context: TurnContext, entry: PreparedCall) {
+/** The input of a prepared call's tool-call actor. */
+export function callInput(context: TurnContext, entry: PreparedCall): ToolCallInput {
   const announced = context.input.resume?.startedCallIds.includes(entry.call.id) ?? false;
   const { position, call, timeoutMs } = entry;
-  return { id: callActorId(entry), input: { turnIndex: context.input.turnIndex, position, call, timeoutMs, announced } };
+  return { turnIndex: context.input.turnIndex, position, call, timeoutMs, announced };
 }
 
 /** The prepared calls whose tool-call actor runs (created, not settled yet). */
@@ -293,8 +304,7 @@ function runningCalls(context: TurnContext): PreparedCall[] {
  * settles before the turn's next event, so a cancelled tool that ignores its signal never holds the turn.
  */
 function tellRunningCalls(context: TurnContext, self: AnyActorRef, command: { type: 'CANCEL' | 'HOLD'; result: string }): void {
-  const children = self.getSnapshot().children as Record<string, AnyActorRef | undefined>;
-  for (const entry of runningCalls(context)) children[callActorId(entry)]?.send(command);
+  for (const entry of runningCalls(context)) self.system.get(callSystemId(self.sessionId, entry))?.send(command);
 }
 
 export { ended, outputOf };

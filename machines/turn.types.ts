@@ -122,6 +122,8 @@ export interface Batch {
   next: number;
   running: number;
   limit: number;
+  /** The calls (prepared-call indices) that start in the step that made this batch: `startCalls` creates their actors. */
+  starting: number[];
 }
 
 /** What the turn decided; assigned where the decision is made, the turn's output is read from it. */

@@ -29,6 +29,8 @@ export interface TurnView {
   /** The turn actor's snapshot; null between the attempts of a turn a deferred failure left open. */
   snapshot: Snapshot<TurnContext> | null;
   turnIndex: number;
+  /** Its tool-call actors. */
+  calls: readonly AnyActorRef[];
 }
 
 /** The turn actor the master runs now (a turn or the closing of one), if any. */
@@ -41,8 +43,9 @@ export function turnActorOf(master: Snapshot<MasterContext>): AnyActorRef | null
  * The open turn (its turnStart published, its turnEnd not yet), or null. `closed` tells a turn
  * that ended in this very step (the master has not taken its outcome yet).
  */
-export function openTurnOf(master: Snapshot<MasterContext>): { turn: TurnView | null; closedNow: boolean } {
+export function openTurnOf(master: Snapshot<MasterContext>, run: RunSession): { turn: TurnView | null; closedNow: boolean } {
   const actor = turnActorOf(master);
+  const calls = callActorsOf(run, actor);
   if (actor) {
     const snapshot = actor.getSnapshot() as Snapshot<TurnContext>;
     const context = snapshot.context;
@@ -50,14 +53,14 @@ export function openTurnOf(master: Snapshot<MasterContext>): { turn: TurnView | 
     if (snapshot.status === 'done') {
       const output = snapshot.output as TurnOutput;
       if (output.turnEndReason !== null) return { turn: null, closedNow: true };
-      return { turn: isDeferred(output) ? { snapshot, turnIndex } : null, closedNow: false };
+      return { turn: isDeferred(output) ? { snapshot, turnIndex, calls } : null, closedNow: false };
     }
     const announced = context.input.attempt !== 'fresh' || !snapshot.matches('USER_INPUT');
-    return { turn: announced ? { snapshot, turnIndex } : null, closedNow: false };
+    return { turn: announced ? { snapshot, turnIndex, calls } : null, closedNow: false };
   }
   const outcome = master.context.lastOutcome;
   const open = outcome !== null && isDeferred(outcome) && !master.matches('ended');
-  return { turn: open ? { snapshot: null, turnIndex: master.context.turnIndex } : null, closedNow: false };
+  return { turn: open ? { snapshot: null, turnIndex: master.context.turnIndex, calls: [] } : null, closedNow: false };
 }
 
 const isDeferred = (outcome: TurnOutput) => outcome.kind === 'failure' && (outcome.detail === 'retryable' || outcome.detail === 'overflow');
@@ -78,7 +81,7 @@ export function checkpointOf(
 ): SessionHead {
   const master = run && !run.ended ? (run.master?.getSnapshot() as Snapshot<MasterContext> | undefined) : undefined;
   const context = master?.context;
-  const open = master ? openTurnOf(master) : { turn: null, closedNow: false };
+  const open = master && run ? openTurnOf(master, run) : { turn: null, closedNow: false };
   const closedNow = open.closedNow ? 1 : 0;
   const turn = open.turn ? turnCheckpoint(open.turn, version, approvals) : null;
   if (!turn) approvals.pending = null;
@@ -142,9 +145,9 @@ function turnCheckpoint(view: TurnView, version: number, approvals: ApprovalVers
   return {
     ...empty,
     reply: reply ? { message: reply.message, invalidCalls: [...reply.invalidCalls] } : null,
-    results: reply ? publishedResults(snapshot, committed) : [],
+    results: reply ? publishedResults(snapshot, view.calls, committed) : [],
     decided: reply && !committed ? decidedResults(context) : [],
-    started: startedOf(snapshot),
+    started: startedOf(snapshot, view.calls),
     approved: [...new Set([...(context.input.resume?.approvedCallIds ?? []), ...approvedIds(context)])],
     requested: [...context.asked],
     pendingApproval,
@@ -153,28 +156,33 @@ function turnCheckpoint(view: TurnView, version: number, approvals: ApprovalVers
 }
 
 /** Results whose toolExecutionEnd is out: from the tool-call actors (settled or just done), and all of them once committed. */
-function publishedResults(snapshot: Snapshot<TurnContext>, committed: boolean): ToolResultMessage[] {
+function publishedResults(snapshot: Snapshot<TurnContext>, calls: readonly AnyActorRef[], committed: boolean): ToolResultMessage[] {
   const context = snapshot.context;
   const cells = settledByPosition(context.settled);
   const byPosition = new Map<number, ToolResultMessage>();
   for (const [position, cell] of cells) if (committed || cell.published) byPosition.set(position, cell.result);
-  for (const child of Object.values(snapshot.children)) {
-    const childSnapshot = child?.getSnapshot() as { status: string; output?: ToolCallOutput } | undefined;
-    if (childSnapshot?.status !== 'done' || !childSnapshot.output) continue;
-    if (!byPosition.has(childSnapshot.output.position)) byPosition.set(childSnapshot.output.position, childSnapshot.output.result);
+  for (const call of calls) {
+    const callSnapshot = call.getSnapshot() as { status: string; output?: ToolCallOutput };
+    if (callSnapshot.status !== 'done' || !callSnapshot.output) continue;
+    if (!byPosition.has(callSnapshot.output.position)) byPosition.set(callSnapshot.output.position, callSnapshot.output.result);
   }
-  const calls = context.reply ? toolCallsOf(context.reply.message) : [];
-  return calls.flatMap((_, position) => byPosition.get(position) ?? []);
+  const blocks = context.reply ? toolCallsOf(context.reply.message) : [];
+  return blocks.flatMap((_, position) => byPosition.get(position) ?? []);
 }
 
 /** Calls whose toolExecutionStart is out: settled ones, and tool-call actors that left `starting`. */
-function startedOf(snapshot: Snapshot<TurnContext>): string[] {
+function startedOf(snapshot: Snapshot<TurnContext>, calls: readonly AnyActorRef[]): string[] {
   const ids = startedCallIds(snapshot.context);
-  for (const child of Object.values(snapshot.children)) {
-    const context = (child?.getSnapshot() as { context?: ToolCallContext } | undefined)?.context;
+  for (const call of calls) {
+    const context = (call.getSnapshot() as { context?: ToolCallContext }).context;
     if (context?.started && !ids.includes(context.call.id)) ids.push(context.call.id);
   }
   return ids;
+}
+
+/** The tool-call actors of a turn actor (the run keeps them for the turn in progress). */
+export function callActorsOf(run: RunSession, turn: AnyActorRef | null): readonly AnyActorRef[] {
+  return turn && run.callActors.turn === turn.sessionId ? run.callActors.actors : [];
 }
 
 /** Results decided and not published yet (they are published at commit). */

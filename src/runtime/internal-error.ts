@@ -1,3 +1,4 @@
+import type { AnyActorRef } from 'xstate';
 import type { MasterContext } from '../../machines/master.types.js';
 import { settledByPosition } from '../../machines/tool-results.js';
 import type { ToolCallOutput } from '../../machines/tool-call.machine.js';
@@ -22,7 +23,9 @@ export function closeAfterInternalError(run: RunSession, master: unknown, error:
   const context: MasterContext = snapshot.context;
   const unsaved = notIn(run.agent.history, [...context.turnInput, ...context.pending]);
   if (unsaved.length > 0) run.commit(unsaved, context.turnIndex);
-  const { turn } = openTurnOf(snapshot);
+  const { turn } = openTurnOf(snapshot, run);
+  // Tool calls still running stop (their tools are aborted); their results are settled below.
+  for (const call of turn?.calls ?? []) if ((call.getSnapshot() as { status: string }).status === 'active') call.send({ type: 'xstate.stop' });
   if (!turn) return;
   const detail = `internal error: ${describeError(error)}`;
   const turnContext = turn.snapshot?.context ?? null;
@@ -41,7 +44,7 @@ export function closeAfterInternalError(run: RunSession, master: unknown, error:
   const assistant = turnContext?.assistant ?? reply;
   let results: ToolResultMessage[] = [];
   if (assistant) {
-    const published = turn.snapshot ? publishedBy(turn.snapshot, turnContext as TurnContext) : new Map<string, ToolResultMessage>();
+    const published = turn.snapshot ? publishedBy(turn.snapshot, turnContext as TurnContext, turn.calls) : new Map<string, ToolResultMessage>();
     if (committed) {
       results = toolCallsOf(assistant).flatMap((call) => published.get(call.id) ?? []);
     } else {
@@ -59,13 +62,13 @@ export function closeAfterInternalError(run: RunSession, master: unknown, error:
 }
 
 /** The results whose toolExecutionEnd is out, by call id: settled by tool-call actors, or done ones not settled yet. */
-function publishedBy(snapshot: NonNullable<ReturnType<typeof openTurnOf>['turn']>['snapshot'] & object, context: TurnContext) {
+function publishedBy(snapshot: NonNullable<ReturnType<typeof openTurnOf>['turn']>['snapshot'] & object, context: TurnContext, calls: readonly AnyActorRef[]) {
   const committed = snapshot.matches('RESPONSE') || snapshot.matches('done');
   const byId = new Map<string, ToolResultMessage>();
   for (const cell of settledByPosition(context.settled).values()) if (committed || cell.published) byId.set(cell.result.toolCallId, cell.result);
-  for (const child of Object.values(snapshot.children)) {
-    const childSnapshot = child?.getSnapshot() as { status: string; output?: ToolCallOutput } | undefined;
-    const result = childSnapshot?.status === 'done' ? childSnapshot.output?.result : undefined;
+  for (const call of calls) {
+    const callSnapshot = call.getSnapshot() as { status: string; output?: ToolCallOutput };
+    const result = callSnapshot.status === 'done' ? callSnapshot.output?.result : undefined;
     if (result && !byId.has(result.toolCallId)) byId.set(result.toolCallId, result);
   }
   return byId;

@@ -123,6 +123,12 @@ export class RunSession {
   /** The run's result promise and event stream, as handed to the caller. */
   handle: { result: Promise<RunResult>; events: Observable<AgentEvent> } | null = null;
   live: LiveAttempt | null = null;
+  /**
+   * The tool-call actors of the turn in progress (by the turn actor's session id), for what reads
+   * them from outside the chart: the checkpoint (a call that ended before the turn took its result)
+   * and the net after an internal error. Dropped at the next turn.
+   */
+  callActors: { turn: string; actors: AnyActorRef[] } = { turn: '', actors: [] };
   /** Machine actions of this run in progress (see `runAction`): no step is written in their middle. */
   actionDepth = 0;
   /** Work a step began (tool starts, approval requests) begins once the step is over. */

@@ -1,4 +1,8 @@
+import { createActor, type AnyActorRef } from 'xstate';
 import { approvalAsked, outputOf, type TurnContext } from '../../machines/turn.context.js';
+import { callActorId, callSystemId } from '../../machines/turn.batch.js';
+import { callInput } from '../../machines/turn.setup.js';
+import type { PreparedCall } from '../../machines/turn.types.js';
 import { turnMachine } from '../../machines/turn.machine.js';
 import { resultsInCallOrder, syntheticInCallOrder } from '../../machines/tool-results.js';
 import type { Message } from '../domain/messages.js';
@@ -23,10 +27,10 @@ export function provideTurnMachine() {
       askApproval: createApprovalAsker(),
       partitionCalls: fromSync(({ input, system }) => partitionCalls(runOf(system), input.prepared)),
       runPostTurnPolicies: createPostTurnRunner(),
-      toolCall: provideToolCallLogic(),
     },
     actions: {
       announceTurnStart: runAction((run, { context }) => startTurn(run, context.input.turnIndex, context.input.newMessages)),
+      startCalls: runAction((run, { context, self }) => startCalls(run, context, self)),
       commitTurnInput: runAction((run, { context }) => run.commit([...context.input.newMessages, ...context.inputInjected], context.input.turnIndex)),
       publishAssistantMessage: runAction((run, { context }) => publishAssistant(run, context)),
       commitTurn: runAction((run, { context }) => commitTurn(run, context)),
@@ -51,6 +55,20 @@ export function provideTurnMachine() {
       countRejectedCall: runAction((run) => run.ledger.increment('toolCallsRejected')),
     },
   });
+}
+
+const toolCallLogic = provideToolCallLogic();
+
+/** The tool-call actors of the calls the batch starts in this step: children of the turn, in its system. */
+function startCalls(run: RunSession, context: TurnContext, self: AnyActorRef): void {
+  if (run.callActors.turn !== self.sessionId) run.callActors = { turn: self.sessionId, actors: [] };
+  for (const index of context.batch?.starting ?? []) {
+    const entry = context.prepared[index] as PreparedCall;
+    const options = { parent: self, id: callActorId(entry), systemId: callSystemId(self.sessionId, entry), input: callInput(context, entry) };
+    const actor = createActor(toolCallLogic, options);
+    run.callActors.actors.push(actor);
+    actor.start();
+  }
 }
 
 /** turnStart; between turns only, a tool source's new list is taken (a turn sees one list from start to end). */

@@ -1,4 +1,3 @@
-import type { AnyActorRef } from 'xstate';
 import type { ToolCallOutput } from '../../machines/tool-call.machine.js';
 import { resultsInCallOrder } from '../../machines/tool-results.js';
 import { callActorId, dispatchedIndices } from '../../machines/turn.batch.js';
@@ -92,6 +91,7 @@ export function provideTurn() {
       countRejectedCall: recorder<TurnContext>('countRejectedCall'),
       cancelRunningCalls: recorder<TurnContext, { result: string }>('cancelRunningCalls', (_, params) => params.result),
       holdStartingCalls: recorder<TurnContext>('holdStartingCalls'),
+      startCalls: recorder<TurnContext>('startCalls', (context) => context.batch?.starting ?? []),
     },
   });
 }
@@ -262,10 +262,6 @@ function postTurnOutputs(context: TurnContext): Array<[string, ResponseOutput]> 
   return outputs;
 }
 
-/** The children the turn has created (tool-call actors), by id. */
-export function childIds(walk: TurnWalk): string[] {
-  return Object.keys(walk.snapshot.children as Record<string, AnyActorRef | undefined>).filter((id) => id.startsWith('call.'));
-}
 
 /** The attempts the master gives a turn, by name. */
 export const TURN_ATTEMPTS = {

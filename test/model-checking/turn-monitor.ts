@@ -2,7 +2,7 @@ import type { TurnInput, TurnOutput } from '../../machines/turn.types.js';
 import { toolCallsOf } from '../../src/domain/messages.js';
 import { activeInvocations, type Effect } from './harness/explore.js';
 import type { Checks, Monitor } from './harness/paths.js';
-import { childIds, type TurnEnv, type TurnLogic, type TurnWalk } from './turn-model.js';
+import type { TurnEnv, TurnLogic, TurnWalk } from './turn-model.js';
 
 /**
  * Lifecycle invariants of one turn attempt, checked at every step of every path and at its end.
@@ -94,8 +94,8 @@ export function turnMonitor(input: TurnInput): Monitor<TurnLogic, TurnEnv, Obser
     step: (observed, from, { label, effects }, to, checks) => {
       const before = new Set(activeInvocations(from.snapshot).map((invocation) => invocation.id));
       const invoked = activeInvocations(to.snapshot).filter((invocation) => !before.has(invocation.id) && WORK.has(invocation.src));
-      const children = new Set(childIds(from));
-      const calls = childIds(to).filter((id) => !children.has(id));
+      // Tool-call actors created in this step.
+      const calls = effects.filter((effect) => effect.action === 'startCalls').flatMap((effect) => (effect.detail as number[]).map((index) => `call ${index}`));
       const started = [...invoked.map((invocation) => invocation.src), ...calls];
       const requests = count(effects, 'announceApprovalRequest');
       checks.that('nothing starts after ABORT', !observed.abortSent || (started.length === 0 && requests === 0), () => `${started.join(', ')} started`);
