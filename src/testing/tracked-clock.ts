@@ -2,6 +2,8 @@ import { SimulatedClock } from 'xstate';
 
 /** A timer this long never fires within an exploration (a time limit nobody turned on). */
 export const NEVER_MS = 2 ** 31 - 1;
+/** Timers from here on are beyond any exploration's horizon (a lease of NEVER_MS renews every third of it). */
+const HORIZON_MS = Math.floor(NEVER_MS / 3);
 
 /**
  * A SimulatedClock that knows its pending timers, so a driver can tell "waiting on time" from a
@@ -17,13 +19,22 @@ export class TrackedClock extends SimulatedClock {
     if (start > 0) this.set(start);
   }
 
+  /** The process this clock belongs to died: its timers never fire and new ones are never set. */
+  private stopped = false;
+
+  stop(): void {
+    this.stopped = true;
+    for (const id of [...this.deadlines.keys()]) this.clearTimeout(id);
+  }
+
   override setTimeout(fn: (...args: unknown[]) => void, timeout: number): number {
+    if (this.stopped) return -1;
     const id: number = super.setTimeout(() => {
       this.deadlines.delete(id);
       fn();
     }, timeout);
     // Beyond any horizon: neither offered as a move nor waited for.
-    if (timeout >= NEVER_MS) return id;
+    if (timeout >= HORIZON_MS) return id;
     const deadline = this.now() + timeout;
     this.deadlines.set(id, deadline);
     this.onTimer(id, deadline);

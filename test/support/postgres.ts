@@ -40,8 +40,25 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** `durable: false` (tests): no fsync; `true` (benchmarks): the server's defaults. */
-export async function startPostgres({ durable = false } = {}): Promise<PostgresStart> {
+/** `runuser` lives in sbin, which a non-login root shell may not have on its PATH. */
+function runuserPath(): string {
+  return ['/usr/sbin/runuser', '/sbin/runuser'].find((path) => existsSync(path)) ?? 'runuser';
+}
+
+/**
+ * `durable: false` (tests): no fsync; `true` (benchmarks): the server's defaults. Where PostgreSQL
+ * is installed, `.ci/run` sets AGENTCHART_REQUIRE_POSTGRES=1: a server that cannot start then fails
+ * the test instead of skipping it.
+ */
+export async function startPostgres(options: { durable?: boolean } = {}): Promise<PostgresStart> {
+  const start = await tryStartPostgres(options);
+  if ('skipped' in start && process.env.AGENTCHART_REQUIRE_POSTGRES === '1') {
+    throw new Error(`PostgreSQL is required here (AGENTCHART_REQUIRE_POSTGRES=1): ${start.skipped}`);
+  }
+  return start;
+}
+
+async function tryStartPostgres({ durable = false }: { durable?: boolean }): Promise<PostgresStart> {
   const bin = binDir();
   if (!bin) return { skipped: 'PostgreSQL is not installed (no pg_ctl; Debian: apt-get install postgresql)' };
   const asRoot = process.getuid?.() === 0;
@@ -55,7 +72,7 @@ export async function startPostgres({ durable = false } = {}): Promise<PostgresS
   if (uid !== null) chownSync(dir, uid, uid);
   const run = (tool: string, args: string[]) =>
     asRoot
-      ? execFileSync('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args], { stdio: 'pipe' })
+      ? execFileSync(runuserPath(), ['-u', 'postgres', '--', join(bin, tool), ...args], { stdio: 'pipe' })
       : execFileSync(join(bin, tool), args, { stdio: 'pipe' });
   const data = join(dir, 'data');
   const port = await freePort();

@@ -7,7 +7,7 @@ import { memoryStore } from '../../store/memory.js';
 import type { SessionStore } from '../../store/types.js';
 import { DEFAULT_RETRY } from '../../runtime/options.js';
 import type { Observed, ObservedMessage, ObservedRun, WorldCalls } from '../observed/types.js';
-import { TrackedClock } from '../tracked-clock.js';
+import { NEVER_MS, TrackedClock } from '../tracked-clock.js';
 import { processStore, type ProcessStore } from './crash-store.js';
 import { exploredOptions, type Spec } from './spec.js';
 import { StateHash } from './state-hash.js';
@@ -118,7 +118,8 @@ export class Session {
     const options = exploredOptions(spec, base, world, clock, spec.approvals.size > 0 && !store);
     const agent = createAgent({
       ...options,
-      ...(store ? { store: store.store, sessionId: SESSION_ID } : {}),
+      // The lease is no lifecycle point to explore: its renewal timer stays beyond the horizon (a crash releases it).
+      ...(store ? { store: store.store, sessionId: SESSION_ID, lease: { ttlMs: NEVER_MS } } : {}),
       ...(hooks.inspect ? { inspect: hooks.inspect } : {}),
     });
     const process: Process = { index, agent, world, clock, store, run: null, result: null, dead: false };
@@ -208,6 +209,8 @@ export class Session {
     const released = process.store!.crash();
     process.dead = true;
     process.agent.abort('crash');
+    // A dead process's timers die with it (a lease renewal would otherwise re-arm forever).
+    process.clock.stop();
     this.crashed = true;
     await released;
     await this.startProcess(process.index + 1, process.clock.now(), process.world.modelCalls, true);
