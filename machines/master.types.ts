@@ -1,22 +1,17 @@
 import type { ModelError } from '../src/domain/errors.js';
 import type { EndReason, RunStatus } from '../src/domain/events.js';
 import type { Message } from '../src/domain/messages.js';
-import type { TurnAttempt, TurnFeatures, TurnOutput, TurnResume } from './turn.types.js';
+import type { ApprovalVerdict, TurnAttempt, TurnFeatures, TurnOutput, TurnResume } from './turn.types.js';
 
 /** Where a run interrupted by a crash continues. */
 export type MasterResume = { at: 'turn'; turn: TurnResume } | { at: 'preTurn' } | { at: 'postLoop' };
 
 export type QueueMode = 'oneAtATime' | 'all';
 
-export interface MasterInput {
-  /** The first turn's input batch: the prompt, or the queued batch `continue()` drained. */
-  newMessages: Message[];
-  steeringQueue: Message[];
-  followUpQueue: Message[];
+/** What the session is configured to do; read by the master's guards, never changed by a run. */
+export interface MasterConfig {
   steeringMode: QueueMode;
   followUpMode: QueueMode;
-  /** The agent's turn index (it continues across runs of one agent). */
-  turnIndex: number;
   maxTurns: number;
   /** Model attempts per turn and per model (the first call included). */
   maxAttempts: number;
@@ -28,6 +23,16 @@ export interface MasterInput {
   progressToolNames: string[];
   postLoopPolicies: boolean;
   turnFeatures: TurnFeatures;
+}
+
+export interface MasterInput {
+  config: MasterConfig;
+  /** The first turn's input batch: the prompt, or the queued batch `continue()` drained. */
+  newMessages: Message[];
+  steeringQueue: Message[];
+  followUpQueue: Message[];
+  /** The agent's turn index (it continues across runs of one agent). */
+  turnIndex: number;
   /** Set when the run resumes after a restart (started with RESUME instead of START). */
   resume: MasterResume | null;
   /** A resumed run continues its turn count and model (a fresh run starts at 0 and the primary model). */
@@ -35,29 +40,52 @@ export interface MasterInput {
   modelIndex?: number;
 }
 
-export interface MasterContext extends MasterInput {
+/** Model calls and turns this run has used (one object: they change together, one copy per step). */
+export interface MasterCounts {
+  turnsThisRun: number;
+  modelCalls: number;
+  /** Attempts of the current turn on the current model. */
+  attemptsOnModel: number;
+  /** Report mode: failed turns retried with guidance in this turn. */
+  failedTurnRetries: number;
+}
+
+/** The turn being worked on: which attempt runs next and what it has used up. */
+export interface TurnProgress {
+  attempt: TurnAttempt;
+  overflowUsed: boolean;
+  /** Steering was accepted since this turn started: a re-run attempt (after a backoff) must honour it. */
+  steered: boolean;
+  /** After an overflow recovery: the compacted context every later attempt of this turn sends. */
+  overflowView: Message[] | null;
+}
+
+/** How the run ended: assigned where the master decides it. */
+export interface RunEnd {
+  status: RunStatus;
+  endReason: EndReason;
+  error: ModelError | null;
+}
+
+/** The master's context: few keys of stable shape (see TurnContext on V8's dictionary mode). */
+export interface MasterContext {
+  config: MasterConfig;
+  resume: MasterResume | null;
   /** Messages for the next turn not yet taken (injections, the prompt before the first turn). */
   pending: Message[];
   /** The input batch of the turn in progress (taken from pending and the steering queue). */
   turnInput: Message[];
-  turnsThisRun: number;
-  modelCalls: number;
+  steeringQueue: Message[];
+  followUpQueue: Message[];
+  turnIndex: number;
   modelIndex: number;
-  attemptsOnModel: number;
-  overflowUsedThisTurn: boolean;
-  failedTurnRetries: number;
-  attempt: TurnAttempt;
+  counts: MasterCounts;
+  turn: TurnProgress;
   lastOutcome: TurnOutput | null;
   retryDelayMs: number;
-  status: RunStatus;
-  endReason: EndReason;
-  error: ModelError | null;
-  /** A turn left open by a deferred failure (its re-run will close it). */
-  turnOpen: boolean;
   /** An abort arrived while a turn was finishing: the turn may have ended before it saw it. */
   abortRequested: boolean;
-  /** Steering was accepted since this turn started: a re-run attempt (after a backoff) must honour it. */
-  steeredThisTurn: boolean;
+  end: RunEnd;
 }
 
 export type MasterEvent =
@@ -65,7 +93,9 @@ export type MasterEvent =
   | { type: 'RESUME' }
   | { type: 'STEER'; message: Message }
   | { type: 'FOLLOW_UP'; message: Message }
-  | { type: 'ABORT' };
+  | { type: 'ABORT' }
+  /** `resolveApproval` answered a stored approval: forwarded to the turn. */
+  | { type: 'APPROVAL_DECIDED'; toolCallId: string; verdict: ApprovalVerdict };
 
 export interface MasterOutput {
   status: RunStatus;

@@ -1,6 +1,6 @@
 import type { AssistantMessage, ToolCallBlock, ToolResultMessage } from '../src/domain/messages.js';
 import { toolCallsOf } from '../src/domain/messages.js';
-import type { ResultsByPosition } from './turn.types.js';
+import type { ResultsByPosition, Settled } from './turn.types.js';
 
 /** Why a call that never finished got a synthetic result. The text is what the model reads. */
 export type UnfinishedReason =
@@ -32,35 +32,73 @@ export function errorResult(call: Pick<ToolCallBlock, 'id' | 'name'>, content: s
   return { role: 'toolResult', toolCallId: call.id, toolName: call.name, content, isError: true };
 }
 
-/** Gives every tool call of `assistant` that has no result yet one synthetic error result. */
-export function settleUnfinished(
-  assistant: AssistantMessage | null,
-  results: ResultsByPosition,
-  reason: UnfinishedReason,
-): ResultsByPosition {
-  if (!assistant) return results;
-  const calls = toolCallsOf(assistant);
-  if (results.size === calls.length) return results;
-  const settled = new Map(results);
-  const text = unfinishedText(reason);
-  calls.forEach((call, position) => {
-    if (!settled.has(position)) settled.set(position, errorResult(call, text));
-  });
+export function timedOutText(timeoutMs: number): string {
+  return `timed out after ${timeoutMs} ms`;
+}
+
+/** One more result, in front of the ones before (nothing is copied). */
+export function settle(settled: Settled | null, position: number, result: ToolResultMessage, published = false, started = false): Settled {
+  return { position, result, published, started, rest: settled };
+}
+
+/** Results by position (the first recorded for a position wins: a result is never replaced). */
+export function settledByPosition(settled: Settled | null): Map<number, Settled> {
+  const cells: Settled[] = [];
+  for (let cell = settled; cell; cell = cell.rest) cells.push(cell);
+  const byPosition = new Map<number, Settled>();
+  for (let index = cells.length - 1; index >= 0; index--) {
+    const cell = cells[index] as Settled;
+    if (!byPosition.has(cell.position)) byPosition.set(cell.position, cell);
+  }
+  return byPosition;
+}
+
+/** A settled list holding a resumed turn's results: the published ones, then the replay rule's (not published yet). */
+export function settledFrom(published: ResultsByPosition, notRerun: ResultsByPosition): Settled | null {
+  let settled: Settled | null = null;
+  for (const [position, result] of [...published].sort(([a], [b]) => a - b)) settled = settle(settled, position, result, true, false);
+  for (const [position, result] of [...notRerun].sort(([a], [b]) => a - b)) settled = settle(settled, position, result, false);
   return settled;
 }
 
-/** The results in call order (parity: one per tool call of the assistant message). */
-export function resultsInCallOrder(assistant: AssistantMessage | null, results: ResultsByPosition): ToolResultMessage[] {
-  if (!assistant || results.size === 0) return [];
+/**
+ * Gives every tool call of `assistant` that has no result yet one synthetic error result.
+ * Returns the list unchanged when every call has one.
+ */
+export function settleUnfinished(assistant: AssistantMessage | null, settled: Settled | null, reason: UnfinishedReason): Settled | null {
+  if (!assistant) return settled;
+  const calls = toolCallsOf(assistant);
+  const decided = settledByPosition(settled);
+  if (decided.size >= calls.length) return settled;
+  const text = unfinishedText(reason);
+  let next = settled;
+  calls.forEach((call, position) => {
+    if (!decided.has(position)) next = settle(next, position, errorResult(call, text));
+  });
+  return next;
+}
+
+/** The results in call order (parity: one per tool call of the assistant message that has one). */
+export function resultsInCallOrder(assistant: AssistantMessage | null, settled: Settled | null): ToolResultMessage[] {
+  if (!assistant || !settled) return [];
+  const decided = settledByPosition(settled);
   const ordered: ToolResultMessage[] = [];
   const count = toolCallsOf(assistant).length;
   for (let position = 0; position < count; position++) {
-    const result = results.get(position);
-    if (result) ordered.push(result);
+    const cell = decided.get(position);
+    if (cell) ordered.push(cell.result);
   }
   return ordered;
 }
 
-export function timedOutText(timeoutMs: number): string {
-  return `timed out after ${timeoutMs} ms`;
+/** The synthetic results in call order: the ones no tool-call actor published (they are published at commit). */
+export function syntheticInCallOrder(assistant: AssistantMessage | null, settled: Settled | null): ToolResultMessage[] {
+  if (!assistant || !settled) return [];
+  const decided = settledByPosition(settled);
+  return [...decided.keys()]
+    .sort((a, b) => a - b)
+    .flatMap((position) => {
+      const cell = decided.get(position) as Settled;
+      return cell.published ? [] : [cell.result];
+    });
 }

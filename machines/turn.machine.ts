@@ -1,8 +1,10 @@
-import { and, assign, not, or } from 'xstate';
-import { resultsInCallOrder } from './tool-results.js';
-import { EMPTY_RESULTS, turnOutputOf, turnSetup } from './turn.setup.js';
+import { and, not, or } from 'xstate';
+import { unfinishedText } from './tool-results.js';
+import { initialContext, outputOf } from './turn.context.js';
+import { turnSetup } from './turn.setup.js';
+import type { ResponseOutput, Settled, TurnEnding } from './turn.types.js';
 
-export type { BatchCommand, BatchInput, TurnContext, TurnEvent } from './turn.setup.js';
+export type { TurnContext, TurnEvent } from './turn.context.js';
 
 /**
  * One turn: USER_INPUT → ASSISTANT → TOOL_EXECUTION → RESPONSE.
@@ -10,372 +12,313 @@ export type { BatchCommand, BatchInput, TurnContext, TurnEvent } from './turn.se
  * The turn never retries and knows no other model: a failure the master has promised to recover
  * (retry, fallback, overflow) ends the turn in `deferredToMaster` without closing it, so the
  * re-run attempt continues the same logical turn (no second turnStart or messageStart).
- * Every effect (model stream, policies, approvals, tool execution, event publication) is a named
- * actor or action that `src/runtime` provides.
+ * Tool calls are child actors of the turn (one per prepared call, created by `startCalls`); the pool, its
+ * groups and their cancellation are the states of TOOL_EXECUTION. Every effect (model stream,
+ * policies, approvals, tool execution, event publication) is a named actor or action that
+ * `src/runtime` provides; what an effect produces comes back as its output and is assigned here.
  */
+
+const end = (ending: TurnEnding) => ({ type: 'endTurnAs', params: ending }) as const;
+const ABORTED: TurnEnding = { kind: 'aborted', reason: 'aborted' };
+const STEERED: TurnEnding = { kind: 'success', detail: 'steered', reason: 'steeringInterrupt' };
+const TOOLS_EXECUTED: TurnEnding = { kind: 'success', reason: 'toolsExecuted' };
+const COMPLETE: TurnEnding = { kind: 'success', reason: 'complete' };
+const unfinished = (kind: 'aborted' | 'steeringSkipped' | 'replyFailed') => ({ type: 'settleUnfinishedCalls', params: { kind } }) as const;
+const resolved = (approved: boolean) => ({ type: 'announceApprovalResolved', params: { approved } }) as const;
+
+/** Steering before anything started: no call starts, each unstarted one is skipped. */
+const interruptedBySteering = ['noteSteering', end(STEERED), unfinished('steeringSkipped')] as const;
+/** Abort before anything started: every unresolved call is settled at once. */
+const abortedBeforeDispatch = [end(ABORTED), unfinished('aborted')] as const;
 
 export const turnMachine = turnSetup.createMachine({
   id: 'turn',
-  context: ({ input }) => ({
-    turnIndex: input.turnIndex,
-    features: input.features,
-    resume: input.resume,
-    startedCallIds: [],
-    newMessages: input.newMessages,
-    attempt: input.attempt,
-    retryAvailable: input.retryAvailable,
-    fallbackAvailable: input.fallbackAvailable,
-    overflowRecoveryAvailable: input.overflowRecoveryAvailable,
-    inputCommitted: input.attempt !== 'fresh',
-    reply: null,
-    prepared: [],
-    results: EMPTY_RESULTS,
-    groups: null,
-    invalidPartition: null,
-    endReason: null,
-    deferred: null,
-    stopped: false,
-    abortRequested: false,
-    steeringArrived: input.steeringArrived,
-    inputInjected: [],
-    injected: [],
-    assistantOverride: null,
-  }),
+  context: ({ input }) => initialContext(input),
   initial: 'USER_INPUT',
   on: {
     // Steering accepted in any state is remembered; it takes effect at the turn's next decision
     // (the states that can act on it at once handle it themselves).
     STEERING_ARRIVED: { actions: 'noteSteering' },
+    APPROVAL_DECIDED: { actions: 'keepDecision' },
   },
   states: {
     USER_INPUT: {
       initial: 'checkingPolicies',
       on: {
-        ABORT: { target: 'abortedBeforeModelCall' },
+        // Aborted before the model was called: a well-formed, empty turn; the input is committed anyway
+        // (a steering message taken for this turn is delivered, never lost).
+        ABORT: { target: 'done', actions: ['announceTurnStart', 'commitTurnInput', end(ABORTED)] },
       },
       states: {
         checkingPolicies: {
           always: [
-            { guard: 'resumesWithPublishedToolCalls', target: '#turn.TOOL_EXECUTION', actions: 'takeResumedReply' },
-            // A published reply without tool calls was classified before the crash: it ends the turn the same way.
-            {
-              guard: and(['resumesWithPublishedReply', 'resumedReplyFailed']),
-              target: '#turn.RESPONSE',
-              actions: ['takeResumedReply', { type: 'endTurnAs', params: { reason: 'error' } }],
-            },
-            {
-              guard: and(['resumesWithPublishedReply', 'resumedReplyAborted']),
-              target: '#turn.RESPONSE',
-              actions: ['takeResumedReply', 'markAbortRequested', { type: 'endTurnAs', params: { reason: 'aborted' } }],
-            },
-            {
-              guard: 'resumesWithPublishedReply',
-              target: '#turn.RESPONSE',
-              actions: ['takeResumedReply', { type: 'endTurnAs', params: { reason: 'complete' } }],
-            },
+            // Resumed after a restart: a committed turn only lacks its turnEnd; a published reply's tools continue.
+            { guard: 'resumesCommittedTurn', target: '#turn.done', actions: ['recordResumedReply', 'endAsResumedReply'] },
+            { guard: 'resumesWithToolsToRun', target: '#turn.TOOL_EXECUTION.preprocessing', actions: 'recordResumedReply' },
+            { guard: 'resumesWithPublishedReply', target: '#turn.RESPONSE', actions: ['recordResumedReply', 'endAsResumedReply'] },
             { guard: 'isContinuationAttempt', target: '#turn.ASSISTANT' },
             { guard: 'hasPreTurnPolicies', target: 'runningPreTurnPolicies' },
-            { target: '#turn.ASSISTANT', actions: ['announceTurnStart', 'commitTurnInput', 'markInputCommitted'] },
+            { target: '#turn.ASSISTANT', actions: ['announceTurnStart', 'commitTurnInput'] },
           ],
         },
         runningPreTurnPolicies: {
           invoke: {
             src: 'runPreTurnPolicies',
-            input: ({ context }) => ({ turnIndex: context.turnIndex, newMessages: context.newMessages }),
+            input: ({ context }) => ({ turnIndex: context.input.turnIndex, newMessages: context.input.newMessages }),
             onDone: [
-              {
-                guard: ({ event }) => event.output.stopped,
-                target: '#turn.stoppedBeforeStart',
-                actions: assign({ stopped: true }),
-              },
-              {
-                target: '#turn.ASSISTANT',
-                actions: [
-                  assign({ inputInjected: ({ event }) => event.output.injected }),
-                  'announceTurnStart',
-                  'commitTurnInput',
-                  'markInputCommitted',
-                ],
-              },
+              // A pre-turn policy stopped the session: no turnStart, no turnEnd; the input is kept in history.
+              { guard: 'preTurnPolicyStopped', target: '#turn.stoppedBeforeStart', actions: ['commitTurnInput', 'recordPreTurnStop'] },
+              { target: '#turn.ASSISTANT', actions: ['recordPreTurnInjections', 'announceTurnStart', 'commitTurnInput'] },
             ],
           },
         },
       },
     },
 
-    /** Aborted before the model was called: a well-formed, empty turn. */
-    abortedBeforeModelCall: {
-      // The input is committed anyway: a steering message taken for this turn is delivered, never lost.
-      entry: [
-        'announceTurnStart',
-        'commitTurnInput',
-        'markInputCommitted',
-        { type: 'endTurnAs', params: { reason: 'aborted' } },
-        'markAbortRequested',
-      ],
-      always: { target: 'done' },
-    },
-
+    /** The model stream; its reply is classified where it arrives. */
     ASSISTANT: {
-      initial: 'streaming',
-      on: {
-        // The stream watches the run's signal and ends at once; the reply then arrives marked aborted.
-        ABORT: { actions: 'markAbortRequested' },
+      invoke: {
+        src: 'callModel',
+        input: ({ context }) => ({
+          turnIndex: context.input.turnIndex,
+          attempt: context.input.attempt,
+          overflowView: context.input.overflowView,
+          modelIndex: context.input.modelIndex,
+        }),
+        onDone: [
+          // Aborted before the model was called: no message to publish, an empty aborted turn.
+          { guard: 'modelNotCalled', target: 'done', actions: end(ABORTED) },
+          {
+            guard: or(['abortArrivedWhileStreaming', 'replyWasAborted']),
+            target: 'RESPONSE',
+            actions: ['recordReply', 'publishAssistantMessage', ...abortedBeforeDispatch],
+          },
+          { guard: 'overflowIsRecoverable', target: 'deferredToMaster', actions: ['recordReply', end({ kind: 'failure', detail: 'overflow', reason: null })] },
+          { guard: 'errorIsRetryable', target: 'deferredToMaster', actions: ['recordReply', end({ kind: 'failure', detail: 'retryable', reason: null })] },
+          { guard: 'fallbackCanTakeOver', target: 'deferredToMaster', actions: ['recordReply', end({ kind: 'failure', detail: 'retryable', reason: null })] },
+          {
+            // Tool calls the failed reply completed still get a result each (parity).
+            guard: 'replyFailed',
+            target: 'RESPONSE',
+            actions: ['recordReply', 'publishAssistantMessage', end({ kind: 'failure', detail: 'fatal', reason: 'error' }), unfinished('replyFailed')],
+          },
+          // Nothing to check before dispatch: the calls start at once (the hot path of a tool turn).
+          { guard: 'replyRunsAtOnce', target: 'TOOL_EXECUTION.running', actions: ['recordReplyAndStartBatch', 'publishAssistantMessage', 'startCalls'] },
+          { guard: 'replyHasToolCalls', target: 'TOOL_EXECUTION', actions: ['recordReply', 'publishAssistantMessage'] },
+          { guard: 'hasPostTurnPolicies', target: 'RESPONSE', actions: [{ type: 'recordReply', params: { ending: COMPLETE } }, 'publishAssistantMessage'] },
+          // An answer and nothing to check after it: committed and closed in this step.
+          { target: 'done', actions: [{ type: 'recordReply', params: { ending: COMPLETE } }, 'publishAssistantMessage', 'commitTurn'] },
+        ],
       },
+      initial: 'streaming',
       states: {
         streaming: {
-          invoke: {
-            src: 'callModel',
-            input: ({ context }) => ({ turnIndex: context.turnIndex, attempt: context.attempt }),
-            onDone: [
-              // Aborted before the model was called: no message to publish, an empty aborted turn.
-              {
-                guard: ({ event }) => !event.output.called,
-                target: '#turn.done',
-                actions: ['markAbortRequested', { type: 'endTurnAs', params: { reason: 'aborted' } }],
-              },
-              { target: 'classifyingReply', actions: assign({ reply: ({ event }) => event.output }) },
-            ],
-          },
+          // The stream watches the run's signal and ends at once; the reply then arrives marked aborted.
+          on: { ABORT: 'abortRequested' },
         },
-        classifyingReply: {
-          always: [
-            {
-              guard: 'replyWasAborted',
-              target: '#turn.RESPONSE',
-              actions: [
-                'publishAssistantMessage',
-                { type: 'endTurnAs', params: { reason: 'aborted' } },
-                { type: 'settleUnfinishedCalls', params: { kind: 'aborted' } },
-              ],
-            },
-            { guard: 'overflowIsRecoverable', target: '#turn.deferredToMaster', actions: assign({ deferred: 'overflow' }) },
-            { guard: 'errorIsRetryable', target: '#turn.deferredToMaster', actions: assign({ deferred: 'retryable' }) },
-            { guard: 'fallbackCanTakeOver', target: '#turn.deferredToMaster', actions: assign({ deferred: 'fallback' }) },
-            {
-              // Tool calls the failed reply completed still get a result each (parity).
-              guard: 'replyFailed',
-              target: '#turn.RESPONSE',
-              actions: [
-                'publishAssistantMessage',
-                { type: 'endTurnAs', params: { reason: 'error' } },
-                { type: 'settleUnfinishedCalls', params: { kind: 'replyFailed' } },
-              ],
-            },
-            { guard: 'hasToolCalls', target: '#turn.TOOL_EXECUTION', actions: 'publishAssistantMessage' },
-            {
-              target: '#turn.RESPONSE',
-              actions: ['publishAssistantMessage', { type: 'endTurnAs', params: { reason: 'complete' } }],
-            },
-          ],
-        },
+        abortRequested: {},
       },
     },
 
     TOOL_EXECUTION: {
-      initial: 'preprocess',
+      initial: 'dispatching',
       on: {
         // Before anything runs, an abort settles every unresolved call at once.
-        ABORT: {
-          target: 'RESPONSE',
-          actions: [
-            'markAbortRequested',
-            { type: 'endTurnAs', params: { reason: 'aborted' } },
-            { type: 'settleUnfinishedCalls', params: { kind: 'aborted' } },
-          ],
-        },
+        ABORT: { target: 'RESPONSE', actions: abortedBeforeDispatch },
       },
       states: {
-        preprocess: {
-          entry: 'prepareToolCalls',
+        /**
+         * Which checks the calls go through before they start. The model-call effect has prepared
+         * them (unknown tools and invalid arguments got an error result each and never start).
+         */
+        dispatching: {
           always: [
-            // Steering arrived while the model streamed (or during a backoff): no call starts.
-            {
-              guard: 'steeringInterruptsBatch',
-              target: '#turn.RESPONSE',
-              actions: [
-                { type: 'endTurnAs', params: { reason: 'steeringInterrupt' } },
-                { type: 'settleUnfinishedCalls', params: { kind: 'steeringSkipped' } },
-              ],
-            },
-            // Nothing to check before dispatch and a strategy that cannot be invalid: straight to the tools.
-            {
-              guard: and([not('hasPreDispatchPolicies'), not('hasCallsAwaitingApproval'), 'strategyCannotBeInvalid', not('nothingToRun')]),
-              target: 'collect',
-              actions: 'planDispatch',
-            },
-            { target: 'preDispatch' },
+            // Steering arrived while the model streamed, a backoff ran, or in the very step that
+            // published the reply: no call starts.
+            { guard: 'steeringInterruptsBatch', target: '#turn.RESPONSE', actions: interruptedBySteering },
+            { guard: 'preparedRunAtOnce', target: 'running', actions: ['startBatch', 'startCalls'] },
+            { guard: 'hasPreDispatchPolicies', target: 'runningPreDispatchPolicies' },
+            { target: 'approval' },
           ],
         },
-        /** Batch-wide and two-pass: every call clears pre-dispatch before any approval starts. */
-        preDispatch: {
-          always: [{ guard: not('hasPreDispatchPolicies'), target: 'approval' }, { target: 'runningPreDispatchPolicies' }],
+        /** A turn resumed after a restart: its published reply's calls are checked against the tool registry again. */
+        preprocessing: {
+          invoke: {
+            src: 'prepareToolCalls',
+            input: ({ context }) => ({
+              turnIndex: context.input.turnIndex,
+              reply: context.reply as NonNullable<typeof context.reply>,
+              decided: decidedPositions(context.settled),
+              approved: context.input.resume?.approvedCallIds ?? [],
+            }),
+            onDone: { target: 'dispatching', actions: 'recordPrepared' },
+          },
         },
+        /** Batch-wide and two-pass: every call clears pre-dispatch before any approval starts. */
         runningPreDispatchPolicies: {
           on: {
             // Steering before dispatch: the policies are not waited for and no call starts.
-            STEERING_ARRIVED: [
-              {
-                guard: 'steeringInterruptsTools',
-                target: '#turn.RESPONSE',
-                actions: [
-                  'noteSteering',
-                  { type: 'endTurnAs', params: { reason: 'steeringInterrupt' } },
-                  { type: 'settleUnfinishedCalls', params: { kind: 'steeringSkipped' } },
-                ],
-              },
-              { actions: 'noteSteering' },
-            ],
+            STEERING_ARRIVED: [{ guard: 'steeringInterruptsTools', target: '#turn.RESPONSE', actions: interruptedBySteering }, { actions: 'noteSteering' }],
           },
           invoke: {
             src: 'runPreDispatchPolicies',
-            input: ({ context }) => ({ turnIndex: context.turnIndex, prepared: context.prepared, results: context.results }),
+            input: ({ context }) => ({ turnIndex: context.input.turnIndex, prepared: context.prepared }),
             onDone: [
               {
-                guard: ({ event }) => event.output.stopped,
+                guard: 'preDispatchStopped',
                 target: '#turn.RESPONSE',
                 actions: [
-                  assign({ results: ({ event }) => event.output.results, injected: ({ context, event }) => [...context.injected, ...event.output.injected], stopped: true }),
-                  { type: 'endTurnAs', params: { reason: 'stopped' } },
-                  { type: 'settleUnfinishedCalls', params: ({ event }) => ({ kind: 'stopped', reason: event.output.stopReason ?? 'a pre-dispatch policy stopped the batch' }) },
+                  'recordPreDispatch',
+                  end({ kind: 'finished', detail: 'stopped', reason: 'stopped' }),
+                  {
+                    type: 'settleUnfinishedCalls',
+                    params: ({ event }) => ({ kind: 'stopped', reason: event.output.stopReason ?? 'a pre-dispatch policy stopped the batch' }),
+                  },
                 ],
               },
-              {
-                target: 'approval',
-                actions: assign({
-                  prepared: ({ event }) => event.output.prepared,
-                  results: ({ event }) => event.output.results,
-                  injected: ({ context, event }) => [...context.injected, ...event.output.injected],
-                }),
-              },
+              { target: 'approval', actions: 'recordPreDispatch' },
             ],
           },
         },
+        /** One call at a time, in call order: the first prepared call not approved yet is asked. */
         approval: {
-          always: [{ guard: not('hasCallsAwaitingApproval'), target: 'dispatch' }, { target: 'awaitingApproval' }],
-        },
-        awaitingApproval: {
-          on: {
-            // Steering withdraws the pending approval (resolved as denied); no call starts.
-            STEERING_ARRIVED: [
-              {
-                guard: 'steeringInterruptsTools',
-                target: '#turn.RESPONSE',
-                actions: [
-                  'noteSteering',
-                  'denyPendingApproval',
-                  { type: 'endTurnAs', params: { reason: 'steeringInterrupt' } },
-                  { type: 'settleUnfinishedCalls', params: { kind: 'steeringSkipped' } },
-                ],
-              },
-              { actions: 'noteSteering' },
-            ],
-            ABORT: {
-              target: '#turn.RESPONSE',
-              actions: [
-                'denyPendingApproval',
-                'markAbortRequested',
-                { type: 'endTurnAs', params: { reason: 'aborted' } },
-                { type: 'settleUnfinishedCalls', params: { kind: 'aborted' } },
-              ],
-            },
-          },
-          invoke: {
-            src: 'requestApprovals',
-            input: ({ context }) => ({ turnIndex: context.turnIndex, prepared: context.prepared, results: context.results }),
-            onDone: [
-              {
-                // approveWith(newArguments): the rewritten calls go through pre-dispatch again.
-                guard: { type: 'argumentsWereRewritten', params: ({ event }) => ({ rewritten: event.output.rewritten }) },
-                target: 'preDispatch',
-                actions: assign({ prepared: ({ event }) => event.output.prepared, results: ({ event }) => event.output.results }),
-              },
-              {
-                target: 'dispatch',
-                actions: assign({ prepared: ({ event }) => event.output.prepared, results: ({ event }) => event.output.results }),
-              },
-            ],
-          },
-        },
-        dispatch: {
-          entry: 'planDispatch',
           always: [
-            {
-              guard: 'partitionIsInvalid',
-              target: '#turn.RESPONSE',
-              actions: [
-                { type: 'endTurnAs', params: { reason: 'toolsExecuted' } },
-                { type: 'settleUnfinishedCalls', params: ({ context }) => ({ kind: 'invalidPartition', reason: context.invalidPartition ?? '' }) },
-              ],
-            },
-            { guard: 'nothingToRun', target: '#turn.RESPONSE', actions: { type: 'endTurnAs', params: { reason: 'toolsExecuted' } } },
-            { target: 'collect' },
+            { guard: 'hasCallsAwaitingApproval', target: 'askingApproval' },
+            // approveWith(new arguments): the rewritten calls clear pre-dispatch again.
+            { guard: 'rewrittenCallsNeedPreDispatch', target: 'runningPreDispatchPolicies' },
+            { target: 'dispatch' },
           ],
         },
-        /** Tool-call actors run group after group; the turn waits for the whole batch to settle. */
-        collect: {
+        /**
+         * The request is published once the step that chose the call is over (a steer or an abort
+         * accepted meanwhile comes first), then the handler decides — or, in a stored session with
+         * no handler, `resolveApproval` does, across restarts.
+         */
+        askingApproval: {
           invoke: {
-            id: 'toolBatch',
-            src: 'executeToolCalls',
-            input: ({ context }) => ({
-              turnIndex: context.turnIndex,
-              prepared: context.prepared,
-              groups: context.groups ?? [],
-              results: context.results,
-            }),
+            src: 'askApproval',
+            input: ({ context }) => ({ turnIndex: context.input.turnIndex, call: context.prepared.find((entry) => !entry.approved) as never }),
           },
-          initial: 'running',
+          initial: 'requesting',
           states: {
-            running: {
-              on: {
-                STEERING_ARRIVED: [
-                  {
-                    guard: 'steeringInterruptsTools',
-                    target: 'steeringGrace',
-                    actions: ['noteSteering', 'holdToolBatch'],
-                  },
-                  { actions: 'noteSteering' },
-                ],
-              },
+            requesting: {
+              on: { APPROVAL_REQUESTED: { target: 'waiting', actions: ['announceApprovalRequest', 'noteApprovalAsked'] } },
             },
-            /** Steering arrived: no further call starts; running ones get a grace period, then they are cancelled. */
-            steeringGrace: {
-              after: {
-                steeringGrace: { actions: { type: 'cancelToolBatch', params: { type: 'CANCEL', reason: 'steering' } } },
+            waiting: {
+              always: [
+                { guard: 'decisionApproves', target: '#turn.TOOL_EXECUTION.approval', actions: [resolved(true), 'applyDecision'] },
+                { guard: 'decisionArrived', target: '#turn.TOOL_EXECUTION.approval', actions: [resolved(false), 'countRejectedCall', 'applyDecision'] },
+              ],
+              on: {
+                APPROVAL_VERDICT: [
+                  { guard: 'verdictApproves', target: '#turn.TOOL_EXECUTION.approval', actions: [resolved(true), 'recordVerdict'] },
+                  { target: '#turn.TOOL_EXECUTION.approval', actions: [resolved(false), 'countRejectedCall', 'recordVerdict'] },
+                ],
               },
             },
           },
           on: {
-            // Tools that ignore their signal must not hold the turn: the batch settles them at once.
-            ABORT: {
-              actions: ['markAbortRequested', { type: 'cancelToolBatch', params: { type: 'CANCEL', reason: 'aborted' } }],
-            },
-            BATCH_SETTLED: [
-              {
-                guard: 'turnWasAborted',
-                target: '#turn.RESPONSE',
-                actions: [
-                  assign({ results: ({ event }) => event.results, startedCallIds: ({ event }) => event.startedCallIds }),
-                  { type: 'endTurnAs', params: { reason: 'aborted' } },
-                  { type: 'settleUnfinishedCalls', params: { kind: 'aborted' } },
-                ],
-              },
-              {
-                guard: ({ event }) => event.interrupted,
-                target: '#turn.RESPONSE',
-                actions: [
-                  assign({ results: ({ event }) => event.results, startedCallIds: ({ event }) => event.startedCallIds }),
-                  { type: 'endTurnAs', params: { reason: 'steeringInterrupt' } },
-                ],
-              },
-              {
-                target: '#turn.RESPONSE',
-                actions: [
-                  assign({ results: ({ event }) => event.results, startedCallIds: ({ event }) => event.startedCallIds }),
-                  { type: 'endTurnAs', params: { reason: 'toolsExecuted' } },
-                ],
-              },
+            // Steering withdraws a published request (resolved as denied; the handler is signalled); no call starts.
+            STEERING_ARRIVED: [
+              { guard: and(['steeringInterruptsTools', 'approvalWasRequested']), target: '#turn.RESPONSE', actions: [resolved(false), ...interruptedBySteering] },
+              { guard: 'steeringInterruptsTools', target: '#turn.RESPONSE', actions: interruptedBySteering },
+              { actions: 'noteSteering' },
             ],
+            ABORT: [
+              { guard: 'approvalWasRequested', target: '#turn.RESPONSE', actions: [resolved(false), ...abortedBeforeDispatch] },
+              { target: '#turn.RESPONSE', actions: abortedBeforeDispatch },
+            ],
+          },
+        },
+        /** Partition into groups; a custom partition that is out of range, has duplicates or gaps starts nothing. */
+        dispatch: {
+          always: [
+            { guard: 'steeringInterruptsBatch', target: '#turn.RESPONSE', actions: interruptedBySteering },
+            { guard: 'nothingToRun', target: '#turn.RESPONSE', actions: end(TOOLS_EXECUTED) },
+            { guard: 'usesCustomPartition', target: 'partitioning' },
+            { target: 'running', actions: ['startBatch', 'startCalls'] },
+          ],
+        },
+        partitioning: {
+          on: {
+            STEERING_ARRIVED: [{ guard: 'steeringInterruptsTools', target: '#turn.RESPONSE', actions: interruptedBySteering }, { actions: 'noteSteering' }],
+          },
+          invoke: {
+            id: 'partition',
+            src: 'partitionCalls',
+            input: ({ context }) => ({ prepared: context.prepared }),
+            onDone: [
+              {
+                guard: 'partitionIsInvalid',
+                target: '#turn.RESPONSE',
+                actions: [
+                  end(TOOLS_EXECUTED),
+                  {
+                    type: 'settleUnfinishedCalls',
+                    params: ({ event }) => ({ kind: 'invalidPartition', reason: 'invalid' in event.output ? event.output.invalid : '' }),
+                  },
+                ],
+              },
+              { target: 'running', actions: ['startBatch', 'startCalls'] },
+            ],
+          },
+        },
+        /** The pool: tool-call actors run group after group, `limit` at a time; the turn waits for all. */
+        running: {
+          on: {
+            'xstate.done.actor.*': [
+              // The last call: nothing to check after the batch, so it is committed and closed in this step.
+              {
+                guard: and(['batchFinishes', not('hasPostTurnPolicies')]),
+                target: '#turn.done',
+                actions: [{ type: 'finishBatch', params: TOOLS_EXECUTED }, 'commitTurn'],
+              },
+              { guard: 'batchFinishes', target: '#turn.RESPONSE', actions: { type: 'finishBatch', params: TOOLS_EXECUTED } },
+              { actions: ['recordCallResult', 'startCalls'] },
+            ],
+            // Steering: no further call starts; the running ones get a grace period.
+            STEERING_ARRIVED: [
+              { guard: 'steeringInterruptsTools', target: 'holding', actions: ['noteSteering', 'holdBatch', 'holdStartingCalls'] },
+              { actions: 'noteSteering' },
+            ],
+            // Tools that ignore their signal must not hold the turn: their actors settle at once.
+            ABORT: {
+              target: 'cancelling',
+              actions: ['holdBatch', end(ABORTED), { type: 'cancelRunningCalls', params: { result: unfinishedText({ kind: 'aborted' }) } }],
+            },
+          },
+        },
+        /** Steering arrived: no further call starts; running ones get the grace period, then they are cancelled. */
+        holding: {
+          after: {
+            steeringGrace: {
+              target: 'cancelling',
+              actions: [end(STEERED), { type: 'cancelRunningCalls', params: { result: unfinishedText({ kind: 'steering' }) } }],
+            },
+          },
+          on: {
+            'xstate.done.actor.*': [
+              { guard: 'batchFinishes', target: '#turn.RESPONSE', actions: [{ type: 'finishBatch', params: STEERED }, unfinished('steeringSkipped')] },
+              { actions: 'recordCallResult' },
+            ],
+            ABORT: {
+              target: 'cancelling',
+              actions: [end(ABORTED), { type: 'cancelRunningCalls', params: { result: unfinishedText({ kind: 'aborted' }) } }],
+            },
+          },
+        },
+        /** The running calls were told to stop; each settles at once, then the turn moves on. */
+        cancelling: {
+          on: {
+            'xstate.done.actor.*': [
+              {
+                guard: 'batchFinishes',
+                target: '#turn.RESPONSE',
+                actions: ['recordCallResult', 'settleCancelledBatch'],
+              },
+              { actions: 'recordCallResult' },
+            ],
+            ABORT: { actions: end(ABORTED) },
           },
         },
       },
@@ -392,21 +335,14 @@ export const turnMachine = turnSetup.createMachine({
         runningPostTurnPolicies: {
           invoke: {
             src: 'runPostTurnPolicies',
-            input: ({ context }) => ({
-              turnIndex: context.turnIndex,
-              toolResults: resultsInCallOrder(context.reply?.message ?? null, context.results),
-            }),
-            onDone: {
-              target: '#turn.done',
-              actions: assign({
-                stopped: ({ context, event }) => context.stopped || event.output.stopped,
-                injected: ({ context, event }) => [...context.injected, ...event.output.injected],
-                assistantOverride: ({ event }) => event.output.assistant,
-              }),
+            input: ({ context }) => {
+              const output = outputOf(context);
+              return { turnIndex: context.input.turnIndex, assistant: output.assistant, toolResults: output.toolResults };
             },
+            onDone: { target: '#turn.done', actions: 'recordPostTurn' },
           },
           on: {
-            ABORT: { target: '#turn.done', actions: ['markAbortRequested', { type: 'endTurnAs', params: { reason: 'aborted' } }] },
+            ABORT: { target: '#turn.done', actions: end(ABORTED) },
           },
         },
       },
@@ -414,10 +350,17 @@ export const turnMachine = turnSetup.createMachine({
 
     done: { type: 'final', entry: 'announceTurnEnd' },
     /** A pre-turn policy stopped the session: no turnStart, no turnEnd; the input is kept in history. */
-    stoppedBeforeStart: { type: 'final', entry: ['commitTurnInput', 'markInputCommitted'] },
+    stoppedBeforeStart: { type: 'final' },
     /** The master promised to recover this failure; the turn stays open for the re-run attempt. */
     deferredToMaster: { type: 'final' },
   },
-  output: ({ context }) => turnOutputOf(context),
+  output: ({ context }) => outputOf(context),
 });
 
+function decidedPositions(settled: Settled | null): number[] {
+  const positions: number[] = [];
+  for (let cell = settled; cell; cell = cell.rest) positions.push(cell.position);
+  return positions;
+}
+
+export type { ResponseOutput };

@@ -1,80 +1,39 @@
-import { assign, fromCallback, fromPromise, sendTo, setup } from 'xstate';
-import type { TurnEndReason } from '../src/domain/events.js';
+import { assign, fromCallback, fromPromise, setup, stateIn, type AnyActorRef, type EventObject } from 'xstate';
 import type { Message } from '../src/domain/messages.js';
 import { toolCallsOf } from '../src/domain/messages.js';
-import { resultsInCallOrder, settleUnfinished, type UnfinishedReason } from './tool-results.js';
+import type { ToolCallInput, ToolCallOutput } from './tool-call.machine.js';
+import { settle, settledFrom, settleUnfinished, unfinishedText, type UnfinishedReason } from './tool-results.js';
+import { afterCallFinished, callSystemId, dispatchedIndices, finishesBatch, fixedGroups, openBatch } from './turn.batch.js';
+import { approvalAsked, callDecided, ended, outputOf, replyOf, resumedEnding, type TurnContext, type TurnEvent } from './turn.context.js';
 import type {
-  ApprovalOutput,
-  ModelReply,
+  ApprovalVerdict,
+  PartitionOutput,
   PreDispatchOutput,
   PreparedCall,
+  PreprocessOutput,
   ResponseOutput,
-  ResultsByPosition,
-  TurnAttempt,
-  TurnFeatures,
+  Batch,
+  ModelReply,
+  Settled,
+  TurnEnding,
   TurnInput,
   TurnOutput,
-  TurnResume,
 } from './turn.types.js';
 
-/**
- * The turn machine's vocabulary: its events, context, and the named actors, guards and actions the
- * chart in turn.machine.ts uses. Guards are pure (they read the context); effects are placeholders
- * that `src/runtime` provides.
- */
-
-export type TurnEvent =
-  | { type: 'ABORT' }
-  | { type: 'STEERING_ARRIVED' }
-  | { type: 'BATCH_SETTLED'; results: ResultsByPosition; interrupted: boolean; startedCallIds: string[] };
+export type { TurnContext, TurnEvent } from './turn.context.js';
 
 /**
- * Commands the tool batch actor accepts: HOLD (steering arrived: start no further call, settle
- * once the running ones end) and CANCEL (settle every unfinished call now).
+ * The turn machine's vocabulary: the named actors, guards and actions the chart in turn.machine.ts
+ * uses. Guards are pure (they read the context and the event); effects are placeholders that
+ * `src/runtime` provides. Tool calls are child actors of the turn, created by `startCalls`.
  */
-export type BatchCommand = { type: 'HOLD' } | { type: 'CANCEL'; reason: 'aborted' | 'steering' };
-
-export interface BatchInput {
-  turnIndex: number;
-  prepared: PreparedCall[];
-  groups: number[][];
-  results: ResultsByPosition;
-}
-
-export interface TurnContext {
-  turnIndex: number;
-  features: TurnFeatures;
-  resume: TurnResume | null;
-  startedCallIds: string[];
-  newMessages: Message[];
-  attempt: TurnAttempt;
-  retryAvailable: boolean;
-  fallbackAvailable: boolean;
-  overflowRecoveryAvailable: boolean;
-  inputCommitted: boolean;
-  reply: ModelReply | null;
-  prepared: PreparedCall[];
-  results: ResultsByPosition;
-  groups: number[][] | null;
-  invalidPartition: string | null;
-  endReason: TurnEndReason | null;
-  deferred: 'retryable' | 'overflow' | 'fallback' | null;
-  stopped: boolean;
-  abortRequested: boolean;
-  /** A steering message was accepted during this turn: unless steering waits, no further tool call starts. */
-  steeringArrived: boolean;
-  /** Pre-turn injections: committed with this turn's input. */
-  inputInjected: Message[];
-  /** Later injections (pre-dispatch, post-turn): the next turn's input. */
-  injected: Message[];
-  assistantOverride: ModelReply['message'] | null;
-}
 
 const notProvided = (name: string) => () => {
   throw new Error(`agentchart: the runtime must provide the turn machine's "${name}"`);
 };
 
-export const EMPTY_RESULTS: ResultsByPosition = new Map();
+const effect = <TOutput, TInput>(name: string) => fromPromise<TOutput, TInput>(notProvided(name));
+
 
 export const turnSetup = setup({
   types: {
@@ -84,103 +43,268 @@ export const turnSetup = setup({
     output: {} as TurnOutput,
   },
   actors: {
-    runPreTurnPolicies: fromPromise<{ stopped: boolean; injected: Message[] }, { turnIndex: number; newMessages: Message[] }>(
-      notProvided('runPreTurnPolicies'),
+    runPreTurnPolicies: effect<{ stopped: boolean; injected: Message[] }, { turnIndex: number; newMessages: Message[] }>(
+      'runPreTurnPolicies',
     ),
-    callModel: fromPromise<ModelReply, { turnIndex: number; attempt: TurnAttempt }>(notProvided('callModel')),
-    runPreDispatchPolicies: fromPromise<
-      PreDispatchOutput,
-      { turnIndex: number; prepared: PreparedCall[]; results: ResultsByPosition }
-    >(notProvided('runPreDispatchPolicies')),
-    requestApprovals: fromPromise<ApprovalOutput, { turnIndex: number; prepared: PreparedCall[]; results: ResultsByPosition }>(
-      notProvided('requestApprovals'),
+    callModel: effect<ModelReply, Pick<TurnInput, 'turnIndex' | 'attempt' | 'overflowView' | 'modelIndex'>>('callModel'),
+    /** Validates the calls against the tool registry: unknown tools and invalid arguments get their error result. */
+    prepareToolCalls: effect<PreprocessOutput, { turnIndex: number; reply: ModelReply; decided: number[]; approved: string[] }>(
+      'prepareToolCalls',
     ),
-    executeToolCalls: fromCallback<BatchCommand, BatchInput>(notProvided('executeToolCalls')),
-    runPostTurnPolicies: fromPromise<ResponseOutput, { turnIndex: number; toolResults: ReturnType<typeof resultsInCallOrder> }>(
-      notProvided('runPostTurnPolicies'),
+    runPreDispatchPolicies: effect<PreDispatchOutput, { turnIndex: number; prepared: PreparedCall[] }>('runPreDispatchPolicies'),
+    /**
+     * Asks about one call: sends APPROVAL_REQUESTED once the step is over, then the handler's verdict
+     * (already checked: a throw is `failed`) as APPROVAL_VERDICT; a stored session's answer comes as
+     * APPROVAL_DECIDED instead.
+     */
+    askApproval: fromCallback<EventObject, { turnIndex: number; call: PreparedCall }>(notProvided('askApproval')),
+    /** The custom `partition(calls)`: groups of prepared-call indices, or why they are invalid. */
+    partitionCalls: effect<PartitionOutput, { prepared: PreparedCall[] }>('partitionCalls'),
+    runPostTurnPolicies: effect<ResponseOutput, Pick<TurnOutput, 'assistant' | 'toolResults'> & { turnIndex: number }>(
+      'runPostTurnPolicies',
     ),
   },
   guards: {
-    isContinuationAttempt: ({ context }) => context.attempt !== 'fresh',
-    /** Resumed after a crash with a published reply that asks for tools: they continue (replay rules applied). */
-    resumesWithPublishedToolCalls: ({ context }) =>
-      context.resume?.reply != null && toolCallsOf(context.resume.reply.message).length > 0,
-    /** Resumed after a crash with a published reply that asks for nothing: the turn ends as that reply did. */
-    resumesWithPublishedReply: ({ context }) => context.resume?.reply != null,
-    resumedReplyFailed: ({ context }) => context.resume?.reply?.message.stopReason === 'error',
-    resumedReplyAborted: ({ context }) => context.resume?.reply?.message.stopReason === 'aborted',
-    hasPreTurnPolicies: ({ context }) => context.features.preTurnPolicies,
-    hasPreDispatchPolicies: ({ context }) => context.features.preDispatchPolicies,
-    hasPostTurnPolicies: ({ context }) => context.features.postTurnPolicies,
-    /** parallel / sequential / concurrency: only a custom partition can be invalid. */
-    strategyCannotBeInvalid: ({ context }) => context.features.fixedPartition,
-    steeringInterruptsTools: ({ context }) => context.features.steeringInterrupts,
-    /** Steering arrived earlier in the turn (while the model streamed, a backoff, pre-turn policies) and interrupts. */
-    steeringInterruptsBatch: ({ context }) => context.steeringArrived && context.features.steeringInterrupts,
-    policyStopped: ({ context }) => context.stopped,
-    replyWasAborted: ({ context }) => context.abortRequested || context.reply?.error?.kind === 'aborted',
+    isContinuationAttempt: ({ context }) => context.input.attempt !== 'fresh',
+    /** Resumed after a crash with the reply and its results committed: only the turnEnd is missing. */
+    resumesCommittedTurn: ({ context }) => context.input.resume?.committed === true,
+    /** Resumed after a crash with a published reply: its tools continue (replay rules applied). */
+    resumesWithPublishedReply: ({ context }) => context.input.resume?.reply != null,
+    /** …and the reply asks for tools that have not all run: they continue. */
+    resumesWithToolsToRun: ({ context }) => {
+      const reply = context.input.resume?.reply;
+      return reply != null && reply.error === null && resumedEnding(reply).reason === 'toolsExecuted';
+    },
+    hasPreTurnPolicies: ({ context }) => context.input.features.preTurnPolicies,
+    hasPreDispatchPolicies: ({ context }) => context.input.features.preDispatchPolicies,
+    hasPostTurnPolicies: ({ context }) => context.input.features.postTurnPolicies,
+    preTurnPolicyStopped: ({ event }) => replyOf<{ stopped: boolean }>(event).stopped,
+    steeringInterruptsTools: ({ context }) => context.input.features.steeringInterrupts,
+    /** Steering arrived earlier in the turn (the model stream, a backoff, pre-turn policies) and interrupts. */
+    steeringInterruptsBatch: ({ context }) => steeringInterrupts(context),
+    /** The ABORT arrived while the model streamed: whatever the reply says, the turn ends aborted. */
+    abortArrivedWhileStreaming: stateIn('#turn.ASSISTANT.abortRequested'),
+    /** The run was aborted before the model was called: there is no message to publish. */
+    modelNotCalled: ({ event }) => !replyOf<ModelReply>(event).called,
+    replyWasAborted: ({ event }) => {
+      const reply = replyOf<ModelReply>(event);
+      return reply.error?.kind === 'aborted' || reply.message.stopReason === 'aborted';
+    },
     // A re-run continues the same logical message, so an attempt whose text was already shown (live
     // streaming) can never be redone: its failure is final.
-    overflowIsRecoverable: ({ context }) =>
-      context.reply?.error?.kind === 'contextOverflow' && !context.reply.published && context.overflowRecoveryAvailable,
-    errorIsRetryable: ({ context }) => context.reply?.error?.retryable === true && !context.reply.published && context.retryAvailable,
-    fallbackCanTakeOver: ({ context }) => context.reply?.error != null && !context.reply.published && context.fallbackAvailable,
-    replyFailed: ({ context }) => context.reply?.error != null,
-    hasToolCalls: ({ context }) => context.reply != null && toolCallsOf(context.reply.message).length > 0,
-    hasCallsAwaitingApproval: ({ context }) => context.prepared.some((entry) => !entry.approved),
-    argumentsWereRewritten: (_, params: { rewritten: boolean }) => params.rewritten,
-    partitionIsInvalid: ({ context }) => context.invalidPartition !== null,
+    overflowIsRecoverable: ({ context, event }) => {
+      const reply = replyOf<ModelReply>(event);
+      return reply.error?.kind === 'contextOverflow' && !reply.published && context.input.overflowRecoveryAvailable;
+    },
+    errorIsRetryable: ({ context, event }) => {
+      const reply = replyOf<ModelReply>(event);
+      return reply.error?.retryable === true && !reply.published && context.input.retryAvailable;
+    },
+    fallbackCanTakeOver: ({ context, event }) => {
+      const reply = replyOf<ModelReply>(event);
+      return reply.error != null && !reply.published && context.input.fallbackAvailable;
+    },
+    replyFailed: ({ event }) => replyOf<ModelReply>(event).error != null,
+    replyHasToolCalls: ({ event }) => toolCallsOf(replyOf<ModelReply>(event).message).length > 0,
+    /** The reply asks for tools, nothing is to be checked before dispatch, a fixed strategy: its calls start at once. */
+    replyRunsAtOnce: ({ context, event }) => {
+      const prepared = replyOf<ModelReply>(event).prepared?.prepared;
+      return prepared !== undefined && !steeringInterrupts(context) && runsAtOnce(context, prepared);
+    },
+    /** Nothing to check before dispatch and a fixed strategy: the prepared calls start at once. */
+    preparedRunAtOnce: ({ context }) => runsAtOnce(context, context.prepared),
+    preDispatchStopped: ({ event }) => replyOf<PreDispatchOutput>(event).stopped,
+    hasCallsAwaitingApproval: ({ context }) => approvalAsked(context) !== null,
+    /** An approval rewrote arguments: those calls clear pre-dispatch again before anything starts. */
+    rewrittenCallsNeedPreDispatch: ({ context }) =>
+      context.input.features.preDispatchPolicies && context.prepared.some((entry) => !entry.cleared),
+    verdictApproves: ({ event }) => event.type === 'APPROVAL_VERDICT' && (event.verdict.kind === 'approved' || event.verdict.kind === 'approvedWith'),
+    /** The request for the call being asked is published (a withdrawal then resolves it as denied). */
+    approvalWasRequested: stateIn('#turn.TOOL_EXECUTION.askingApproval.waiting'),
+    decisionApproves: ({ context }) => {
+      const asked = approvalAsked(context);
+      const verdict = asked && context.decision?.toolCallId === asked.call.id ? context.decision.verdict : null;
+      return verdict?.kind === 'approved' || verdict?.kind === 'approvedWith';
+    },
+    /** `resolveApproval` answered the call being asked (possibly before the resumed turn got here). */
+    decisionArrived: ({ context }) => {
+      const asked = approvalAsked(context);
+      return asked !== null && context.decision?.toolCallId === asked.call.id;
+    },
+    usesCustomPartition: ({ context }) => context.input.features.execution.kind === 'custom',
+    partitionIsInvalid: ({ event }) => 'invalid' in replyOf<PartitionOutput>(event),
     nothingToRun: ({ context }) => context.prepared.length === 0,
-    turnWasAborted: ({ context }) => context.endReason === 'aborted' || context.abortRequested,
+    /** The call that just finished was the last one of the batch. */
+    batchFinishes: ({ context }) => context.batch !== null && finishesBatch(context.batch),
+    turnWasAborted: ({ context }) => context.ending?.kind === 'aborted',
   },
   actions: {
     announceTurnStart: notProvided('announceTurnStart'),
+    /**
+     * Creates the tool-call actors of the calls the batch starts in this step (`batch.starting`):
+     * children of the turn in its actor system. They are not kept in the turn's children map (XState
+     * copies it at every change, which makes a batch of 1,000 quadratic); a finished one is stopped
+     * by XState and dropped, so memory stays linear.
+     */
+    startCalls: notProvided('startCalls'),
     commitTurnInput: notProvided('commitTurnInput'),
     publishAssistantMessage: notProvided('publishAssistantMessage'),
+    /** Commits the assistant message and every result in call order (publishing the synthetic ones). */
     commitTurn: notProvided('commitTurn'),
     announceTurnEnd: notProvided('announceTurnEnd'),
-    /** Resolves the approval request in progress as denied, inside the turn, before its end. */
-    denyPendingApproval: notProvided('denyPendingApproval'),
-    /** Validates the calls against the tool registry: unknown / invalid calls get their error result here. */
-    prepareToolCalls: assign({}),
-    /** Splits the prepared calls into groups per the execution strategy, or marks the partition invalid. */
-    planDispatch: assign({}),
-    markInputCommitted: assign({ inputCommitted: true }),
-    markAbortRequested: assign({ abortRequested: true }),
-    /** A turn resumed after a crash continues from the reply it had published, with the results known then. */
-    takeResumedReply: assign(({ context }) => ({
-      reply: context.resume?.reply ?? null,
-      results: context.resume?.results ?? EMPTY_RESULTS,
+    /** toolApprovalRequested for the call being asked (unless it was published before a restart). */
+    announceApprovalRequest: notProvided('announceApprovalRequest'),
+    announceApprovalResolved: (_args: unknown, _params: { approved: boolean }) => notProvided('announceApprovalResolved')(),
+    /** A call the user or a policy refused: counted in toolCallsRejected. */
+    countRejectedCall: notProvided('countRejectedCall'),
+
+    endTurnAs: assign((_, params: TurnEnding) => ({ ending: params })),
+    noteSteering: assign({ steered: true }),
+    /**
+     * The reply, and its calls as the effect prepared them (unknown tools and invalid arguments
+     * settled); with `ending`, the turn's decision in the same copy of the context.
+     */
+    recordReply: assign(({ context, event }, params: { ending: TurnEnding } | undefined) => replyRecorded(context, event, params?.ending)),
+    /** The reply recorded and its calls started at once (the hot path of a tool turn: one copy of the context). */
+    recordReplyAndStartBatch: assign(({ context, event }) => {
+      const recorded = { ...context, ...replyRecorded(context, event) };
+      return { ...recorded, batch: batchFor(recorded, null) };
+    }),
+    recordPreTurnInjections: assign({ inputInjected: ({ event }) => replyOf<{ injected: Message[] }>(event).injected }),
+    /** Resumed with a published reply: the reply and the results decided before the restart. */
+    recordResumedReply: assign(({ context }) => ({
+      reply: context.input.resume?.reply ?? null,
+      settled: context.input.resume ? settledFrom(context.input.resume.results, context.input.resume.notRerun) : null,
     })),
-    noteSteering: assign({ steeringArrived: true }),
-    endTurnAs: assign((_, params: { reason: TurnEndReason }) => ({ endReason: params.reason })),
+    recordPrepared: assign(({ context, event }) => prepared(context, replyOf<PreprocessOutput>(event))),
+    recordPreDispatch: assign(({ context, event }) => {
+      const output = replyOf<PreDispatchOutput>(event);
+      let settled = context.settled;
+      for (const { position, result } of output.skipped) settled = settle(settled, position, result);
+      return { prepared: output.prepared, settled, injected: [...context.injected, ...output.injected] };
+    }),
+    /** The handler's verdict on the call being asked. */
+    recordVerdict: assign(({ context, event }) => {
+      const asked = approvalAsked(context);
+      return asked && event.type === 'APPROVAL_VERDICT' ? callDecided(context, asked, event.verdict) : {};
+    }),
+    /** The `resolveApproval` answer on the call being asked. */
+    applyDecision: assign(({ context }) => {
+      const asked = approvalAsked(context);
+      const verdict = context.decision?.verdict;
+      return asked && verdict ? { ...callDecided(context, asked, verdict), decision: null } : {};
+    }),
+    noteApprovalAsked: assign(({ context }) => {
+      const asked = approvalAsked(context);
+      return asked && !context.asked.includes(asked.call.id) ? { asked: [...context.asked, asked.call.id] } : {};
+    }),
+    keepDecision: assign({
+      decision: ({ context, event }) => (event.type === 'APPROVAL_DECIDED' ? { toolCallId: event.toolCallId, verdict: event.verdict } : context.decision),
+    }),
+    /** Opens the batch: groups per the strategy, or the custom partition's; its first calls start. */
+    startBatch: assign(({ context, event }) => {
+      const output = event.type.startsWith('xstate.done.actor.partition') ? replyOf<PartitionOutput>(event) : null;
+      return { batch: batchFor(context, output) };
+    }),
+    /** A call finished: its result is recorded and the next calls start in its place. */
+    recordCallResult: assign(({ context, event }) => {
+      const settled = callSettled(context, event);
+      return context.batch ? { settled, batch: afterCallFinished(context.batch) } : { settled };
+    }),
+    /** The last call of the batch finished: its result recorded and the turn's decision, in one copy of the context. */
+    finishBatch: assign(({ context, event }, params: TurnEnding) => ({ settled: callSettled(context, event), ending: params })),
+    /** Steering or abort: no call starts from now on; the running ones finish by themselves or when cancelled. */
+    holdBatch: assign(({ context }) => ({ batch: context.batch ? { ...context.batch, limit: 0 } : null })),
+    /** Tells each running tool-call actor to stop: it settles at once with `result`, even if its tool ignores the signal. */
+    cancelRunningCalls: ({ context, self }, params: { result: string }) => tellRunningCalls(context, self, { type: 'CANCEL', ...params }),
+    /** Steering: a call that has not started yet never starts (a started one runs on for the grace period). */
+    holdStartingCalls: ({ context, self }) => tellRunningCalls(context, self, { type: 'HOLD', result: unfinishedText({ kind: 'steeringSkipped' }) }),
     settleUnfinishedCalls: assign(({ context }, params: UnfinishedReason) => ({
-      results: settleUnfinished(context.reply?.message ?? null, context.results, params),
+      settled: settleUnfinished(context.reply?.message ?? null, context.settled, params),
     })),
-    cancelToolBatch: sendTo('toolBatch', (_, params: Extract<BatchCommand, { type: 'CANCEL' }>) => params),
-    holdToolBatch: sendTo('toolBatch', { type: 'HOLD' } satisfies BatchCommand),
+    /** After a cancellation the calls that never started are settled as the turn ended: aborted, or skipped by steering. */
+    settleCancelledBatch: assign(({ context }) => ({
+      settled: settleUnfinished(context.reply?.message ?? null, context.settled, {
+        kind: context.ending?.kind === 'aborted' ? 'aborted' : 'steeringSkipped',
+      }),
+    })),
+    /** Pre-turn policies said Stop before anything was announced. */
+    recordPreTurnStop: assign({ ending: { kind: 'finished', detail: 'stopped', reason: null } satisfies TurnEnding }),
+    recordPostTurn: assign(({ context, event }) => {
+      const output = replyOf<ResponseOutput>(event);
+      const stopped = output.stopped && context.ending?.kind !== 'finished';
+      return {
+        injected: [...context.injected, ...output.injected],
+        assistant: output.assistant ?? context.assistant,
+        ...(stopped ? { ending: { kind: 'finished', detail: 'stopped', reason: context.ending?.reason ?? null } satisfies TurnEnding } : {}),
+      };
+    }),
+    /** A turn resumed after a restart with its reply published ends as that reply did (nothing left to run). */
+    endAsResumedReply: assign(({ context }) => {
+      const ending = resumedEnding(context.reply);
+      const reason: UnfinishedReason = { kind: ending.kind === 'aborted' ? 'aborted' : 'replyFailed' };
+      return { ending, settled: settleUnfinished(context.reply?.message ?? null, context.settled, reason) };
+    }),
   },
   delays: {
     /** How long unfinished tools get to finish after steering arrives, before they are cancelled. */
-    steeringGrace: ({ context }) => context.features.steeringGraceMs,
+    steeringGrace: ({ context }) => context.input.features.steeringGraceMs,
   },
 });
 
-export function turnOutputOf(context: TurnContext): TurnOutput {
-  const assistant = context.assistantOverride ?? context.reply?.message ?? null;
-  const base = {
-    turnEndReason: context.endReason,
-    inputCommitted: context.inputCommitted,
-    assistant,
-    toolResults: resultsInCallOrder(context.reply?.message ?? null, context.results),
-    error: context.reply?.error ?? null,
-    injected: context.injected,
-    startedCallIds: context.startedCallIds,
-  };
-  if (context.deferred) return { ...base, kind: 'failure', detail: context.deferred === 'overflow' ? 'overflow' : 'retryable' };
-  if (context.abortRequested || context.endReason === 'aborted') return { ...base, kind: 'aborted' };
-  if (context.stopped) return { ...base, kind: 'finished', detail: 'stopped' };
-  if (context.endReason === 'error') return { ...base, kind: 'failure', detail: 'fatal' };
-  if (context.endReason === 'steeringInterrupt') return { ...base, kind: 'success', detail: 'steered' };
-  return { ...base, kind: 'success' };
+const steeringInterrupts = (context: TurnContext) => context.steered && context.input.features.steeringInterrupts;
+
+function runsAtOnce(context: TurnContext, calls: readonly PreparedCall[]): boolean {
+  const { features } = context.input;
+  return calls.length > 0 && !features.preDispatchPolicies && features.execution.kind !== 'custom' && calls.every((entry) => entry.approved);
 }
+
+function replyRecorded(context: TurnContext, event: { type: string }, ending?: TurnEnding): Partial<TurnContext> {
+  const reply = replyOf<ModelReply>(event);
+  const calls = reply.prepared ? prepared(context, reply.prepared) : {};
+  return ending ? { reply, ...calls, ending } : { reply, ...calls };
+}
+
+/** Groups per the strategy (or the custom partition's), and the calls that start at once. */
+function batchFor(context: TurnContext, partition: PartitionOutput | null): Batch {
+  const fixed = fixedGroups(context.input.features.execution, context.prepared.length);
+  const groups = partition && 'groups' in partition ? partition.groups : fixed.groups;
+  return openBatch(groups, partition ? Number.POSITIVE_INFINITY : fixed.limit);
+}
+
+function callSettled(context: TurnContext, event: { type: string }): Settled {
+  const { position, result, started } = replyOf<ToolCallOutput>(event);
+  return settle(context.settled, position, result, true, started);
+}
+
+function prepared(context: TurnContext, output: PreprocessOutput): Pick<TurnContext, 'prepared' | 'settled'> {
+  let settled = context.settled;
+  for (const { position, result } of output.invalid) settled = settle(settled, position, result);
+  return { prepared: output.prepared, settled };
+}
+
+/** The input of a prepared call's tool-call actor. */
+export function callInput(context: TurnContext, entry: PreparedCall): ToolCallInput {
+  const announced = context.input.resume?.startedCallIds.includes(entry.call.id) ?? false;
+  const { position, call, timeoutMs } = entry;
+  return { turnIndex: context.input.turnIndex, position, call, timeoutMs, announced };
+}
+
+/** The prepared calls whose tool-call actor runs (created, not settled yet). */
+function runningCalls(context: TurnContext): PreparedCall[] {
+  const decided = new Set<number>();
+  for (let cell = context.settled; cell; cell = cell.rest) decided.add(cell.position);
+  return dispatchedIndices(context.batch)
+    .map((index) => context.prepared[index] as PreparedCall)
+    .filter((entry) => !decided.has(entry.position));
+}
+
+/**
+ * Sends a command to each running tool-call actor, at once (not after the step, like `sendTo`): each
+ * settles before the turn's next event, so a cancelled tool that ignores its signal never holds the turn.
+ */
+function tellRunningCalls(context: TurnContext, self: AnyActorRef, command: { type: 'CANCEL' | 'HOLD'; result: string }): void {
+  for (const entry of runningCalls(context)) self.system.get(callSystemId(self.sessionId, entry))?.send(command);
+}
+
+export { ended, outputOf };

@@ -1,16 +1,40 @@
 import type { ModelError } from '../src/domain/errors.js';
+import type { MessageDelta, TurnEndReason } from '../src/domain/events.js';
 import type { TurnOutcome } from '../src/domain/outcomes.js';
 import type { AssistantMessage, Message, ToolCallBlock, ToolResultMessage } from '../src/domain/messages.js';
 
-/** How this turn attempt relates to the turn: a fresh turn, or the master re-running it after a failure. */
-export type TurnAttempt = 'fresh' | 'retry' | 'overflowRetry' | 'resumed';
+/**
+ * How this turn attempt relates to the turn: a fresh turn, the master re-running it after a
+ * failure, a run resumed after a restart, or the master closing a turn a deferred failure left open
+ * (the run ends: the turn publishes an empty aborted message and its turnEnd).
+ */
+export type TurnAttempt = 'fresh' | 'retry' | 'overflowRetry' | 'resumed' | 'closing';
 
-/** Where a turn interrupted by a crash continues: the reply it published and the results it had. */
+/** Results decided so far, by position among the assistant's tool calls. */
+export type ResultsByPosition = ReadonlyMap<number, ToolResultMessage>;
+
+/** Where a turn interrupted by a crash continues: what its checkpoint recorded. */
 export interface TurnResume {
+  /** The reply it published (null: the model is called again). */
   reply: ModelReply | null;
+  /** Results whose toolExecutionEnd was published before the crash. */
   results: ResultsByPosition;
+  /**
+   * Results decided before the restart and not published yet (a denial, a skip), and the replay
+   * rule's results for calls that were running ('never' tools: not re-run): published at commit.
+   */
+  notRerun: ResultsByPosition;
+  /** Calls whose toolExecutionStart was published (a 'safe' re-run does not announce twice). */
+  startedCallIds: string[];
   approvedCallIds: string[];
+  /** Approval requests already published (never asked twice). */
+  requestedCallIds: string[];
+  /** The reply and its results are in history: only the turnEnd is missing. */
+  committed: boolean;
 }
+
+/** How the batch runs: the execution strategy, as the turn's guards and pool read it. */
+export type Execution = { kind: 'parallel' } | { kind: 'sequential' } | { kind: 'pool'; limit: number } | { kind: 'custom' };
 
 /** What this session has configured; the turn's guards read it (they stay pure). */
 export interface TurnFeatures {
@@ -20,8 +44,7 @@ export interface TurnFeatures {
   /** Steering cancels unfinished tools after the grace period (else it waits for the batch). */
   steeringInterrupts: boolean;
   steeringGraceMs: number;
-  /** The execution strategy is parallel / sequential / concurrency (not a custom partition). */
-  fixedPartition: boolean;
+  execution: Execution;
 }
 
 export interface TurnInput {
@@ -40,6 +63,10 @@ export interface TurnInput {
   overflowRecoveryAvailable: boolean;
   /** Steering was accepted during an earlier attempt of this turn (a re-run after a backoff): it takes effect now. */
   steeringArrived: boolean;
+  /** After an overflow recovery: the compacted context every later attempt of this turn sends. */
+  overflowView: Message[] | null;
+  /** Which of the agent's models answers (0: the primary, then the fallbacks in order). */
+  modelIndex: number;
 }
 
 /** What the model-call actor reports when the stream has ended. */
@@ -49,9 +76,16 @@ export interface ModelReply {
   /** Live streaming already published this attempt's messageStart: it can no longer be redone. */
   published: boolean;
   message: AssistantMessage;
+  /** The attempt's deltas, published with the message once the turn knows the attempt is final (none when live). */
+  deltas: MessageDelta[];
   error: ModelError | null;
   /** Tool calls whose arguments were malformed or cut off (stop reason length). */
   invalidCalls: ReadonlyArray<{ id: string; reason: 'malformedJson' | 'truncated'; rawArguments: string }>;
+  /**
+   * The reply's tool calls checked against the tool registry by the effect that read the stream
+   * (absent for a failed reply, and for a reply restored after a restart: the turn prepares those).
+   */
+  prepared?: PreprocessOutput;
 }
 
 /** A call that cleared preprocessing: a known tool with validated arguments. */
@@ -62,36 +96,70 @@ export interface PreparedCall {
   approved: boolean;
   /** Cleared pre-dispatch with its current arguments (an approval rewrite clears this). */
   cleared: boolean;
+  /** The tool's time limit (its own `timeoutMs`, else `timeouts.toolMs`); null: none. */
+  timeoutMs: number | null;
 }
 
-/** Results decided so far, by position among the assistant's tool calls. */
-export type ResultsByPosition = ReadonlyMap<number, ToolResultMessage>;
+/**
+ * Results decided so far, newest first: a list that grows by one cell per result without copying
+ * what came before, so a batch of 1,000 calls stays linear.
+ */
+export interface Settled {
+  position: number;
+  result: ToolResultMessage;
+  /** Its toolExecutionEnd is out (a tool-call actor published it); the others are published at commit. */
+  published: boolean;
+  /** The call's tool was started (synthetic results and calls held before they started never count as work). */
+  started: boolean;
+  rest: Settled | null;
+}
+
+/** The pool: groups of indices into the prepared calls, run group after group, `limit` at a time. */
+export interface Batch {
+  groups: number[][];
+  /** The group running, and the next index in it to start. */
+  group: number;
+  next: number;
+  running: number;
+  limit: number;
+  /** The calls (prepared-call indices) that start in the step that made this batch: `startCalls` creates their actors. */
+  starting: number[];
+}
+
+/** What the turn decided; assigned where the decision is made, the turn's output is read from it. */
+export interface TurnEnding {
+  kind: TurnOutcome['kind'];
+  detail?: TurnOutcome['detail'];
+  /** The reason its turnEnd carries; null when no turnStart was announced, or the turn stays open. */
+  reason: TurnEndReason | null;
+}
+
+/** A decision on one approval request, as the effects hand it to the turn (already checked). */
+export type ApprovalVerdict =
+  | { kind: 'approved' }
+  /** `approveWith(arguments)`: valid for the tool's schema; the call goes through pre-dispatch again. */
+  | { kind: 'approvedWith'; arguments: Record<string, unknown> }
+  | { kind: 'denied'; reason: string }
+  /** The handler threw, returned garbage, or approved arguments its schema refuses. */
+  | { kind: 'failed'; message: string };
 
 export interface PreprocessOutput {
   prepared: PreparedCall[];
-  results: ResultsByPosition;
+  /** Unknown tools and invalid arguments: an error result each, by position. */
+  invalid: Array<{ position: number; result: ToolResultMessage }>;
 }
 
 export interface PreDispatchOutput {
   prepared: PreparedCall[];
-  results: ResultsByPosition;
+  /** Calls a policy skipped: an error result each. */
+  skipped: Array<{ position: number; result: ToolResultMessage }>;
   stopped: boolean;
   stopReason?: string;
   injected: Message[];
 }
 
-export interface ApprovalOutput {
-  prepared: PreparedCall[];
-  results: ResultsByPosition;
-  /** Calls approved with new arguments: they go through pre-dispatch again. */
-  rewritten: boolean;
-}
-
-export interface DispatchPlan {
-  /** Groups of prepared-call indices; null when the partition was invalid. */
-  groups: number[][] | null;
-  invalidReason?: string;
-}
+/** Groups of prepared-call indices from a custom partition, or why it is invalid. */
+export type PartitionOutput = { groups: number[][] } | { invalid: string };
 
 export interface ResponseOutput {
   stopped: boolean;

@@ -34,7 +34,18 @@ export async function renderVisualizations(): Promise<GeneratedFile[]> {
       const problems = result.errors.map((error) => `${error.level ?? 'error'}: ${error.message}`).join('\n');
       throw new Error(`Graphviz could not draw ${name}:\n${problems}`);
     }
-    files.push({ name: `${name}.svg`, content: result.output });
+    files.push({ name: `${name}.svg`, content: withReadableFonts(result.output) });
   }
   return files;
+}
+
+/**
+ * Graphviz sizes boxes for Helvetica's widths; where there is no Helvetica (a default Debian has
+ * DejaVu, which is wider) a label would spill over its box. The condensed DejaVu comes before the
+ * generic family, so every label fits whatever the machine has.
+ */
+export const FONT_STACK = "Helvetica,Arial,'Liberation Sans','DejaVu Sans Condensed',sans-serif";
+
+function withReadableFonts(svg: string): string {
+  return svg.replaceAll('font-family="Helvetica,sans-Serif"', `font-family="${FONT_STACK}"`);
 }

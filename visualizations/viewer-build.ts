@@ -12,7 +12,7 @@ import { machineIdOfSvg, renderViewerPage } from '../src/trace/viewer-html.js';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /** In dependency order: each file may use only what the ones before it define. */
-export const VIEWER_SOURCES = ['model.ts', 'timeline-model.ts', 'charts.ts', 'timeline.ts', 'app.ts'].map((name) => `src/trace/viewer/${name}`);
+export const VIEWER_SOURCES = ['model.ts', 'timeline-model.ts', 'svg.ts', 'charts.ts', 'timeline.ts', 'app.ts'].map((name) => `src/trace/viewer/${name}`);
 /** Diagrams embedded in viewer.html, by file (their Graphviz graph title is the machine id). */
 export const VIEWER_CHARTS = ['master.svg', 'turn.svg', 'tool-call.svg'].map((name) => `visualizations/${name}`);
 

@@ -18,6 +18,8 @@ import { safeReporter } from './isolation.js';
 import { errorMessage } from './policy-runner.js';
 import { checkApprovalDecision } from '../policies/verdicts.js';
 import { planResume, restoreAgent } from './resume.js';
+import { verdictOf } from './approvals.js';
+import { currentPendingApproval } from './checkpoint.js';
 import { launchRun } from './run-launcher.js';
 import { ToolSourceFollower } from './tool-sources.js';
 import type { AgentState, MessageSource, RunSession, SteerReceipt } from './run-session.js';
@@ -149,15 +151,13 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
     const run = state.run;
     if (!run?.master || run.closing) {
       (source === 'steering' ? state.steeringQueue : state.followUpQueue).push(message);
-      state.persister?.step(state, null);
+      state.persister?.step();
       return Promise.resolve({ status: 'stillQueued' });
     }
     const receipt = new Promise<SteerReceipt>((resolve) => state.receipts.set(message, resolve));
     state.unacknowledged.set(message, source);
-    if (source === 'steering') run.turn.steeringAccepted = true;
+    // Accepted means persisted: the master's step that takes it writes a step (a crash keeps it).
     run.master.send({ type: source === 'steering' ? 'STEER' : 'FOLLOW_UP', message });
-    // Accepted means persisted: a steering message survives a crash from here on.
-    run.checkpoint();
     return receipt;
   };
 
@@ -207,17 +207,19 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
         const shapes = '{ approved: true }, { approved: true, arguments } or { approved: false, reason? }';
         throw new AgentError('InvalidInput', `resolveApproval: ${checked.problem}; expected ${shapes}.`);
       }
-      const pending = state.run?.turn.pendingApproval;
+      const pending = state.persister ? currentPendingApproval(state.run, state.persister.approvals) : null;
       if (!pending || pending.toolCallId !== toolCallId) {
         throw new AgentError('UnknownToolCall', `resolveApproval: no approval is pending for tool call "${toolCallId}"${pending ? ` (pending: "${pending.toolCallId}")` : ''}.`);
       }
       if (version !== pending.version) {
         throw new AgentError('StaleVersion', `resolveApproval: version ${version} is stale; the approval for "${toolCallId}" was requested at version ${pending.version}.`);
       }
-      pending.decide(checked.value);
+      const call = { id: pending.toolCallId, name: pending.toolName, arguments: pending.arguments };
+      const verdict = verdictOf(state.registry, call, checked.value);
+      state.run?.master?.send({ type: 'APPROVAL_DECIDED', toolCallId, verdict });
     },
     pendingApprovals() {
-      const pending = state.run?.turn.pendingApproval;
+      const pending = state.persister ? currentPendingApproval(state.run, state.persister.approvals) : null;
       return pending ? [{ toolCallId: pending.toolCallId, toolName: pending.toolName, arguments: pending.arguments, version: pending.version }] : [];
     },
     get currentRun() {
@@ -276,7 +278,7 @@ async function load(
   const checkpoint = await store.load(sessionId);
   // A failed write ends the run in progress (store failures are fatal, never subscriber errors).
   const onFailure = (failure: AgentError) => state.run?.stop(runStopOf(failure));
-  state.persister = new Persister(store, sessionId, checkpoint?.version ?? -1, onFailure);
+  state.persister = new Persister(store, state, sessionId, checkpoint?.version ?? -1, onFailure);
   if (lease) state.persister.token = lease.token;
   if (!checkpoint) return null;
   restoreAgent(state, checkpoint);

@@ -1,11 +1,15 @@
 import { assign, fromPromise } from 'xstate';
-import { describeError, masterMachine } from '../../machines/master.machine.js';
+import { masterMachine } from '../../machines/master.machine.js';
+import type { MasterContext } from '../../machines/master.types.js';
 import { compactMessages } from '../context/compact.js';
 import { COMPACTION_TARGET_RATIO } from '../context/guard.js';
 import { modelError } from '../domain/errors.js';
+import type { Message } from '../domain/messages.js';
+import { closeAfterInternalError } from './internal-error.js';
 import { createPostLoopRunner } from './policy-slots.js';
 import { backoffDelay } from './retry.js';
-import { runOf } from './run-registry.js';
+import { runAction, runOf } from './run-registry.js';
+import type { RunSession } from './run-session.js';
 import { ABORTED, raceAbort } from './timers.js';
 import { provideTurnMachine } from './turn-effects.js';
 
@@ -18,74 +22,90 @@ export function provideMasterMachine() {
     actors: {
       turn: provideTurnMachine(),
       runPostLoopPolicies: createPostLoopRunner(),
-      recoverFromOverflow: fromPromise<{ recovered: boolean }, { turnIndex: number }>(async ({ input, system }) => {
-        const run = runOf(system);
-        const { agent } = run;
-        const before = agent.history.slice();
-        const request = { systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() };
-        // Raced with the run's signal: a transform that never settles cannot hold an aborted run.
-        const prepared = await run.awaitUser(raceAbort(agent.guard.prepare(before, { overflow: true, ...request }), run.signal));
-        if (prepared === ABORTED || run.ended || run.signal.aborted) return { recovered: false };
-        // A throwing or refused transform is reported and the default compaction (pairs kept
-        // together) recovers instead.
-        if (!prepared.ok) run.reportPolicyError('contextTransform', new Error(prepared.error.message));
-        else if (prepared.transformRejected) run.reportTransformRejection(prepared.transformRejected);
-        const messages = prepared.ok ? prepared.messages : compactMessages(before, { maxTokens: defaultBudget(agent.guard.estimate(before, request.systemPrompt, request.tools)) });
-        run.turn.overflowView = messages;
-        const sizeOf = (messages: typeof before) => ({ messages: messages.length, tokens: agent.guard.estimate(messages, request.systemPrompt, request.tools) });
-        const compacted = (prepared.ok ? prepared.compacted : null) ?? { before: sizeOf(before), after: sizeOf(messages) };
-        run.ledger.increment('overflowRecoveries');
-        run.emit({ type: 'contextCompacted', turnIndex: input.turnIndex, ...compacted });
-        return { recovered: true };
-      }),
+      recoverFromOverflow: fromPromise<{ view: Message[] | null }, { turnIndex: number }>(({ input, system }) =>
+        recoverFromOverflow(runOf(system), input.turnIndex),
+      ),
     },
     actions: {
-      announceAgentStart: ({ system }) => runOf(system).emit({ type: 'agentStart' }),
-      acknowledgeQueued: ({ event, system }) => {
-        if (event.type === 'STEER' || event.type === 'FOLLOW_UP') runOf(system).agent.unacknowledged.delete(event.message);
-      },
-      announceAgentEnd: ({ context, system }) => runOf(system).finish(context),
-      announceRetry: ({ context, system }) => {
+      announceAgentStart: runAction((run) => run.emit({ type: 'agentStart' })),
+      acknowledgeQueued: runAction((run, { event }) => {
+        if (event.type !== 'STEER' && event.type !== 'FOLLOW_UP') return;
+        run.agent.unacknowledged.delete(event.message);
+        // Accepted means persisted: the queue is in the step taken after this one.
+        run.agent.persister?.markDirty();
+      }),
+      announceAgentEnd: runAction((run, { context }) => run.finish(endOf(context))),
+      announceRetry: runAction((run, { context }) => {
         const error = context.lastOutcome?.error;
-        if (error) runOf(system).emit({ type: 'retry', turnIndex: context.turnIndex, attempt: context.attemptsOnModel, delayMs: context.retryDelayMs, error });
-      },
-      announceModelFallback: ({ context, system }) => {
-        const run = runOf(system);
-        const from = run.model.name;
-        run.modelIndex = context.modelIndex;
+        if (!error) return;
+        const { turnIndex, retryDelayMs: delayMs } = context;
+        run.emit({ type: 'retry', turnIndex, attempt: context.counts.attemptsOnModel, delayMs, error });
+      }),
+      announceModelFallback: runAction((run, { context }) => {
+        const from = run.modelAt(context.modelIndex - 1).name;
+        const to = run.modelAt(context.modelIndex).name;
         // The failure that made the run leave `from` (an observer's span of that attempt records it).
         const error = context.lastOutcome?.error;
-        const cause = error ? { error } : {};
-        run.emit({ type: 'modelFallback', turnIndex: context.turnIndex, from, to: run.model.name, ...cause });
-      },
-      closeOpenTurnAsAborted: ({ system }) => runOf(system).closeTurnAsAborted(),
-      closeTurnAfterInternalError: ({ context, event, system }) =>
-        runOf(system).closeAfterInternalError(
-          [...context.turnInput, ...context.pending],
-          describeError('error' in event ? event.error : event),
-        ),
+        run.emit({ type: 'modelFallback', turnIndex: context.turnIndex, from, to, ...(error ? { error } : {}) });
+      }),
+      closeTurnAfterInternalError: runAction((run, { event, self }) => {
+        const error = 'error' in event ? event.error : event;
+        closeAfterInternalError(run, self.getSnapshot(), error);
+      }),
       planRetry: assign(({ context, system }) => {
         const { agent } = runOf(system);
         // A durable host draws the jitter so that a replay waits as long as the original did.
         const random = agent.host ? () => agent.host!.random() : undefined;
         const error = context.lastOutcome?.error ?? null;
-        return { retryDelayMs: backoffDelay(agent.resolved.retry, context.attemptsOnModel, error, random) };
+        return { retryDelayMs: backoffDelay(agent.resolved.retry, context.counts.attemptsOnModel, error, random) };
       }),
-      countFailedReportTurn: ({ system }) => {
-        const run = runOf(system);
+      countFailedReportTurn: runAction((run) => {
         run.ledger.increment('turnsFailed');
         run.ledger.recordFailure('reportTurnWithoutWork');
-      },
+      }),
       // The failed reply leaves nothing in history; the re-run gets one guidance message instead.
-      discardFailedReportTurn: ({ context, system }) => {
-        const run = runOf(system);
-        run.agent.log.truncate(run.turn.replyStart);
+      discardFailedReportTurn: runAction((run, { context }) => {
+        const assistant = context.lastOutcome?.assistant;
+        const at = assistant ? run.agent.history.lastIndexOf(assistant) : -1;
+        if (at >= 0) run.agent.log.truncate(at);
+        run.agent.persister?.markDirty();
         const error = modelError('unknown', 'report mode: the turn ran no valid tool and sent no final report');
-        run.emit({ type: 'retry', turnIndex: run.turn.turnIndex, attempt: context.failedTurnRetries + 1, delayMs: 0, error });
-      },
+        // The failed turn is the one just closed (the turn index has moved past it).
+        const attempt = context.counts.failedTurnRetries + 1;
+        run.emit({ type: 'retry', turnIndex: context.turnIndex - 1, attempt, delayMs: 0, error });
+      }),
       queueReportGuidance: assign(({ context }) => ({ pending: [...context.pending, { role: 'user' as const, content: REPORT_GUIDANCE }] })),
     },
   });
+}
+
+/** How the run ended, as the launcher finishes it. */
+export function endOf(context: MasterContext) {
+  const { end, steeringQueue, followUpQueue, turnIndex, modelIndex } = context;
+  return { status: end.status, endReason: end.endReason, error: end.error, steeringQueue, followUpQueue, turnIndex, modelIndex };
+}
+
+/**
+ * Transforms the context with `overflow: true` (a throwing or refused transform is reported and
+ * the default compaction, which keeps tool pairs together, recovers instead) and announces
+ * `contextCompacted`. The compacted view is the output: the master gives it to every later attempt.
+ */
+async function recoverFromOverflow(run: RunSession, turnIndex: number): Promise<{ view: Message[] | null }> {
+  const { agent } = run;
+  const before = agent.history.slice();
+  const request = { systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() };
+  // Raced with the run's signal: a transform that never settles cannot hold an aborted run.
+  const prepared = await run.awaitUser(raceAbort(agent.guard.prepare(before, { overflow: true, ...request }), run.signal));
+  if (prepared === ABORTED || run.ended || run.signal.aborted) return { view: null };
+  if (!prepared.ok) run.reportPolicyError('contextTransform', new Error(prepared.error.message), turnIndex);
+  else if (prepared.transformRejected) run.reportTransformRejection(prepared.transformRejected, turnIndex);
+  const estimate = (messages: Message[]) => agent.guard.estimate(messages, request.systemPrompt, request.tools);
+  const messages = prepared.ok ? prepared.messages : compactMessages(before, { maxTokens: defaultBudget(estimate(before)) });
+  const sizeOf = (list: Message[]) => ({ messages: list.length, tokens: estimate(list) });
+  const compacted = (prepared.ok ? prepared.compacted : null) ?? { before: sizeOf(before), after: sizeOf(messages) };
+  run.ledger.increment('overflowRecoveries');
+  run.emit({ type: 'contextCompacted', turnIndex, ...compacted });
+  return { view: messages };
 }
 
 /** The default compaction target after an overflow: 70% of what the provider just refused. */

@@ -1,48 +1,44 @@
 import { fromPromise } from 'xstate';
-import type { ModelReply, TurnAttempt } from '../../machines/turn.types.js';
+import type { ModelReply, TurnInput } from '../../machines/turn.types.js';
 import { modelError, type ModelError } from '../domain/errors.js';
 import type { MessageDelta } from '../domain/events.js';
-import type { Message } from '../domain/messages.js';
+import { toolCallsOf, type AssistantMessage, type Message } from '../domain/messages.js';
 import { StreamAccumulator } from '../model/accumulator.js';
 import type { Model, ModelRequest } from '../model/port.js';
 import { parseStreamEvent, preview } from '../model/stream-events.js';
 import { errorMessage } from './policy-runner.js';
 import { runOf } from './run-registry.js';
-import type { ContextView } from './history.js';
+import { prepareCalls } from './tool-phases.js';
 import type { RunSession } from './run-session.js';
-import {
-  ABORTED,
-  isThenable,
-  nextMacrotask,
-  raceAbort,
-  systemClock,
-  type Aborted,
-  type RuntimeClock,
-} from './timers.js';
+import type { ContextView } from './history.js';
+import { ABORTED, isThenable, nextMacrotask, raceAbort, systemClock, type Aborted, type RuntimeClock } from './timers.js';
 
 type Reply = Omit<ModelReply, 'published'>;
+type CallInput = Pick<TurnInput, 'turnIndex' | 'attempt' | 'overflowView' | 'modelIndex'>;
 
 /**
- * The ASSISTANT state's model call. The stream's deltas are buffered for the attempt: they are
- * published only when the turn knows the attempt is final, so a retried attempt's partial text
- * never reaches the event stream. An abort ends the call at once, even if the provider stalls.
+ * The ASSISTANT state's model call. The stream's deltas travel with the reply: they are published
+ * only when the turn knows the attempt is final, so a retried attempt's partial text never reaches
+ * the event stream ('live' streaming publishes them as they arrive). An abort ends the call at
+ * once, even if the provider stalls. The closing attempt of a turn a deferred failure left open
+ * calls no model: its reply is an empty aborted message.
  */
 export function createCallModel() {
-  return fromPromise<ModelReply, { turnIndex: number; attempt: TurnAttempt }>(async ({ input, system }) => {
+  return fromPromise<ModelReply, CallInput>(async ({ input, system }) => {
     const run = runOf(system);
+    const model = run.modelAt(input.modelIndex);
+    if (input.attempt === 'closing') return closingReply(model.name);
     // Fairness: one macrotask per model call, so a synchronous model and synchronous tools never
-    // starve timers and I/O. It also lets the deferred actions of the turn's first macrostep
-    // (turnStart, commitTurnInput) land before history is read.
+    // starve timers and I/O.
     await run.awaitUser(nextMacrotask(run.signal));
-    run.turn.deltas = [];
-    run.turn.messageOpen = false;
-    const view = await requestMessages(run);
-    const model = run.model;
+    run.live = null;
+    const view = await requestMessages(run, input);
     if (view === ABORTED || run.signal.aborted) {
       return {
         called: false,
         published: false,
-        message: emptyErrorMessage(run, 'aborted'),
+        message: emptyErrorMessage(model.name, 'aborted'),
+        deltas: [],
         error: modelError('aborted', run.abortReason),
         invalidCalls: [],
       };
@@ -51,18 +47,33 @@ export function createCallModel() {
     // The event and the request share one view of the history: the exact context sent, not a copy per call.
     const messages = view.messages() as Message[];
     run.emit({ type: 'beforeModelCall', turnIndex: input.turnIndex, model: model.name, ...provider, messages }, view);
-    const reply = { ...(await attemptReply(run, messages, input.turnIndex)), published: run.turn.messageOpen };
+    const reply = await attemptReply(run, messages, model, input.turnIndex);
     run.ledger.recordUsage(reply.message.usage, model.pricing);
     if (reply.error && reply.error.kind !== 'aborted') run.ledger.recordFailure(reply.error.kind);
-    return reply;
+    const done: ModelReply = { ...reply, published: liveOpen(run) };
+    // The reply's tool calls are checked against the registry here, where the reply is read.
+    if (!reply.error && toolCallsOf(reply.message).length > 0) {
+      done.prepared = prepareCalls(run, { turnIndex: input.turnIndex, reply: done, decided: [], approved: [] });
+    }
+    return done;
   });
 }
 
-async function requestMessages(run: RunSession): Promise<ContextView | Aborted> {
-  const { agent, turn } = run;
+/** Live streaming published this attempt's messageStart (the stream reader set `run.live`). */
+function liveOpen(run: RunSession): boolean {
+  return run.live?.open ?? false;
+}
+
+function closingReply(modelName: string): ModelReply {
+  const message: AssistantMessage = { role: 'assistant', content: [], stopReason: 'aborted', model: modelName };
+  return { called: true, published: false, message, deltas: [], error: null, invalidCalls: [] };
+}
+
+async function requestMessages(run: RunSession, input: CallInput): Promise<ContextView | Aborted> {
+  const { agent } = run;
   const log = agent.log;
   // After an overflow recovery every re-run of the turn (a rate-limit retry too) uses the compacted view.
-  if (turn.overflowView) return log.viewOf(turn.overflowView);
+  if (input.overflowView) return log.viewOf(input.overflowView);
   if (!agent.options.context) return log.view();
   const history = agent.history;
   const request = { overflow: false, systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() };
@@ -70,22 +81,47 @@ async function requestMessages(run: RunSession): Promise<ContextView | Aborted> 
   if (prepared === ABORTED) return ABORTED;
   if (!prepared.ok) {
     // Isolated like a policy: a throwing transform is reported and counts as no transform.
-    run.reportPolicyError('contextTransform', new Error(prepared.error.message));
+    run.reportPolicyError('contextTransform', new Error(prepared.error.message), input.turnIndex);
     return log.view();
   }
-  if (prepared.transformRejected) run.reportTransformRejection(prepared.transformRejected);
+  if (prepared.transformRejected) run.reportTransformRejection(prepared.transformRejected, input.turnIndex);
   // Proactive compaction is visible in beforeModelCall.messages; contextCompacted marks overflow recovery.
   return prepared.messages === history ? log.view() : log.viewOf(prepared.messages);
 }
 
-function emptyErrorMessage(run: RunSession, text: string) {
-  return {
-    role: 'assistant' as const,
-    content: [],
-    stopReason: 'error' as const,
-    model: run.model.name,
-    errorMessage: text,
-  };
+/**
+ * Streams the reply, or with a durable host runs the attempt as one journaled step: its deltas are
+ * recorded and published once the step is done, so a replay publishes exactly what the first run did.
+ * Inside the step the idle timeout is a real timer (the engine's timers are not for use in a step).
+ */
+async function attemptReply(run: RunSession, messages: Message[], model: Model, turnIndex: number): Promise<Reply> {
+  const host = run.agent.host;
+  const live = run.agent.options.streaming === 'live';
+  if (!host) {
+    const deltas: MessageDelta[] = [];
+    const onDelta = live ? (delta: MessageDelta) => run.streamLiveDelta(delta, turnIndex, model.name) : (delta: MessageDelta) => void deltas.push(delta);
+    return { ...(await streamReply(run, messages, model, { onDelta, clock: run.clock, track: true })), deltas };
+  }
+  const recorded = await host.modelAttempt(`model ${turnIndex}:${run.nextSeq}`, async () => {
+    const deltas: MessageDelta[] = [];
+    const reply = await streamReply(run, messages, model, { onDelta: (delta) => void deltas.push(delta), clock: systemClock, track: false });
+    return { reply: { ...reply, deltas: [] }, deltas };
+  });
+  if (!live) return { ...recorded.reply, deltas: recorded.deltas };
+  for (const delta of recorded.deltas) run.streamLiveDelta(delta, turnIndex, model.name);
+  return { ...recorded.reply, deltas: [] };
+}
+
+/** Where an attempt's deltas go, the clock of its idle timeout, and whether a live message tracks it. */
+interface StreamSink {
+  onDelta(delta: MessageDelta): void;
+  clock: RuntimeClock;
+  /** What a live message streamed so far (an internal error closes it with that content); a hosted attempt publishes nothing while it streams. */
+  track: boolean;
+}
+
+function emptyErrorMessage(modelName: string, text: string): AssistantMessage {
+  return { role: 'assistant', content: [], stopReason: 'error', model: modelName, errorMessage: text };
 }
 
 const invalidResponse = (problem: string): ModelError =>
@@ -95,44 +131,15 @@ const invalidResponse = (problem: string): ModelError =>
 type Interruption = 'aborted' | 'idle';
 
 /**
- * Streams the reply, or with a durable host runs the attempt as one journaled step: its deltas are
- * recorded and published once the step is done, so a replay publishes exactly what the first run did.
- * Inside the step the idle timeout is a real timer (the engine's timers are not for use in a step).
- */
-async function attemptReply(run: RunSession, messages: Message[], turnIndex: number): Promise<Reply> {
-  const host = run.agent.host;
-  if (!host) {
-    return streamReply(run, messages, { onDelta: (delta, name) => run.streamDelta(delta, name), clock: run.clock });
-  }
-  const model = run.model;
-  const recorded = await host.modelAttempt(`model ${turnIndex}:${run.nextSeq}`, async () => {
-    const deltas: MessageDelta[] = [];
-    const reply = await streamReply(run, messages, { onDelta: (delta) => deltas.push(delta), clock: systemClock });
-    return { reply, deltas };
-  });
-  for (const delta of recorded.deltas) run.streamDelta(delta, model.name);
-  return recorded.reply;
-}
-
-/** Where an attempt's deltas go, and the clock of its idle timeout. */
-interface StreamSink {
-  onDelta(delta: MessageDelta, modelName: string): void;
-  clock: RuntimeClock;
-}
-
-/**
  * Reads one attempt's stream through the boundary (DESIGN §9): every event is checked as it
  * arrives, a wrong shape or a throw ends the attempt as `invalidResponse`, a silence of
  * `modelIdleMs` as `timeout`, and the iterator is closed on every exit path (after done/error too).
  */
-async function streamReply(run: RunSession, messages: Message[], sink: StreamSink): Promise<Reply> {
+async function streamReply(run: RunSession, messages: Message[], model: Model, sink: StreamSink): Promise<Omit<Reply, 'deltas'>> {
   const { agent, signal } = run;
-  const model = run.model;
   const accumulator = new StreamAccumulator(model.name);
-  // What a live message streamed so far (an internal error closes it with that content); a hosted
-  // attempt publishes nothing while it streams.
-  if (!agent.host) run.turn.stream = accumulator;
-  const aborted = (): Reply => ({
+  if (sink.track) run.live = { open: false, accumulator };
+  const aborted = () => ({
     called: true,
     message: accumulator.abort(),
     error: modelError('aborted', run.abortReason),
@@ -173,7 +180,7 @@ async function streamReply(run: RunSession, messages: Message[], sink: StreamSin
         accumulator.fail(invalidResponse(parsed.problem));
         break;
       }
-      for (const delta of accumulator.push(parsed.event)) sink.onDelta(delta, model.name);
+      for (const delta of accumulator.push(parsed.event)) sink.onDelta(delta);
       if (accumulator.terminal) break;
     }
   } catch (error) {

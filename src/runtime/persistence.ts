@@ -1,42 +1,28 @@
 import { z } from 'zod';
-import { cloneCounters } from '../domain/counters.js';
 import { AgentError } from '../domain/errors.js';
 import type { AgentEvent } from '../domain/events.js';
-import { MessageSchema, toolCallsOf, type Message } from '../domain/messages.js';
-import {
-  SessionHeadSchema,
-  StoredEventSchema,
-  type RunCheckpoint,
-  type SessionHead,
-  type SessionStep,
-  type SessionStore,
-  type StoredEvent,
-  type TurnCheckpoint,
-} from '../store/types.js';
+import { MessageSchema } from '../domain/messages.js';
+import { SessionHeadSchema, StoredEventSchema, type SessionStep, type SessionStore, type StoredEvent } from '../store/types.js';
+import { checkpointOf, type ApprovalVersions } from './checkpoint.js';
 import { contextViewOf, type SessionHistory } from './history.js';
-import type { AgentState, RunSession, RunStop } from './run-session.js';
-
-interface MasterView {
-  steeringQueue: Message[];
-  followUpQueue: Message[];
-  pending: Message[];
-  turnIndex: number;
-  turnsThisRun: number;
-  modelIndex: number;
-}
+import type { AgentState, RunStop, StepWriter } from './run-session.js';
 
 /** Events buffered between steps before they are written anyway (a tool sending a million progress updates). */
 export const MAX_BUFFERED_EVENTS = 256;
 
 /**
  * Writes one step per committed change: the events since the last step, the history's change and
- * a checkpoint, in order. Embedded stores commit each step synchronously; an async store gets the
+ * a checkpoint derived from the machines, in order. A step is taken after each actor step that
+ * changed something (an event published, history committed, a queue changed). Embedded stores commit each step synchronously; an async store gets the
  * steps one after another (a write waits for the previous one), so steps never reorder. A step is
  * validated before it is written: the store never holds what `load` would reject. A failed write is
  * final (DESIGN §11): nothing more is written and `onFailure` ends the run.
  */
-export class Persister {
+export class Persister implements StepWriter {
   private buffered: AgentEvent[] = [];
+  private dirty = false;
+  /** The version a durable approval request was first stored at (resolveApproval must quote it). */
+  readonly approvals: ApprovalVersions;
   private readonly queue: SessionStep[] = [];
   private writing = false;
   private idle: Array<() => void> = [];
@@ -47,15 +33,26 @@ export class Persister {
 
   constructor(
     private readonly store: SessionStore,
+    private readonly agent: AgentState,
     readonly sessionId: string,
     public version: number,
     private readonly onFailure: (failure: AgentError) => void,
-  ) {}
+  ) {
+    this.approvals = { durable: !agent.options.approval, pending: null };
+  }
 
-  record(event: AgentEvent, agent: AgentState, run: RunSession): void {
+  record(event: AgentEvent): void {
     this.buffered.push(event);
     // Progress updates change no state: past the limit they are written with an unchanged checkpoint.
-    if (event.type === 'toolExecutionUpdate' && this.buffered.length >= MAX_BUFFERED_EVENTS) this.step(agent, run);
+    if (event.type === 'toolExecutionUpdate' && this.buffered.length >= MAX_BUFFERED_EVENTS) this.step();
+  }
+
+  markDirty(): void {
+    this.dirty = true;
+  }
+
+  flushStep(): void {
+    if (this.dirty) this.step();
   }
 
   /** The agent let the session go (`close()`): nothing more is written, as if the process had stopped here. */
@@ -65,14 +62,16 @@ export class Persister {
 
   private detached = false;
 
-  step(agent: AgentState, run: RunSession | null): void {
+  step(): void {
+    this.dirty = false;
     if (this.failure || this.detached) return;
+    const { agent } = this;
     const events = this.buffered;
     this.buffered = [];
     let step: SessionStep;
     try {
       step = validatedStep({
-        checkpoint: buildHead(this.sessionId, this.version + 1, agent, run),
+        checkpoint: checkpointOf(this.sessionId, this.version + 1, agent, agent.run, this.approvals),
         history: agent.log.takeChanges(),
         events: events.map((event) => encodeEvent(event, agent.log)),
         ...(this.token !== null ? { token: this.token } : {}),
@@ -195,58 +194,4 @@ function validatedStep(step: SessionStep): SessionStep {
     );
   }
   return step;
-}
-
-function buildHead(sessionId: string, version: number, agent: AgentState, run: RunSession | null): SessionHead {
-  const master = run?.master?.getSnapshot().context as MasterView | undefined;
-  // Between a turnEnd and the master's decision the master has not advanced its turn index yet.
-  const closedAhead = run?.lastClosedTurn != null && master !== undefined && run.lastClosedTurn >= master.turnIndex;
-  return {
-    sessionId,
-    version,
-    historyLength: agent.log.length,
-    steeringQueue: [...(master?.steeringQueue ?? agent.steeringQueue)],
-    followUpQueue: [...(master?.followUpQueue ?? agent.followUpQueue)],
-    counters: cloneCounters(agent.counters),
-    turnIndex: closedAhead ? (run?.lastClosedTurn ?? 0) + 1 : (master?.turnIndex ?? agent.turnIndex),
-    run: run && !run.ended ? runCheckpoint(run, master, closedAhead) : null,
-  };
-}
-
-function runCheckpoint(run: RunSession, master: MasterView | undefined, closedAhead: boolean): RunCheckpoint {
-  return {
-    runId: run.runId,
-    nextSeq: run.nextSeq,
-    pending: [...(master?.pending ?? [])],
-    turnsThisRun: (master?.turnsThisRun ?? 0) + (closedAhead ? 1 : 0),
-    modelIndex: run.modelIndex,
-    turn: run.turn.open ? turnCheckpoint(run) : null,
-  };
-}
-
-function turnCheckpoint(run: RunSession): TurnCheckpoint {
-  const { turn } = run;
-  const committed = turn.committedAssistant !== null;
-  return {
-    turnIndex: turn.turnIndex,
-    reply: turn.reply ? { message: turn.reply.message, invalidCalls: [...turn.reply.invalidCalls] } : null,
-    results: [...turn.announcedEnds.values()],
-    started: [...turn.started],
-    approved: [...turn.approved],
-    requested: [...turn.requested],
-    pendingApproval: turn.pendingApproval
-      ? {
-          toolCallId: turn.pendingApproval.toolCallId,
-          toolName: turn.pendingApproval.toolName,
-          arguments: turn.pendingApproval.arguments,
-          version: turn.pendingApproval.version,
-        }
-      : null,
-    committed,
-  };
-}
-
-/** Whether a committed reply asks for more work (its tool calls), for resuming between turns. */
-export function replyHadToolCalls(checkpoint: TurnCheckpoint): boolean {
-  return checkpoint.reply !== null && toolCallsOf(checkpoint.reply.message).length > 0;
 }

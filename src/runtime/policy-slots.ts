@@ -51,9 +51,10 @@ export function createPostLoopRunner() {
  * its tool-call blocks are exactly the original ones (parity with the committed results).
  */
 export function createPostTurnRunner() {
-  return fromPromise<ResponseOutput, { turnIndex: number; toolResults: ToolResultMessage[] }>(async ({ input, system, signal }) => {
+  type Input = { turnIndex: number; assistant: AssistantMessage | null; toolResults: ToolResultMessage[] };
+  return fromPromise<ResponseOutput, Input>(async ({ input, system, signal }) => {
     const run = runOf(system);
-    let assistant = run.turn.committedAssistant;
+    let assistant = input.assistant;
     const injected: Message[] = [];
     let stopped = false;
     for (const policy of run.agent.options.policies?.postTurn ?? []) {
@@ -61,10 +62,8 @@ export function createPostTurnRunner() {
       const messages = run.agent.history.slice();
       const { toolResults, turnIndex } = input;
       const ask = () => policy({ messages, assistant, toolResults, turnIndex, counters: run.countersSnapshot() });
-      const report = (s: PolicySlot, e: unknown) => run.reportPolicyError(s, e);
-      const verdict = await run.awaitUser(
-        runIsolated('postTurn', ask, checkPostTurnVerdict, report, withRunSignal(run, signal)),
-      );
+      const report = (s: PolicySlot, e: unknown) => run.reportPolicyError(s, e, turnIndex);
+      const verdict = await run.awaitUser(runIsolated('postTurn', ask, checkPostTurnVerdict, report, withRunSignal(run, signal)));
       // An abort while the policy ran: its verdict no longer applies (the history is final).
       if (signal.aborted || run.signal.aborted) break;
       if (!verdict) continue;
@@ -75,12 +74,13 @@ export function createPostTurnRunner() {
           replaceInHistory(run.agent.log, assistant, verdict.assistant);
           assistant = verdict.assistant;
         } else {
-          run.reportPolicyError('postTurn', new Error('replacement ignored: it changes the tool-call blocks of the committed assistant message'));
+          const problem = 'replacement ignored: it changes the tool-call blocks of the committed assistant message';
+          run.reportPolicyError('postTurn', new Error(problem), input.turnIndex);
         }
       }
       if (stopped) break;
     }
-    return { stopped, injected, assistant };
+    return { stopped, injected, assistant: assistant === input.assistant ? null : assistant };
   });
 }
 

@@ -1,12 +1,26 @@
 import type { MasterResume } from '../../machines/master.types.js';
-import type { ResultsByPosition } from '../../machines/turn.types.js';
+import type { TurnResume } from '../../machines/turn.types.js';
 import { errorResult } from '../../machines/tool-results.js';
 import { toolCallsOf, type Message, type ToolResultMessage } from '../domain/messages.js';
-import type { RunCheckpoint, SessionCheckpoint, TurnCheckpoint } from '../store/types.js';
-import type { RunStart } from './run-launcher.js';
-import { newTurnScope, type AgentState, type RunSession, type TurnScope } from './run-session.js';
+import type { PendingApproval, RunCheckpoint, SessionCheckpoint, TurnCheckpoint } from '../store/types.js';
+import type { AgentState } from './run-session.js';
 
 export const INTERRUPTED_BY_RESTART = 'interrupted by restart; not re-run';
+
+/** How a run starts: fresh with its first messages, or resumed from the checkpoint a restart left. */
+export type RunStart =
+  | { kind: 'fresh'; newMessages: Message[] }
+  | {
+      kind: 'resumed';
+      runId: string;
+      nextSeq: number;
+      pending: Message[];
+      turnsThisRun: number;
+      modelIndex: number;
+      at: MasterResume;
+      /** A durable approval the interrupted turn was waiting for (with the version to quote). */
+      pendingApproval: PendingApproval | null;
+    };
 
 /** Loads a checkpoint into the agent: history, queues, counters, turn index. */
 export function restoreAgent(state: AgentState, checkpoint: SessionCheckpoint): void {
@@ -20,40 +34,23 @@ export function restoreAgent(state: AgentState, checkpoint: SessionCheckpoint): 
 }
 
 /**
- * Where an interrupted run continues. A turn whose reply was committed only lacks its turnEnd
- * (published by `closeCommittedTurn` before the run moves on); a turn whose reply was published
- * continues with its tools, each call that was running when the process died handled by its
- * tool's replay rule; a turn without a reply calls the model again.
+ * Where an interrupted run continues. A turn in progress is handed back to the turn machine with
+ * what its checkpoint recorded: a committed turn only publishes its turnEnd; a turn whose reply
+ * was published continues with its tools, each call that was running when the process died
+ * handled by its tool's replay rule; a turn without a reply calls the model again.
  */
 export function planResume(state: AgentState, checkpoint: RunCheckpoint): RunStart {
-  const base = { kind: 'resumed' as const, runId: checkpoint.runId, nextSeq: checkpoint.nextSeq, pending: checkpoint.pending, modelIndex: checkpoint.modelIndex };
+  const base = {
+    kind: 'resumed' as const,
+    runId: checkpoint.runId,
+    nextSeq: checkpoint.nextSeq,
+    pending: checkpoint.pending,
+    modelIndex: checkpoint.modelIndex,
+    turnsThisRun: checkpoint.turnsThisRun,
+  };
   const turn = checkpoint.turn;
-  if (turn && !turn.committed) {
-    const scope = restoredTurnScope(state, turn);
-    const resume = { reply: scope.reply, results: resumedResults(state, turn), approvedCallIds: turn.approved };
-    return { ...base, turnsThisRun: checkpoint.turnsThisRun, at: { at: 'turn', turn: resume }, turn: scope, closeTurn: null };
-  }
-  // Between turns (or a committed turn that only lacks its turnEnd): the next turn index is known.
-  if (turn) state.turnIndex = turn.turnIndex + 1;
-  const turnsThisRun = checkpoint.turnsThisRun + (turn ? 1 : 0);
-  const scope = turn ? restoredTurnScope(state, turn) : null;
-  return { ...base, turnsThisRun, at: nextStepBetweenTurns(state, checkpoint.pending), turn: scope, closeTurn: turn };
-}
-
-/** A committed turn interrupted before its turnEnd: publish it, so the resumed run starts between turns. */
-export function closeCommittedTurn(run: RunSession, turn: TurnCheckpoint): void {
-  const assistant = [...run.agent.history].reverse().find((message) => message.role === 'assistant') ?? null;
-  const hasCalls = assistant?.role === 'assistant' && toolCallsOf(assistant).length > 0;
-  const results = new Map(turn.results.map((result) => [result.toolCallId, result]));
-  const toolResults = assistant?.role === 'assistant' ? toolCallsOf(assistant).flatMap((call) => results.get(call.id) ?? []) : [];
-  run.closeTurn();
-  run.emit({
-    type: 'turnEnd',
-    turnIndex: turn.turnIndex,
-    reason: hasCalls ? 'toolsExecuted' : 'complete',
-    assistant: assistant?.role === 'assistant' ? assistant : null,
-    toolResults,
-  });
+  if (turn) return { ...base, at: { at: 'turn', turn: turnResume(state, turn) }, pendingApproval: turn.pendingApproval };
+  return { ...base, at: nextStepBetweenTurns(state, checkpoint.pending), pendingApproval: null };
 }
 
 function nextStepBetweenTurns(state: AgentState, pending: Message[]): MasterResume {
@@ -62,34 +59,31 @@ function nextStepBetweenTurns(state: AgentState, pending: Message[]): MasterResu
   return moreWork ? { at: 'preTurn' } : { at: 'postLoop' };
 }
 
-function restoredTurnScope(state: AgentState, turn: TurnCheckpoint): TurnScope {
-  const scope = newTurnScope(turn.turnIndex, true, state.history.length);
-  scope.reply = turn.reply ? { called: true, published: false, message: turn.reply.message, error: null, invalidCalls: turn.reply.invalidCalls } : null;
-  for (const result of turn.results) scope.announcedEnds.set(result.toolCallId, result);
-  for (const id of turn.started) scope.started.add(id);
-  for (const id of turn.requested) scope.requested.add(id);
-  for (const id of turn.approved) scope.approved.add(id);
-  if (turn.pendingApproval) {
-    const pending: NonNullable<TurnScope['pendingApproval']> = { ...turn.pendingApproval, early: null, decide: () => {} };
-    // A decision that arrives before the resumed turn reaches its approval state is kept for it.
-    pending.decide = (decision) => {
-      pending.early = decision;
-    };
-    scope.pendingApproval = pending;
-  }
-  return scope;
-}
-
-/** Results by call position: the published ones, plus the replay rule for calls that were running. */
-function resumedResults(state: AgentState, turn: TurnCheckpoint): ResultsByPosition {
-  const results = new Map<number, ToolResultMessage>();
-  if (!turn.reply) return results;
+function turnResume(state: AgentState, turn: TurnCheckpoint): TurnResume {
+  const resume: TurnResume = {
+    reply: null,
+    results: new Map(),
+    notRerun: new Map(),
+    startedCallIds: turn.started,
+    approvedCallIds: turn.approved,
+    requestedCallIds: turn.requested,
+    committed: turn.committed,
+  };
+  if (!turn.reply) return resume;
+  // A committed turn's assistant is the one in history (a post-turn policy may have replaced it).
+  const committedAssistant = turn.committed ? [...state.history].reverse().find((message) => message.role === 'assistant') : undefined;
+  const message = committedAssistant?.role === 'assistant' ? committedAssistant : turn.reply.message;
+  const reply = { called: true, published: true, message, deltas: [], error: null, invalidCalls: turn.reply.invalidCalls };
   const published = new Map(turn.results.map((result) => [result.toolCallId, result]));
+  const decided = new Map((turn.decided ?? []).map((result) => [result.toolCallId, result]));
   const started = new Set(turn.started);
+  const results = new Map<number, ToolResultMessage>();
+  const notRerun = new Map<number, ToolResultMessage>();
   toolCallsOf(turn.reply.message).forEach((call, position) => {
     const result = published.get(call.id);
     if (result) results.set(position, result);
-    else if (started.has(call.id) && state.registry.get(call.name)?.replay !== 'safe') results.set(position, errorResult(call, INTERRUPTED_BY_RESTART));
+    else if (decided.has(call.id)) notRerun.set(position, decided.get(call.id) as ToolResultMessage);
+    else if (started.has(call.id) && state.registry.get(call.name)?.replay !== 'safe') notRerun.set(position, errorResult(call, INTERRUPTED_BY_RESTART));
   });
-  return results;
+  return { ...resume, reply, results, notRerun };
 }

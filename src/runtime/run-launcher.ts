@@ -1,35 +1,20 @@
-import { createActor } from 'xstate';
-import type { MasterContext, MasterInput, MasterResume } from '../../machines/master.types.js';
+import { createActor, type InspectionEvent } from 'xstate';
+import type { MasterInput, MasterOutput } from '../../machines/master.types.js';
+import type { TurnFeatures } from '../../machines/turn.types.js';
 import { cloneCounters } from '../domain/counters.js';
 import { AgentError, modelError } from '../domain/errors.js';
 import type { Message } from '../domain/messages.js';
-import type { TurnCheckpoint } from '../store/types.js';
 import type { RunResult } from '../domain/outcomes.js';
+import type { ToolExecution } from '../tools/strategy.js';
+import { closeAfterInternalError } from './internal-error.js';
 import { isolatedInspector } from './isolation.js';
-import { masterLogic } from './master-effects.js';
-import { runStopOf } from './persistence.js';
+import { endOf, masterLogic } from './master-effects.js';
 import { errorMessage } from './policy-runner.js';
 import { finalReportOf } from './report.js';
-import { closeCommittedTurn } from './resume.js';
+import { runStopOf } from './persistence.js';
+import type { RunStart } from './resume.js';
 import { bindRun } from './run-registry.js';
-import { RunSession, type AgentState, type TurnScope } from './run-session.js';
-
-export type RunStart =
-  | { kind: 'fresh'; newMessages: Message[] }
-  | {
-      kind: 'resumed';
-      runId: string;
-      nextSeq: number;
-      pending: Message[];
-      turnsThisRun: number;
-      modelIndex: number;
-      at: MasterResume;
-      turn: TurnScope | null;
-      /** A committed turn that only lacks its turnEnd: published before the run moves on. */
-      closeTurn: TurnCheckpoint | null;
-    };
-
-type EndContext = Pick<MasterContext, 'status' | 'endReason' | 'error' | 'steeringQueue' | 'followUpQueue' | 'turnIndex'>;
+import { RunSession, type AgentState } from './run-session.js';
 
 /** Starts a run of the agent's master machine: a fresh one (START) or one resumed after a restart (RESUME). */
 export function launchRun(state: AgentState, start: RunStart, onSubscriberError: (error: unknown) => void): RunSession {
@@ -43,20 +28,32 @@ export function launchRun(state: AgentState, start: RunStart, onSubscriberError:
     const why = `reading the agent's options or tools threw: ${detail}`;
     throw new AgentError('InvalidOptions', `the run could not start: ${why}`);
   }
-  const run = new RunSession(state, onSubscriberError, start.kind === 'resumed' ? { runId: start.runId, nextSeq: start.nextSeq } : undefined);
+  const resumed = start.kind === 'resumed' ? { runId: start.runId, nextSeq: start.nextSeq } : undefined;
+  const run = new RunSession(state, onSubscriberError, resumed);
   state.run = run;
   if (start.kind === 'resumed') {
-    run.modelIndex = start.modelIndex;
-    if (start.turn) {
-      run.turn = start.turn;
-      run.ledger.markStarted(start.turn.started);
-    }
+    if (start.at.at === 'turn') run.ledger.markStarted(start.at.turn.startedCallIds);
+    if (state.persister) state.persister.approvals.pending = start.pendingApproval;
   }
   let resolveResult: (result: RunResult) => void = () => {};
   const result = new Promise<RunResult>((resolve) => (resolveResult = resolve));
-  run.finish = (context: EndContext) => finishRun(state, run, context, resolveResult);
+  run.finish = (end) => finishRun(state, run, end, resolveResult);
 
-  const inspect = isolatedInspector(state.options.inspect, onSubscriberError);
+  const userInspect = isolatedInspector(state.options.inspect, onSubscriberError);
+  const persister = state.persister;
+  // A step is written after each actor step that changed something: the checkpoint then reads
+  // the machines' state as that step left it. Not after an actor's start: XState starts the
+  // children of a machine's first state before that state's actions run (its parent's step,
+  // which follows, is written).
+  const inspect =
+    persister || userInspect
+      ? (event: InspectionEvent) => {
+          userInspect?.(event);
+          if (persister && event.type === '@xstate.snapshot' && event.event.type !== 'xstate.init' && run.actionDepth === 0) {
+            persister.flushStep();
+          }
+        }
+      : null;
   const master = createActor(masterLogic(), {
     input,
     // An explicit `clock: undefined` would replace XState's default clock.
@@ -72,17 +69,15 @@ export function launchRun(state: AgentState, start: RunStart, onSubscriberError:
   master.subscribe({
     error: (error) => {
       if (run.ended) return;
-      const context = master.getSnapshot().context as MasterContext;
-      const detail = errorMessage(error);
+      const snapshot = master.getSnapshot();
       try {
-        run.closeAfterInternalError([...context.turnInput, ...context.pending], detail);
+        closeAfterInternalError(run, snapshot, error);
       } finally {
-        const error = modelError('internal', `internal error: ${detail}`);
-        run.finish({ ...context, status: 'failed', endReason: 'fatalError', error });
+        const failure = modelError('internal', `internal error: ${errorMessage(error)}`);
+        run.finish({ ...endOf(snapshot.context), status: 'failed', endReason: 'fatalError', error: failure });
       }
     },
   });
-  if (start.kind === 'resumed' && start.closeTurn) closeCommittedTurn(run, start.closeTurn);
   master.start();
   master.send({ type: start.kind === 'fresh' ? 'START' : 'RESUME' });
   return run;
@@ -92,53 +87,61 @@ function masterInput(state: AgentState, start: RunStart): MasterInput {
   const { options, resolved, registry } = state;
   const policies = options.policies ?? {};
   return {
+    config: {
+      steeringMode: resolved.steeringMode,
+      followUpMode: resolved.followUpMode,
+      maxTurns: resolved.maxTurns,
+      maxAttempts: resolved.retry.maxAttempts,
+      modelCount: resolved.models.length,
+      reportToolName: options.finalReport?.toolName ?? null,
+      progressToolNames: registry.tools.filter((tool) => tool.progress).map((tool) => tool.name),
+      postLoopPolicies: (policies.postLoop?.length ?? 0) > 0,
+      turnFeatures: turnFeatures(state),
+    },
     newMessages: start.kind === 'fresh' ? start.newMessages : start.pending,
     steeringQueue: state.steeringQueue,
     followUpQueue: state.followUpQueue,
-    steeringMode: resolved.steeringMode,
-    followUpMode: resolved.followUpMode,
     turnIndex: state.turnIndex,
-    maxTurns: resolved.maxTurns,
-    maxAttempts: resolved.retry.maxAttempts,
-    modelCount: resolved.models.length,
-    reportToolName: options.finalReport?.toolName ?? null,
-    progressToolNames: registry.tools.filter((tool) => tool.progress).map((tool) => tool.name),
-    postLoopPolicies: (policies.postLoop?.length ?? 0) > 0,
-    turnFeatures: {
-      preTurnPolicies: (policies.preTurn?.length ?? 0) > 0,
-      preDispatchPolicies: (policies.preDispatch?.length ?? 0) > 0,
-      postTurnPolicies: (policies.postTurn?.length ?? 0) > 0,
-      steeringInterrupts: resolved.steeringInterrupts,
-      steeringGraceMs: resolved.steeringGraceMs,
-      fixedPartition: typeof resolved.toolExecution === 'string' || 'concurrency' in resolved.toolExecution,
-    },
     resume: start.kind === 'resumed' ? start.at : null,
     ...(start.kind === 'resumed' ? { turnsThisRun: start.turnsThisRun, modelIndex: start.modelIndex } : {}),
   };
 }
 
-function finishRun(
-  state: AgentState,
-  run: RunSession,
-  ended: EndContext,
-  resolveResult: (result: RunResult) => void,
-): void {
+function turnFeatures(state: AgentState): TurnFeatures {
+  const { options, resolved } = state;
+  const policies = options.policies ?? {};
+  return {
+    preTurnPolicies: (policies.preTurn?.length ?? 0) > 0,
+    preDispatchPolicies: (policies.preDispatch?.length ?? 0) > 0,
+    postTurnPolicies: (policies.postTurn?.length ?? 0) > 0,
+    steeringInterrupts: resolved.steeringInterrupts,
+    steeringGraceMs: resolved.steeringGraceMs,
+    execution: executionOf(resolved.toolExecution),
+  };
+}
+
+function executionOf(execution: ToolExecution): TurnFeatures['execution'] {
+  if (execution === 'parallel') return { kind: 'parallel' };
+  if (execution === 'sequential') return { kind: 'sequential' };
+  if ('concurrency' in execution) return { kind: 'pool', limit: execution.concurrency };
+  return { kind: 'custom' };
+}
+
+function finishRun(state: AgentState, run: RunSession, ended: MasterOutput, resolveResult: (result: RunResult) => void): void {
   if (run.ended) return;
   // A run the runtime stopped (store failure, lost lease) ends failed, whatever the chart decided.
-  const context: EndContext = run.stopped
-    ? { ...ended, status: 'failed', endReason: 'fatalError', error: null }
-    : ended;
+  const end: MasterOutput = run.stopped ? { ...ended, status: 'failed', endReason: 'fatalError', error: null } : ended;
   run.closing = true;
-  run.closeTurnAsAborted();
   // Messages the master never took (sent while it was already ending) stay queued, never lost.
   const untaken = [...state.unacknowledged];
   state.unacknowledged.clear();
-  state.steeringQueue = [...context.steeringQueue, ...untaken.filter(([, source]) => source === 'steering').map(([message]) => message)];
-  state.followUpQueue = [...context.followUpQueue, ...untaken.filter(([, source]) => source === 'followUp').map(([message]) => message)];
-  state.turnIndex = context.turnIndex;
+  const untakenOf = (source: 'steering' | 'followUp') => untaken.filter(([, from]) => from === source).map(([message]) => message);
+  state.steeringQueue = [...end.steeringQueue, ...untakenOf('steering')];
+  state.followUpQueue = [...end.followUpQueue, ...untakenOf('followUp')];
+  state.turnIndex = end.turnIndex;
   const counters = cloneCounters(state.counters);
-  const error = endError(run, context);
-  const { status, endReason } = context;
+  const error = endError(run, end);
+  const { status, endReason } = end;
   // The history at the end, as a view: a session of many runs does not store a copy per run.
   const view = state.log.view();
   const messages = view.messages() as Message[];
@@ -153,12 +156,12 @@ function finishRun(
   }
   state.run = null;
   state.lease?.runEnded();
-  state.persister?.step(state, null);
+  state.persister?.step();
   run.log.close();
-  const report = finalReportOf(state, context.endReason);
+  const report = finalReportOf(state, endReason);
   const result: RunResult = {
-    status: context.status,
-    endReason: context.endReason,
+    status,
+    endReason,
     messages: state.history.slice(),
     counters,
     ...(report ? { finalReport: report } : {}),
@@ -169,10 +172,10 @@ function finishRun(
   const written = (): RunResult => {
     const failure = !run.stopped && persister?.failure ? persister.failure : null;
     if (!failure) return result;
-    return { ...result, status: 'failed', endReason: 'fatalError', error: runStopOf(failure) };
+    return { ...result, status: 'failed', endReason: 'fatalError', error: runStopOf(failure as AgentError) };
   };
   // An aborted run settles at once (§9); flush() is then the wait on its last step.
-  if (!persister?.busy || context.status === 'aborted') return resolveResult(written());
+  if (!persister?.busy || status === 'aborted') return resolveResult(written());
   let settled = false;
   const settle = (final: RunResult) => {
     if (settled) return;
@@ -186,9 +189,9 @@ function finishRun(
 }
 
 /** A failed run's error (the runtime's stop first: a store failure, a lost lease); an aborted run's reason. */
-function endError(run: RunSession, context: EndContext): { code: string; message: string } | null {
+function endError(run: RunSession, end: MasterOutput): { code: string; message: string } | null {
   if (run.stopped) return { code: run.stopped.code, message: run.stopped.message };
-  if (context.status === 'aborted') return { code: 'aborted', message: run.abortReason };
-  if (context.status === 'failed' && context.error) return { code: context.error.kind, message: context.error.message };
+  if (end.status === 'aborted') return { code: 'aborted', message: run.abortReason };
+  if (end.status === 'failed' && end.error) return { code: end.error.kind, message: end.error.message };
   return null;
 }

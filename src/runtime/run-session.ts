@@ -1,17 +1,12 @@
 import type { Observable } from 'rxjs';
 import type { AnyActorRef } from 'xstate';
 import type { RunResult } from '../domain/outcomes.js';
-import type { MasterContext } from '../../machines/master.types.js';
-import type { ModelReply } from '../../machines/turn.types.js';
-import type { ApprovalDecision } from '../policies/types.js';
-import type { PendingApproval } from '../store/types.js';
-import type { LeaseKeeper } from './lease.js';
-import type { Persister } from './persistence.js';
+import type { MasterOutput } from '../../machines/master.types.js';
 import type { ContextGuard } from '../context/guard.js';
 import type { Counters } from '../domain/counters.js';
 import { cloneCounters } from '../domain/counters.js';
 import type { AgentEvent, AgentEventBody, MessageDelta, PolicySlot } from '../domain/events.js';
-import { toolCallsOf, type AssistantMessage, type Message, type ToolResultMessage } from '../domain/messages.js';
+import type { AssistantMessage, Message } from '../domain/messages.js';
 import type { StreamAccumulator } from '../model/accumulator.js';
 import type { Model } from '../model/port.js';
 import type { TransformRejection } from '../context/guard.js';
@@ -21,9 +16,11 @@ import { CounterLedger } from './counter-ledger.js';
 import { AgentEventFeed, DEFAULT_REPLAY_BUFFER, RunEventLog } from './event-stream.js';
 import { eventWithView, type ContextView, type SessionHistory } from './history.js';
 import type { EffectHost } from './effects.js';
+import type { LeaseKeeper } from './lease.js';
 import type { AgentOptions, ResolvedOptions } from './options.js';
 import { errorMessage } from './policy-runner.js';
 import { systemClock, type RuntimeClock } from './timers.js';
+import { StepBoundary } from './step-boundary.js';
 
 /** Why the runtime ended a run: its store failed, or another agent took the session over. */
 export interface RunStop {
@@ -39,62 +36,33 @@ export interface SteerReceipt {
   turnIndex?: number;
 }
 
-/** State of the turn in progress; reset at every fresh turn. */
-export interface TurnScope {
-  turnIndex: number;
-  open: boolean;
-  /** messageUpdate deltas of the current attempt, published only once the attempt is final. */
-  deltas: MessageDelta[];
-  /** Live streaming published this attempt's messageStart (its deltas go out as they arrive). */
-  messageOpen: boolean;
-  /** The reply published for this turn (a resumed turn continues from it). */
-  reply: ModelReply | null;
-  /** Results whose toolExecutionEnd has been published, by call id: what was published is what is committed. */
-  announcedEnds: Map<string, ToolResultMessage>;
-  /** Calls whose toolExecutionStart was published (a resumed 'safe' re-run does not announce twice). */
-  started: Set<string>;
-  /** Approval requests published, and calls approved, in this turn. */
-  requested: Set<string>;
-  approved: Set<string>;
-  /** A durable approval waiting for `resolveApproval`. */
-  pendingApproval: (PendingApproval & { decide: (decision: ApprovalDecision) => void; early: ApprovalDecision | null }) | null;
-  /** The compacted view an overflow recovery prepared for the re-run attempt. */
-  overflowView: Message[] | null;
-  /** History length before the turn's reply was committed (report mode discards a failed reply). */
-  replyStart: number;
-  /** Resolves the approval request in progress as denied (abort); null when none is pending. */
-  denyPendingApproval: (() => void) | null;
-  /** The assistant message the turn committed (post-turn policies may replace it). */
-  committedAssistant: AssistantMessage | null;
-  /** The attempt being streamed: what it received so far closes a live message after an internal error. */
-  stream: StreamAccumulator | null;
-  /**
-   * steer() was accepted during this turn. The chart decides what it means (STEERING_ARRIVED); the
-   * effects read it only to start nothing new in the step where the event is still in the turn's
-   * mailbox (a steer from a subscriber of the step that publishes the reply).
-   */
-  steeringAccepted: boolean;
-}
-
-export function newTurnScope(turnIndex: number, open: boolean, historyLength: number): TurnScope {
-  return {
-    turnIndex,
-    open,
-    deltas: [],
-    messageOpen: false,
-    reply: null,
-    announcedEnds: new Map(),
-    started: new Set(),
-    requested: new Set(),
-    approved: new Set(),
-    pendingApproval: null,
-    overflowView: null,
-    replyStart: historyLength,
-    denyPendingApproval: null,
-    committedAssistant: null,
-    stream: null,
-    steeringAccepted: false,
-  };
+/** Writes the session's steps; persistence.ts implements it (the run only tells it when something changed). */
+export interface StepWriter {
+  readonly sessionId: string;
+  /** The store's version of the last step taken. */
+  readonly version: number;
+  record(event: AgentEvent): void;
+  /** Something durable changed (an event, history, a queue): the next step boundary writes a step. */
+  markDirty(): void;
+  /** Writes a step now if anything changed since the last one. */
+  flushStep(): void;
+  /** Writes a step now (between runs: the queues changed). */
+  step(): void;
+  /** A write is in flight (an async store). */
+  readonly busy: boolean;
+  /** Resolves when every step so far is written or the store failed (never rejects). */
+  settled(): Promise<void>;
+  /** The first failed write: nothing is written after it. */
+  readonly failure: Error | null;
+  /** The fencing token every step carries (null: the store is used without a lease). */
+  token: number | null;
+  /** Ends writing after a failure (a failed lease renewal, a refused step). */
+  fail(error: unknown): void;
+  /** The agent let the session go: nothing more is written. */
+  detach(): void;
+  /** The version a durable approval request was first stored at (resolveApproval must quote it). */
+  readonly approvals: { readonly durable: boolean; pending: import('../store/types.js').PendingApproval | null };
+  flushed(): Promise<void>;
 }
 
 /** Everything one agent keeps between runs. */
@@ -123,7 +91,7 @@ export interface AgentState {
   readonly unacknowledged: Map<Message, MessageSource>;
   run: RunSession | null;
   /** Checkpoints every committed step when the agent has a store. */
-  persister: Persister | null;
+  persister: StepWriter | null;
   /** The agent's lease on its session (with a store). */
   lease: LeaseKeeper | null;
   /** A durable-execution engine that journals the run's effects (agentchart/restate), or null. */
@@ -132,34 +100,39 @@ export interface AgentState {
   cutFinalWrite: (() => void) | null;
 }
 
+/**
+ * The model attempt being streamed, live: what the effect that reads the stream owns (like an open
+ * HTTP body). Only a run cut by an internal error reads it, to end a message it had started.
+ */
+export interface LiveAttempt {
+  /** Live streaming published this attempt's messageStart. */
+  open: boolean;
+  accumulator: StreamAccumulator | null;
+}
+
 let runCounter = 0;
 
-/** Steps after which the session is checkpointed (with the events since the last step). */
-const CHECKPOINTED_EVENTS: ReadonlySet<AgentEvent['type']> = new Set([
-  'agentStart',
-  'messageEnd',
-  'toolApprovalRequested',
-  'toolApprovalResolved',
-  'toolExecutionStart',
-  'toolExecutionEnd',
-  'turnEnd',
-  'retry',
-  'modelFallback',
-  'contextCompacted',
-]);
-
-/** One run of an agent: its event log, seq, abort signal and the turn in progress. */
+/** One run of an agent: its event log, seq, abort signal and the actors it runs. */
 export class RunSession {
   readonly runId: string;
   readonly log: RunEventLog;
   readonly ledger: CounterLedger;
   readonly controller = new AbortController();
-  modelIndex = 0;
-  turn: TurnScope = newTurnScope(0, false, 0);
-  /** The master actor, read for queues and pending messages when checkpointing. */
+  /** The master actor: every state of the run is read from it (and its turn and tool-call children). */
   master: AnyActorRef | null = null;
   /** The run's result promise and event stream, as handed to the caller. */
   handle: { result: Promise<RunResult>; events: Observable<AgentEvent> } | null = null;
+  live: LiveAttempt | null = null;
+  /**
+   * The tool-call actors of the turn in progress (by the turn actor's session id), for what reads
+   * them from outside the chart: the checkpoint (a call that ended before the turn took its result)
+   * and the net after an internal error. Dropped at the next turn.
+   */
+  callActors: { turn: string; actors: AnyActorRef[] } = { turn: '', actors: [] };
+  /** Machine actions of this run in progress (see `runAction`): no step is written in their middle. */
+  actionDepth = 0;
+  /** Work a step began (tool starts, approval requests) begins once the step is over. */
+  readonly boundary = new StepBoundary(() => (this.agent.persister?.busy ? this.agent.persister.settled() : null));
   private seq: number;
   /** After agentEnd nothing more is published: a late callback cannot break "agentEnd is last". */
   ended = false;
@@ -170,8 +143,8 @@ export class RunSession {
    * a newer lease fenced this agent. The run ends at once as `failed` / `fatalError` with this error.
    */
   stopped: RunStop | null = null;
-  /** Ends the run: publishes agentEnd and resolves the run's result (set by createAgent). */
-  finish: (context: MasterContext) => void = () => {};
+  /** Ends the run: publishes agentEnd and resolves the run's result (set by the launcher). */
+  finish: (end: MasterOutput) => void = () => {};
 
   constructor(
     readonly agent: AgentState,
@@ -199,8 +172,8 @@ export class RunSession {
     return this.controller.signal;
   }
 
-  get model(): Model {
-    return this.agent.resolved.models[this.modelIndex] as Model;
+  modelAt(index: number): Model {
+    return this.agent.resolved.models[index] as Model;
   }
 
   /**
@@ -216,33 +189,30 @@ export class RunSession {
     const fields = { ...body, runId: this.runId, seq: this.seq++ };
     const event = view && 'messages' in fields ? eventWithView<AgentEvent>(fields, view) : (fields as AgentEvent);
     this.ledger.observe(event);
-    if (event.type === 'messageStart') this.held = [];
-    if (this.held) {
-      this.held.push(event);
-      if (event.type === 'messageEnd') this.releaseHeld();
-    } else {
-      this.agent.persister?.record(event, this.agent, this);
-    }
+    const persister = this.agent.persister;
+    if (persister) this.persist(persister, event);
     this.log.push(event);
     this.agent.feed.push(event);
-    if (CHECKPOINTED_EVENTS.has(event.type)) this.checkpoint();
     return event;
   }
 
-  private releaseHeld(): void {
-    const held = this.held ?? [];
-    this.held = null;
-    for (const event of held) this.agent.persister?.record(event, this.agent, this);
+  private persist(persister: StepWriter, event: AgentEvent): void {
+    if (event.type === 'messageStart') this.held = [];
+    if (this.held) {
+      this.held.push(event);
+      if (event.type !== 'messageEnd') return;
+      const held = this.held;
+      this.held = null;
+      for (const each of held) persister.record(each);
+    } else {
+      persister.record(event);
+    }
+    persister.markDirty();
   }
 
   /** The seq the stored log continues from: held events are not stored yet. */
   get nextSeq(): number {
     return this.held?.[0]?.seq ?? this.seq;
-  }
-
-  /** Steering that interrupts was accepted in this turn: effects start no further tool call or approval request. */
-  get steeringInterrupts(): boolean {
-    return this.turn.steeringAccepted && this.agent.resolved.steeringInterrupts;
   }
 
   /** The agent's clock (XState's): every runtime timer uses it, so tests run on a SimulatedClock. */
@@ -256,16 +226,11 @@ export class RunSession {
     return typeof reason === 'string' && reason !== '' ? reason : 'aborted';
   }
 
-  /** Persists the committed step (no-op without a store). */
-  checkpoint(): void {
-    this.agent.persister?.step(this.agent, this);
-  }
-
   /** A context transform whose output was refused: reported, and the default compaction is used. */
-  reportTransformRejection(rejection: TransformRejection): void {
+  reportTransformRejection(rejection: TransformRejection, turnIndex?: number): void {
     const detail = rejection.violations.length > 0 ? `: ${rejection.violations.slice(0, 3).join('; ')}` : '';
     const message = `${rejection.reason}${detail}; the default compaction was used`;
-    this.reportPolicyError('contextTransform', new Error(message));
+    this.reportPolicyError('contextTransform', new Error(message), turnIndex);
   }
 
   /** Awaits user code outside any journaled step (a durable host waits for it before it waits for the engine). */
@@ -273,33 +238,12 @@ export class RunSession {
     return this.agent.host ? this.agent.host.track(work) : work;
   }
 
-  reportPolicyError(slot: PolicySlot, error: unknown): void {
-    this.emit({ type: 'policyError', slot, message: errorMessage(error), ...(this.turn.open ? { turnIndex: this.turn.turnIndex } : {}) });
-  }
-
-  /** The index of the last turn this run closed (its turnEnd published), or null. */
-  lastClosedTurn: number | null = null;
-
-  /** Marks the turn closed; done before turnEnd is published, so that step's checkpoint sees it closed. */
-  closeTurn(): void {
-    this.turn.open = false;
-    this.lastClosedTurn = this.turn.turnIndex;
-  }
-
-  startTurn(turnIndex: number, input: readonly Message[] = []): void {
-    // Between turns only: a turn sees one tool list from its first model call to its last result.
-    const change = this.agent.toolSources.next(this.agent.registry);
-    if (change) {
-      this.agent.registry = change.registry;
-      this.emit({ type: 'toolsChanged', added: change.added, removed: change.removed, updated: change.updated });
-    }
-    this.turn = newTurnScope(turnIndex, true, this.agent.history.length);
-    const steeringDelivered = input.filter((message) => this.agent.sources.get(message) === 'steering').length;
-    this.emit({ type: 'turnStart', turnIndex, ...(steeringDelivered > 0 ? { steeringDelivered } : {}) });
+  reportPolicyError(slot: PolicySlot, error: unknown, turnIndex?: number): void {
+    this.emit({ type: 'policyError', slot, message: errorMessage(error), ...(turnIndex !== undefined ? { turnIndex } : {}) });
   }
 
   /** Appends messages to the agent's history, resolving steer()/followUp() receipts (delivered in `turnIndex`). */
-  commit(messages: readonly Message[], turnIndex = this.turn.turnIndex): void {
+  commit(messages: readonly Message[], turnIndex: number): void {
     const { log, receipts, sources } = this.agent;
     for (const message of messages) {
       log.append(message);
@@ -310,95 +254,17 @@ export class RunSession {
       receipts.get(message)?.({ status: 'delivered', turnIndex });
       receipts.delete(message);
     }
-    this.checkpoint();
+    this.agent.persister?.markDirty();
   }
 
-  /** A delta of the current attempt: buffered, or published at once when streaming live. */
-  streamDelta(delta: MessageDelta, modelName: string): void {
-    if (this.agent.options.streaming !== 'live') {
-      this.turn.deltas.push(delta);
-      return;
+  /** A delta of the current attempt, published at once when streaming live (else it travels with the reply). */
+  streamLiveDelta(delta: MessageDelta, turnIndex: number, modelName: string): void {
+    const live = this.live ?? (this.live = { open: false, accumulator: null });
+    if (!live.open) {
+      live.open = true;
+      this.emit({ type: 'messageStart', turnIndex, message: emptyMessage(modelName) });
     }
-    if (!this.turn.messageOpen) this.openMessage(modelName);
-    this.emit({ type: 'messageUpdate', turnIndex: this.turn.turnIndex, delta });
-  }
-
-  private openMessage(modelName: string | undefined): void {
-    this.turn.messageOpen = true;
-    this.emit({ type: 'messageStart', turnIndex: this.turn.turnIndex, message: { role: 'assistant', content: [], stopReason: 'stop', model: modelName } as AssistantMessage });
-  }
-
-  /**
-   * Publishes an assistant message once per logical message: start, the buffered deltas, end (with
-   * the attempt's error). The reply is recorded as the turn's published reply just before
-   * messageEnd (the step a checkpoint may store), never earlier.
-   */
-  publishAssistant(message: AssistantMessage, reply: ModelReply | null = null): void {
-    const turnIndex = this.turn.turnIndex;
-    if (!this.turn.messageOpen) this.openMessage(message.model);
-    for (const delta of this.turn.deltas) this.emit({ type: 'messageUpdate', turnIndex, delta });
-    this.turn.deltas = [];
-    this.turn.messageOpen = false;
-    if (reply) this.turn.reply = reply;
-    const error = reply?.error;
-    this.emit({ type: 'messageEnd', turnIndex, message, ...(error ? { error } : {}) });
-  }
-
-  announceToolEnd(result: ToolResultMessage): void {
-    if (this.turn.announcedEnds.has(result.toolCallId)) return;
-    this.turn.announcedEnds.set(result.toolCallId, result);
-    this.emit({ type: 'toolExecutionEnd', turnIndex: this.turn.turnIndex, toolCallId: result.toolCallId, toolName: result.toolName, result: result.content, isError: result.isError });
-  }
-
-  /** Closes a turn left open by a deferred failure: an empty aborted message, committed, then turnEnd(aborted). */
-  closeTurnAsAborted(): void {
-    if (!this.turn.open) return;
-    const message: AssistantMessage = { role: 'assistant', content: [], stopReason: 'aborted', model: this.model.name };
-    this.turn.deltas = [];
-    this.publishAssistant(message);
-    this.commit([message]);
-    this.closeTurn();
-    this.emit({ type: 'turnEnd', turnIndex: this.turn.turnIndex, reason: 'aborted', assistant: message, toolResults: [] });
-  }
-
-  /**
-   * After an internal error (a throw inside an effect or a machine action), keeps the log whole
-   * (DESIGN §9): the turn's input is committed, a half-published message is ended, a published
-   * reply is committed with one result per tool call, and the open turn gets its turnEnd. A reply
-   * already published is never replaced, and no second messageStart is emitted.
-   */
-  closeAfterInternalError(input: readonly Message[], detail: string): void {
-    const unsaved = notIn(this.agent.history, input);
-    if (unsaved.length > 0) this.commit(unsaved);
-    if (!this.turn.open) return;
-    const turn = this.turn;
-    const errorMessage = `internal error: ${detail}`;
-    if (turn.messageOpen && turn.committedAssistant === null) {
-      // A live message cut by the error: what was streamed is its content, with stopReason error.
-      const streamed = turn.stream?.abort(errorMessage);
-      const base = streamed ?? { role: 'assistant', content: [], model: this.model.name };
-      const message: AssistantMessage = { ...base, stopReason: 'error', errorMessage };
-      this.publishAssistant(message, { called: true, published: true, message, error: null, invalidCalls: [] });
-    }
-    let results: ToolResultMessage[] = [];
-    const assistant = turn.committedAssistant ?? turn.reply?.message ?? null;
-    if (turn.committedAssistant === null && assistant) {
-      const notRun = (call: { id: string; name: string }): ToolResultMessage => ({
-        role: 'toolResult',
-        toolCallId: call.id,
-        toolName: call.name,
-        content: `not run: ${errorMessage}`,
-        isError: true,
-      });
-      results = toolCallsOf(assistant).map((call) => turn.announcedEnds.get(call.id) ?? notRun(call));
-      for (const result of results) this.announceToolEnd(result);
-      turn.committedAssistant = assistant;
-      this.commit([assistant, ...results]);
-    } else if (assistant) {
-      results = toolCallsOf(assistant).flatMap((call) => turn.announcedEnds.get(call.id) ?? []);
-    }
-    this.closeTurn();
-    this.emit({ type: 'turnEnd', turnIndex: turn.turnIndex, reason: 'error', assistant, toolResults: results });
+    this.emit({ type: 'messageUpdate', turnIndex, delta });
   }
 
   countersSnapshot(): Counters {
@@ -406,9 +272,7 @@ export class RunSession {
   }
 }
 
-/** The messages of `candidates` not in `history` (by identity), in order. */
-function notIn(history: readonly Message[], candidates: readonly Message[]): Message[] {
-  if (candidates.length === 0) return [];
-  const present = new Set<Message>(history);
-  return candidates.filter((message) => !present.has(message));
+/** What a messageStart carries: the message as it begins. */
+export function emptyMessage(modelName: string | undefined): AssistantMessage {
+  return { role: 'assistant', content: [], stopReason: 'stop', model: modelName } as AssistantMessage;
 }

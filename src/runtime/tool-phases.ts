@@ -1,9 +1,8 @@
 import { fromPromise } from 'xstate';
 import { errorResult } from '../../machines/tool-results.js';
-import type { TurnContext } from '../../machines/turn.machine.js';
-import type { PreDispatchOutput, PreparedCall, ResultsByPosition } from '../../machines/turn.types.js';
+import type { ModelReply, PartitionOutput, PreDispatchOutput, PreparedCall, PreprocessOutput } from '../../machines/turn.types.js';
 import type { PolicySlot } from '../domain/events.js';
-import { toMessage, toolCallsOf, type Message, type ToolCallBlock } from '../domain/messages.js';
+import { toMessage, toolCallsOf, type Message, type ToolCallBlock, type ToolResultMessage } from '../domain/messages.js';
 import { checkPreDispatchVerdict } from '../policies/verdicts.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import {
@@ -18,27 +17,34 @@ import { withRunSignal } from './timers.js';
 import type { AgentState, RunSession } from './run-session.js';
 
 /** Preprocess: unknown tools and invalid arguments get an error result and never start. */
-export function prepareCalls(run: RunSession, context: TurnContext): { prepared: PreparedCall[]; results: ResultsByPosition } {
-  const reply = context.reply;
-  if (!reply) return { prepared: [], results: context.results };
-  const invalid = new Map(reply.invalidCalls.map((call) => [call.id, call]));
-  const results = new Map(context.results);
+export function prepareCalls(
+  run: RunSession,
+  input: { turnIndex: number; reply: ModelReply; decided: number[]; approved: string[] },
+  /** False for a reply restored after a restart: its invalid calls were counted before the crash. */
+  count = true,
+): PreprocessOutput {
+  const { reply } = input;
+  const invalidCalls = new Map(reply.invalidCalls.map((call) => [call.id, call]));
+  const decided = new Set(input.decided);
+  const approvedBefore = new Set(input.approved);
   const prepared: PreparedCall[] = [];
-  const resumedApprovals = new Set(context.resume?.approvedCallIds ?? []);
+  const invalid: Array<{ position: number; result: ToolResultMessage }> = [];
+  const { agent } = run;
   toolCallsOf(reply.message).forEach((call, position) => {
-    if (results.has(position)) return; // decided before a restart
-    const raw = invalid.get(call.id);
+    if (decided.has(position)) return; // decided before a restart
+    const raw = invalidCalls.get(call.id);
     const decoded = raw ? { rawArguments: raw.rawArguments, invalidReason: raw.reason } : undefined;
-    const outcome = validateToolCall(run.agent.registry, call, decoded);
+    const outcome = validateToolCall(agent.registry, call, decoded);
     if (outcome.ok) {
-      const approved = resumedApprovals.has(call.id) || !needsApproval(run.agent, call.name);
-      prepared.push({ position, call: { ...call, arguments: outcome.arguments }, approved, cleared: false });
+      const approved = approvedBefore.has(call.id) || !needsApproval(agent, call.name);
+      const timeoutMs = outcome.tool.timeoutMs ?? agent.resolved.timeouts.toolMs;
+      prepared.push({ position, call: { ...call, arguments: outcome.arguments }, approved, cleared: false, timeoutMs });
     } else {
-      run.ledger.increment('toolCallsInvalid');
-      results.set(position, errorResult(call, outcome.message));
+      if (count) run.ledger.increment('toolCallsInvalid');
+      invalid.push({ position, result: errorResult(call, outcome.message) });
     }
   });
-  return { prepared, results };
+  return { prepared, invalid };
 }
 
 export function needsApproval(agent: AgentState, toolName: string): boolean {
@@ -71,16 +77,23 @@ export function validateToolCall(
  * ever saw a copy of the arguments, its changes are rolled back.
  */
 export function createPreDispatchRunner() {
-  type Input = { turnIndex: number; prepared: PreparedCall[]; results: ResultsByPosition };
+  type Input = { turnIndex: number; prepared: PreparedCall[] };
   return fromPromise<PreDispatchOutput, Input>(async ({ input, system, signal: actorSignal }) => {
     const run = runOf(system);
     const signal = withRunSignal(run, actorSignal);
     const policies = run.agent.options.policies?.preDispatch ?? [];
     const batch: ToolCallBlock[] = input.prepared.map((p) => p.call);
     const messages = run.agent.history.slice();
-    const results = new Map(input.results);
     const prepared: PreparedCall[] = [];
+    const skippedCalls: PreDispatchOutput['skipped'] = [];
     const injected: Message[] = [];
+    const output = (stopped = false, stopReason?: string): PreDispatchOutput => ({
+      prepared,
+      skipped: skippedCalls,
+      stopped,
+      ...(stopReason !== undefined ? { stopReason } : {}),
+      injected,
+    });
     for (const entry of input.prepared) {
       if (entry.cleared) {
         prepared.push(entry);
@@ -90,56 +103,54 @@ export function createPreDispatchRunner() {
       let skipped: string | null = null;
       for (const policy of policies) {
         // Aborted (the actor was stopped or the run aborted): no policy is asked anything more.
-        if (signal.aborted || run.signal.aborted) return { prepared, results, stopped: false, injected };
+        if (signal.aborted || run.signal.aborted) return output();
         const toolCall = { id: call.id, name: call.name, arguments: structuredClone(call.arguments) };
         const ask = () => policy({ toolCall, batch, messages, turnIndex: input.turnIndex });
-        const report = (slot: PolicySlot, error: unknown) => run.reportPolicyError(slot, error);
+        const report = (slot: PolicySlot, error: unknown) => run.reportPolicyError(slot, error, input.turnIndex);
         const verdict = await run.awaitUser(runIsolated('preDispatch', ask, checkPreDispatchVerdict, report, signal));
-        if (signal.aborted) return { prepared, results, stopped: false, injected };
+        if (signal.aborted) return output();
         if (!verdict) continue;
-        if (verdict.verdict === 'stop') return { prepared, results, stopped: true, stopReason: verdict.reason, injected };
+        if (verdict.verdict === 'stop') return output(true, verdict.reason);
         if (verdict.verdict === 'skip') {
           skipped = verdict.reason;
           break;
         }
         if (verdict.verdict === 'inject') injected.push(...verdict.messages.map(toMessage));
         if (verdict.verdict === 'continue' && 'arguments' in verdict) {
-          const rewritten = validateRewrite(run, call, verdict.arguments);
+          const rewritten = validateRewrite(run, call, verdict.arguments, input.turnIndex);
           if (rewritten) call = { ...call, arguments: rewritten };
         }
       }
       if (skipped !== null) {
         run.ledger.increment('toolCallsRejected');
-        results.set(entry.position, errorResult(call, `skipped: ${skipped}`));
+        skippedCalls.push({ position: entry.position, result: errorResult(call, `skipped: ${skipped}`) });
       } else {
         prepared.push({ ...entry, call, cleared: true });
       }
     }
-    return { prepared, results, stopped: false, injected };
+    return output();
   });
 }
 
-function validateRewrite(run: RunSession, call: ToolCallBlock, args: Record<string, unknown>): Record<string, unknown> | null {
+function validateRewrite(run: RunSession, call: ToolCallBlock, args: Record<string, unknown>, turnIndex: number): Record<string, unknown> | null {
   const outcome = validateToolCall(run.agent.registry, { ...call, arguments: args });
   if (outcome.ok) return outcome.arguments;
-  run.reportPolicyError('preDispatch', new Error(`rewritten arguments rejected: ${outcome.message}`));
+  run.reportPolicyError('preDispatch', new Error(`rewritten arguments rejected: ${outcome.message}`), turnIndex);
   return null;
 }
 
-/** Groups of indices into the prepared calls, or why the custom partition is invalid. */
-export function planGroups(run: RunSession, prepared: readonly PreparedCall[]): { groups: number[][] | null; invalidPartition: string | null } {
+/** A custom `partition(calls)`: groups of indices into the prepared calls, or why they are invalid. */
+export function partitionCalls(run: RunSession, prepared: readonly PreparedCall[]): PartitionOutput {
   const execution = run.agent.resolved.toolExecution;
-  const all = prepared.map((_, index) => index);
-  if (execution === 'parallel' || (typeof execution === 'object' && 'concurrency' in execution)) return { groups: [all], invalidPartition: null };
-  if (execution === 'sequential') return { groups: all.map((index) => [index]), invalidPartition: null };
+  if (typeof execution !== 'object' || !('partition' in execution)) return { groups: [prepared.map((_, index) => index)] };
   let groups: number[][];
   try {
     groups = execution.partition(prepared.map((p) => p.call));
   } catch (error) {
-    return { groups: null, invalidPartition: `partition threw: ${errorMessage(error)}` };
+    return { invalid: `partition threw: ${errorMessage(error)}` };
   }
   const problem = partitionProblem(groups, prepared.length);
-  return problem ? { groups: null, invalidPartition: problem } : { groups, invalidPartition: null };
+  return problem ? { invalid: problem } : { groups };
 }
 
 function partitionProblem(groups: unknown, count: number): string | null {

@@ -1,13 +1,20 @@
-import { assign } from 'xstate';
-import { resultsInCallOrder } from '../../machines/tool-results.js';
-import { turnMachine, type TurnContext } from '../../machines/turn.machine.js';
+import { createActor, type AnyActorRef } from 'xstate';
+import { approvalAsked, outputOf, type TurnContext } from '../../machines/turn.context.js';
+import { callActorId, callSystemId } from '../../machines/turn.batch.js';
+import { callInput } from '../../machines/turn.setup.js';
+import type { PreparedCall } from '../../machines/turn.types.js';
+import { turnMachine } from '../../machines/turn.machine.js';
+import { resultsInCallOrder, syntheticInCallOrder } from '../../machines/tool-results.js';
+import type { Message } from '../domain/messages.js';
+import { createApprovalAsker } from './approvals.js';
+import { fromSync } from './effect-actors.js';
 import { createCallModel } from './model-call.js';
 import { createPostTurnRunner, createPreTurnRunner } from './policy-slots.js';
-import { runOf } from './run-registry.js';
-import type { RunSession } from './run-session.js';
-import { createToolBatch, provideToolCallMachine } from './tool-batch.js';
-import { createApprovalRunner } from './approvals.js';
-import { createPreDispatchRunner, planGroups, prepareCalls } from './tool-phases.js';
+import { runAction, runOf } from './run-registry.js';
+import { emptyMessage, type RunSession } from './run-session.js';
+import { provideToolCallLogic } from './tool-call-effects.js';
+import { createPreDispatchRunner, partitionCalls, prepareCalls } from './tool-phases.js';
+import { publishTurnEnd } from './turn-end.js';
 
 /** The turn machine wired to the runtime; each effect finds its run through the actor system. */
 export function provideTurnMachine() {
@@ -15,46 +22,90 @@ export function provideTurnMachine() {
     actors: {
       runPreTurnPolicies: createPreTurnRunner(),
       callModel: createCallModel(),
+      prepareToolCalls: fromSync(({ input, system }) => prepareCalls(runOf(system), input, false)),
       runPreDispatchPolicies: createPreDispatchRunner(),
-      requestApprovals: createApprovalRunner(),
-      executeToolCalls: createToolBatch(provideToolCallMachine()),
+      askApproval: createApprovalAsker(),
+      partitionCalls: fromSync(({ input, system }) => partitionCalls(runOf(system), input.prepared)),
       runPostTurnPolicies: createPostTurnRunner(),
     },
     actions: {
-      announceTurnStart: ({ context, system }) => runOf(system).startTurn(context.turnIndex, context.newMessages),
-      commitTurnInput: ({ context, system }) => runOf(system).commit([...context.newMessages, ...context.inputInjected], context.turnIndex),
-      publishAssistantMessage: ({ context, system }) => {
-        if (!context.reply) return;
-        runOf(system).publishAssistant(context.reply.message, context.reply);
-      },
-      commitTurn: ({ context, system }) => {
-        const run = runOf(system);
-        const assistant = context.reply?.message ?? null;
-        run.turn.committedAssistant = assistant;
-        if (!assistant) return;
-        const results = resultsInCallOrder(assistant, context.results);
-        // Synthetic results (invalid, skipped, rejected, stopped, aborted) are announced here, in call order.
-        for (const result of results) run.announceToolEnd(result);
-        run.turn.replyStart = run.agent.history.length;
-        run.commit([assistant, ...results]);
-      },
-      announceTurnEnd: ({ context, system }) => announceTurnEnd(runOf(system), context),
-      denyPendingApproval: ({ system }) => runOf(system).turn.denyPendingApproval?.(),
-      prepareToolCalls: assign(({ context, system }) => prepareCalls(runOf(system), context)),
-      planDispatch: assign(({ context, system }) => planGroups(runOf(system), context.prepared)),
+      announceTurnStart: runAction((run, { context }) => startTurn(run, context.input.turnIndex, context.input.newMessages)),
+      startCalls: runAction((run, { context, self }) => startCalls(run, context, self)),
+      commitTurnInput: runAction((run, { context }) => run.commit([...context.input.newMessages, ...context.inputInjected], context.input.turnIndex)),
+      publishAssistantMessage: runAction((run, { context }) => publishAssistant(run, context)),
+      commitTurn: runAction((run, { context }) => commitTurn(run, context)),
+      announceTurnEnd: runAction((run, { context }) => {
+        const output = outputOf(context);
+        const turnIndex = context.input.turnIndex;
+        publishTurnEnd(run, { turnIndex, reason: output.turnEndReason ?? 'complete', assistant: output.assistant, toolResults: output.toolResults });
+      }),
+      announceApprovalRequest: runAction((run, { context }) => {
+        const asked = approvalAsked(context);
+        // A request published before a restart is not published twice.
+        if (!asked || context.asked.includes(asked.call.id)) return;
+        const { id: toolCallId, name: toolName, arguments: args } = asked.call;
+        run.emit({ type: 'toolApprovalRequested', turnIndex: context.input.turnIndex, toolCallId, toolName, arguments: args });
+      }),
+      announceApprovalResolved: runAction((run, { context }, params: { approved: boolean }) => {
+        const asked = approvalAsked(context);
+        if (!asked) return;
+        const { id: toolCallId, name: toolName } = asked.call;
+        run.emit({ type: 'toolApprovalResolved', turnIndex: context.input.turnIndex, toolCallId, toolName, approved: params.approved });
+      }),
+      countRejectedCall: runAction((run) => run.ledger.increment('toolCallsRejected')),
     },
   });
 }
 
-function announceTurnEnd(run: RunSession, context: TurnContext): void {
-  const assistant = context.assistantOverride ?? context.reply?.message ?? null;
-  // Closed before turnEnd is published: the checkpoint taken on turnEnd must not see an open turn.
-  run.closeTurn();
-  run.emit({
-    type: 'turnEnd',
-    turnIndex: context.turnIndex,
-    reason: context.endReason ?? 'complete',
-    assistant,
-    toolResults: resultsInCallOrder(context.reply?.message ?? null, context.results),
-  });
+const toolCallLogic = provideToolCallLogic();
+
+/** The tool-call actors of the calls the batch starts in this step: children of the turn, in its system. */
+function startCalls(run: RunSession, context: TurnContext, self: AnyActorRef): void {
+  if (run.callActors.turn !== self.sessionId) run.callActors = { turn: self.sessionId, actors: [] };
+  for (const index of context.batch?.starting ?? []) {
+    const entry = context.prepared[index] as PreparedCall;
+    const options = { parent: self, id: callActorId(entry), systemId: callSystemId(self.sessionId, entry), input: callInput(context, entry) };
+    const actor = createActor(toolCallLogic, options);
+    run.callActors.actors.push(actor);
+    actor.start();
+  }
+}
+
+/** turnStart; between turns only, a tool source's new list is taken (a turn sees one list from start to end). */
+function startTurn(run: RunSession, turnIndex: number, input: readonly Message[]): void {
+  const change = run.agent.toolSources.next(run.agent.registry);
+  if (change) {
+    run.agent.registry = change.registry;
+    run.emit({ type: 'toolsChanged', added: change.added, removed: change.removed, updated: change.updated });
+  }
+  const steeringDelivered = input.filter((message) => run.agent.sources.get(message) === 'steering').length;
+  run.emit({ type: 'turnStart', turnIndex, ...(steeringDelivered > 0 ? { steeringDelivered } : {}) });
+}
+
+/**
+ * Publishes the reply once per logical message: start (unless streaming live already did), the
+ * attempt's deltas, end (with the attempt's error).
+ */
+function publishAssistant(run: RunSession, context: TurnContext): void {
+  const reply = context.reply;
+  if (!reply) return;
+  const turnIndex = context.input.turnIndex;
+  const live = run.live;
+  run.live = null;
+  if (!live?.open) run.emit({ type: 'messageStart', turnIndex, message: emptyMessage(reply.message.model) });
+  for (const delta of reply.deltas) run.emit({ type: 'messageUpdate', turnIndex, delta });
+  const error = reply.error;
+  run.emit({ type: 'messageEnd', turnIndex, message: reply.message, ...(error ? { error } : {}) });
+}
+
+/** Commits the assistant message and its results in call order; the synthetic results are published here. */
+function commitTurn(run: RunSession, context: TurnContext): void {
+  const assistant = context.reply?.message ?? null;
+  if (!assistant) return;
+  const turnIndex = context.input.turnIndex;
+  for (const result of syntheticInCallOrder(assistant, context.settled)) {
+    const { toolCallId, toolName, content, isError } = result;
+    run.emit({ type: 'toolExecutionEnd', turnIndex, toolCallId, toolName, result: content, isError });
+  }
+  run.commit([assistant, ...resultsInCallOrder(assistant, context.settled)], turnIndex);
 }

@@ -32,6 +32,11 @@ export const TurnCheckpointSchema = z.object({
   reply: ResumedReplySchema.nullable(),
   /** Results whose toolExecutionEnd was published, by call id. */
   results: z.array(ToolResultMessageSchema),
+  /**
+   * Results decided but published only at commit (a denied approval, a skip by pre-dispatch): a
+   * resumed turn keeps them rather than deciding again. Absent in sessions stored before it existed.
+   */
+  decided: z.array(ToolResultMessageSchema).optional(),
   /** Calls whose toolExecutionStart was published. */
   started: z.array(z.string()),
   approved: z.array(z.string()),

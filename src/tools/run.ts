@@ -11,16 +11,21 @@ export interface ToolRunResult {
  * return becomes an error result. A synchronous return skips the extra microtask of an await.
  */
 export function runTool(tool: AnyTool, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolRunResult> {
+  return Promise.resolve(runToolNow(tool, args, ctx));
+}
+
+/** `runTool`, but a tool that returns synchronously gives its result synchronously (no promise at all). */
+export function runToolNow(tool: AnyTool, args: Record<string, unknown>, ctx: ToolContext): ToolRunResult | Promise<ToolRunResult> {
   let output: ToolOutput | Promise<ToolOutput>;
   try {
     output = tool.execute(args, ctx);
-    if (typeof output === 'string') return Promise.resolve({ content: output, isError: false });
+    if (typeof output === 'string') return { content: output, isError: false };
     // Inside the try: reading `then` of a hostile object may throw.
     if (isThenable(output)) return Promise.resolve(output).then(normalizeOutput, errorResult);
   } catch (error) {
-    return Promise.resolve(errorResult(error));
+    return errorResult(error);
   }
-  return Promise.resolve(normalizeOutput(output));
+  return normalizeOutput(output);
 }
 
 /** Turns a returned value into a result; anything but a string or `{ content, isError? }` is an error. */

@@ -100,8 +100,31 @@ export function createTraceRecorder(options: TraceRecorderOptions = {}): TraceRe
     });
   };
 
+  // The last status and value recorded per actor: a snapshot that repeats it is not written again.
+  const lastSnapshot = new Map<string, string>();
+  const recordSnapshot = (actorRef: ActorRefLike, snapshot: { status: ActorStatus; error?: unknown }, eventType: string) => {
+    const value = valueOf(snapshot);
+    const key = `${snapshot.status} ${JSON.stringify(value)}`;
+    if (lastSnapshot.get(actorRef.sessionId) === key) return;
+    lastSnapshot.set(actorRef.sessionId, key);
+    record({
+      kind: 'snapshot',
+      sessionId: actorRef.sessionId,
+      eventType,
+      value,
+      status: snapshot.status,
+      ...(snapshot.status === 'error' ? { error: describeError(snapshot.error) } : {}),
+    });
+  };
+
   const onInspection = (event: InspectionEvent) => {
     if (event.type === '@xstate.actor') return onActor(event.actorRef);
+    // An actor that ended tells its parent at once, and XState reports the ended actor's snapshot only
+    // after the parent has reacted: it is recorded here, before the event, so the trace keeps cause first.
+    if (event.type === '@xstate.event' && event.sourceRef && machineIdOf(event.sourceRef) !== null) {
+      const status = (event.sourceRef.getSnapshot() as { status?: string } | undefined)?.status;
+      if (status === 'done' || status === 'error') recordSnapshot(event.sourceRef, event.sourceRef.getSnapshot(), event.event.type);
+    }
     // Only machine actors have states; promise and callback actors show up through their parents' events.
     if (machineIdOf(event.actorRef) === null) return;
     const sessionId = event.actorRef.sessionId;
@@ -127,18 +150,9 @@ export function createTraceRecorder(options: TraceRecorderOptions = {}): TraceRe
           value: valueOf(event.snapshot),
         });
         return;
-      case '@xstate.snapshot': {
-        const snapshot = event.snapshot as { status: ActorStatus; error?: unknown };
-        record({
-          kind: 'snapshot',
-          sessionId,
-          eventType: event.event.type,
-          value: valueOf(event.snapshot),
-          status: snapshot.status,
-          ...(snapshot.status === 'error' ? { error: describeError(snapshot.error) } : {}),
-        });
+      case '@xstate.snapshot':
+        recordSnapshot(event.actorRef, event.snapshot as { status: ActorStatus; error?: unknown }, event.event.type);
         return;
-      }
       default:
         return;
     }

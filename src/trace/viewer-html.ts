@@ -59,6 +59,21 @@ ${VIEWER_STYLE}
   <ol id="step-entries"></ol>
 </section>
 <main>
+  <section id="legend" aria-label="colours">
+    <h2>Colours</h2>
+    <span class="item" data-legend="active"><span class="swatch active"></span>active state</span>
+    <span class="item" data-legend="from"><span class="swatch from"></span>state just left</span>
+    <span class="item" data-legend="taken"><span class="swatch taken"></span>transition just taken</span>
+    <span class="item" data-legend="final"><span class="swatch final"></span>final state</span>
+    <span class="item" data-legend="model"><span class="swatch model"></span>model call</span>
+    <span class="item" data-legend="ok"><span class="swatch ok"></span>tool ran</span>
+    <span class="item" data-legend="error"><span class="swatch error"></span>error</span>
+    <span class="item" data-legend="cancelled"><span class="swatch cancelled"></span>cancelled</span>
+    <span class="item" data-legend="approved"><span class="swatch approved"></span>approved</span>
+    <span class="item" data-legend="denied"><span class="swatch denied"></span>denied</span>
+    <span class="item" data-legend="open"><span class="swatch open"></span>still running</span>
+    <span class="item" data-legend="tick"><span class="swatch tick"></span>progress update, retry</span>
+  </section>
   <div id="charts"></div>
   <section id="timeline-panel"><h2>Agent events <small>a block per turn · a lane per tool call · faded: after this step</small></h2><div id="timeline"></div></section>
 </main>

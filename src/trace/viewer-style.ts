@@ -37,6 +37,25 @@ h2 small { font-weight: 400; color: var(--muted); margin-left: 6px; }
 .chip.done, .chip.stopped { opacity: 0.7; }
 .chip.error { background: #fde8e8; color: #8a1c1c; }
 .drawing.svg { cursor: zoom-in; }
+.drawing.svg svg text { font-family: Helvetica, Arial, "Liberation Sans", "DejaVu Sans Condensed", "DejaVu Sans", sans-serif; }
+.chart-panel h2 .follow { float: right; font-size: 12px; font-weight: 400; padding: 1px 8px; border: 1px solid var(--line); background: #fff; border-radius: 4px; cursor: pointer; }
+.chip.child { background: #f4f6fa; margin-left: 6px; }
+#legend { display: flex; flex-wrap: wrap; gap: 4px 16px; align-items: center; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 6px 10px; font-size: 12px; color: #374151; }
+#legend h2 { margin: 0; font-size: 13px; }
+#legend .item { display: inline-flex; align-items: center; gap: 5px; white-space: nowrap; }
+#legend .swatch { display: inline-block; width: 22px; height: 12px; border-radius: 3px; border: 1px solid #9aa3b2; background: #fff; }
+#legend .swatch.active { background: var(--active); border: 2px solid var(--active-ink); }
+#legend .swatch.from { border: 2px dashed var(--from); }
+#legend .swatch.taken { border: none; height: 3px; background: var(--from); }
+#legend .swatch.final { border: 3px double #555; }
+#legend .swatch.model { background: #5e35b1; border-color: #5e35b1; }
+#legend .swatch.ok { background: #2e7d32; border-color: #2e7d32; }
+#legend .swatch.error { background: #c62828; border-color: #c62828; }
+#legend .swatch.cancelled { background: #8d6e63; border-color: #8d6e63; }
+#legend .swatch.approved { background: #7cb342; border-color: #7cb342; }
+#legend .swatch.denied { background: #ad1457; border-color: #ad1457; }
+#legend .swatch.open { background: repeating-linear-gradient(45deg, #1e88e5 0 6px, #42a5f5 6px 12px); border-color: #1e88e5; }
+#legend .swatch.tick { width: 3px; border: none; background: #ffb300; height: 14px; }
 .drawing.svg svg { width: 100%; height: auto; max-height: 620px; display: block; }
 .drawing.svg.zoomed { cursor: zoom-out; overflow: auto; max-height: 85vh; }
 .drawing.svg.zoomed svg { width: var(--natural-width); max-width: none; max-height: none; }

@@ -11,7 +11,10 @@ import { reportStats } from '../support/stats.js';
 const KILL_POINTS: Array<{ name: string; killAfterStep?: number; killInStream?: number }> = [
   { name: 'during the first model stream', killInStream: 0 },
   { name: 'during the deploy model stream (after the retry)', killInStream: 2 },
-  ...[1, 2, 3, 4, 5, 6, 7, 9, 11, 12, 13, 15, 17, 19, 22].map((step) => ({ name: `after committed step ${step}`, killAfterStep: step })),
+  // The session commits 13 steps (one per actor step that changed something): every boundary between
+  // them but step 11, which stores the deploy call's start before it runs (a 'never' tool is then
+  // not re-run, by design, and this test counts one deploy).
+  ...[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12].map((step) => ({ name: `after committed step ${step}`, killAfterStep: step })),
 ];
 
 describe('durable sessions survive SIGKILL at every step boundary', () => {

@@ -71,7 +71,7 @@ describe('internal errors keep the log whole and the session loadable', () => {
   });
 
   it('in the model call effect (the model name getter throws): the turn ends with turnEnd(error)', async () => {
-    const model = throwsAfter(scriptedModel([{ text: 'never' }]), 'name', 'flaky', 3);
+    const model = throwsAfter(scriptedModel([{ text: 'never' }]), 'name', 'flaky', 1);
     const { events } = await internalFailure({ model });
     expect(ofType(events, 'turnEnd').map((event) => event.reason)).toEqual(['error']);
     expect(ofType(events, 'messageStart')).toHaveLength(ofType(events, 'messageEnd').length);
@@ -87,8 +87,9 @@ describe('internal errors keep the log whole and the session loadable', () => {
     expect(result.messages.at(-1)).toMatchObject({ role: 'assistant', stopReason: 'error' });
   });
 
-  it('in a turn action after the tool-call reply was published: the reply is committed, each call gets a result', async () => {
-    const tool = throwsAfter(plainTool('scan'), 'requiresApproval', false, 1);
+  it('in a turn effect after the tool-call reply was published: the reply is committed, each call gets a result', async () => {
+    // Read by the option schema and when the run starts; the pre-dispatch effect's read throws.
+    const policies = throwsAfter({}, 'preDispatch', [() => ({ verdict: 'continue' as const })], 2);
     const model = scriptedModel([
       {
         toolCalls: [
@@ -97,7 +98,7 @@ describe('internal errors keep the log whole and the session loadable', () => {
         ],
       },
     ]);
-    const { result, events } = await internalFailure({ model, tools: [tool] });
+    const { result, events } = await internalFailure({ model, tools: [plainTool('scan')], policies });
     expect(ofType(events, 'messageStart')).toHaveLength(1);
     expect(result.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'toolResult', 'toolResult']);
     expect(result.messages.slice(2)).toMatchObject([
@@ -106,11 +107,16 @@ describe('internal errors keep the log whole and the session loadable', () => {
     ]);
   });
 
-  it('in the tool batch while another call runs: the running call still gets a result (parity)', async () => {
+  it('in a tool call while another call runs (the clock refuses its time limit): the running call still gets a result', async () => {
     let release: () => void = () => {};
     const slow = plainTool('slow', () => new Promise<string>((resolve) => (release = () => resolve('slow ok'))));
-    // Read once when the tool is registered; the batch's read throws.
-    const broken = throwsAfter(plainTool('broken'), 'timeoutMs', undefined, 1);
+    const broken = { ...plainTool('broken'), timeoutMs: 7_000 } as AnyTool;
+    const clock = new SimulatedClock();
+    const setTimeout = clock.setTimeout.bind(clock);
+    clock.setTimeout = (fn: (...args: unknown[]) => void, ms: number) => {
+      if (ms === 7_000) throw new Error('clock exploded');
+      return setTimeout(fn, ms);
+    };
     const model = scriptedModel([
       {
         toolCalls: [
@@ -119,7 +125,7 @@ describe('internal errors keep the log whole and the session loadable', () => {
         ],
       },
     ]);
-    const { result, events } = await internalFailure({ model, tools: [slow, broken], approvalMode: 'bypass' });
+    const { result, events } = await internalFailure({ model, tools: [slow, broken], approvalMode: 'bypass', clock }, clock);
     release();
     await macrotasks(2);
     expect(

@@ -72,10 +72,13 @@ const LEASE = { ttlMs: 1_000 };
 function dyingStore(
   store: SessionStore & { commitStepSync: NonNullable<SessionStore['commitStepSync']> },
   dieAfter?: (step: SessionStep) => boolean,
+  dieBefore?: (step: SessionStep) => boolean,
 ) {
   let dead = false;
   const commitStepSync = (sessionId: string, s: SessionStep) => {
     if (dead) return;
+    // Killed while this step was being written: it never reached the store.
+    if (dieBefore?.(s)) return die();
     store.commitStepSync(sessionId, s);
     // Killed right after this step reached the store.
     if (dieAfter?.(s)) die();
@@ -219,10 +222,12 @@ describe('after a resume the stored log still pairs', () => {
     ['a text answer', { text: 'All done.' }, 'complete', 'completed'],
     ['a failed reply', { text: 'half', error: { kind: 'auth' as const, message: 'key revoked' } }, 'error', 'failed'],
   ])(
-    'a crash after %s was published but before it was committed: the resumed turn ends as that reply did',
+    // The step that publishes a reply without tool calls also commits it and closes the turn: a
+    // crash cannot fall between them. It can cut that step short: the resumed run asks again.
+    'a crash while %s is published (its step never reached the store): the resumed turn ends as that reply did',
     async (_name, last, reason, status) => {
       const base = memoryStore({ now });
-      const { store } = dyingStore(base, (step) =>
+      const { store } = dyingStore(base, undefined, (step) =>
         step.events.some((e) => e.type === 'messageEnd' && e.turnIndex === 1),
       );
       const tool = defineTool({ name: 'look', description: 'Looks', parameters: z.object({}), execute: () => 'seen' });

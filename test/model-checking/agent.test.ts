@@ -198,10 +198,10 @@ describe('model checking: the agent through its public API', () => {
     expect([v3b.paths, v3b.violating]).toEqual([1, 0]);
   }, 120_000);
 
-  // Open, found by this checker: a denial answered before a crash is not in the checkpoint, so the
-  // resumed session asks again — a second toolApprovalResolved with no request, the rejection counted
-  // twice, and a second answer "approve" runs the call the human denied. Flip to `it` once fixed.
-  it.fails('crash after an approval was answered: the answer holds after the restart', async () => {
+  // Found by this checker (fixed): a denial answered before a crash was not in the checkpoint, so the
+  // resumed session asked again — a second toolApprovalResolved with no request, the rejection counted
+  // twice, and a second answer "approve" ran the call the human denied.
+  it('crash after an approval was answered: the answer holds after the restart', async () => {
     const result = await exploreAgent(
       { model, tools: [read, write] },
       { replies: REPLIES, interruptions: ['approve', 'deny', 'crash'], maxTurns: 1 },

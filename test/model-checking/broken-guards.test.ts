@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import type { ModelReply } from '../../machines/turn.types.js';
 import { explore } from './harness/explore.js';
 import { Checks, checkAbortAlwaysEnds, checkEveryPath } from './harness/paths.js';
 import { masterMonitor } from './master-monitor.js';
-import { BASE_SESSION, masterEnvironment, provideMaster, type MasterConfig, type MasterWalk } from './master-model.js';
+import { masterEnvironment, provideMaster, session, type MasterConfig, type MasterWalk } from './master-model.js';
 import { endsAborted, turnMonitor } from './turn-monitor.js';
 import { NO_FEATURES, provideTurn, turnEnvironment, turnInput, type AttemptName, type TurnConfig } from './turn-model.js';
 
@@ -15,7 +16,7 @@ const plain: TurnConfig = { name: 'plain', approvals: false, partition: 'valid',
 
 function checkBrokenTurn(guards: Parameters<ReturnType<typeof provideTurn>['provide']>[0]['guards'], attempt: AttemptName): ReadonlySet<string> {
   const input = turnInput(NO_FEATURES, attempt);
-  const graph = explore(provideTurn(plain).provide({ guards }), turnEnvironment(plain), { input, limit: 10_000 });
+  const graph = explore(provideTurn().provide({ guards }), turnEnvironment(plain), { input, limit: 10_000 });
   const checks = new Checks();
   checkEveryPath(graph, turnMonitor(input), checks);
   checkAbortAlwaysEnds(graph, 'ABORT', endsAborted, checks);
@@ -24,12 +25,13 @@ function checkBrokenTurn(guards: Parameters<ReturnType<typeof provideTurn>['prov
 
 describe('model checking catches a broken guard', () => {
   it('turn: a retry deferred to the master although its attempts are spent', () => {
-    const invariants = checkBrokenTurn({ errorIsRetryable: ({ context }) => context.reply?.error?.retryable === true }, 'freshLastChance');
+    const invariants = checkBrokenTurn({ errorIsRetryable: ({ event }) => (event as unknown as { output: ModelReply }).output.error?.retryable === true }, 'freshLastChance');
     expect([...invariants]).toEqual(['deferred only when the master promised that recovery']);
   });
 
   it('turn: an aborted stream that is not recognised as aborted', () => {
-    const invariants = checkBrokenTurn({ replyWasAborted: ({ context }) => context.reply?.error?.kind === 'aborted' }, 'freshWithRecovery');
+    // Neither the ABORT that came during the stream nor the reply's own mark is taken as an abort.
+    const invariants = checkBrokenTurn({ abortArrivedWhileStreaming: () => false, replyWasAborted: () => false }, 'freshWithRecovery');
     expect(invariants).toContain('nothing starts after ABORT');
     expect(invariants).toContain('ABORT ⇒ the turn ends aborted');
   });
@@ -37,7 +39,7 @@ describe('model checking catches a broken guard', () => {
   it('master: an aborted turn that does not end the session', () => {
     const config: MasterConfig = {
       name: 'broken turnWasAborted',
-      input: { ...BASE_SESSION, maxAttempts: 1 },
+      input: session({ maxAttempts: 1 }),
       turn: plain,
       maxSteers: 0,
       maxFollowUps: 0,

@@ -1,13 +1,13 @@
 import { assign, type AnyActorRef } from 'xstate';
 import { masterMachine } from '../../machines/master.machine.js';
-import type { MasterContext, MasterInput } from '../../machines/master.types.js';
+import type { MasterConfig as MasterSessionConfig, MasterContext, MasterInput } from '../../machines/master.types.js';
 import type { TurnContext } from '../../machines/turn.machine.js';
 import type { TurnInput } from '../../machines/turn.types.js';
 import type { Message } from '../../src/domain/messages.js';
 import { activeDelays, activeInvocations, doneEvent, recorder, type Environment, type Move, type Walk } from './harness/explore.js';
 import { reachableTurnOutcomes, type TurnOutcome } from './turn-outcomes.js';
 import { POLICY_NOTE, PROMPT } from './turn-fixtures.js';
-import { NO_FEATURES, NOT_RESUMED, type TurnConfig } from './turn-model.js';
+import { NO_FEATURES, type TurnConfig } from './turn-model.js';
 
 /**
  * The master machine's world. The turn it invokes is not a stub: for each turn input the master
@@ -38,20 +38,16 @@ export interface MasterEnv {
   steers: number;
   followUps: number;
   aborts: number;
-  /** `modelCalls` when the current turn was invoked: a new value means a new turn invocation. */
+  /** `modelCalls` when the current turn was invoked (-1 for the closing attempt): a new value means a new turn invocation. */
   turnCall: number;
   abortForwarded: boolean;
   steeringForwarded: boolean;
 }
 
 /** A chat session started with the prompt: 2 turns × 2 attempts, one model, no policies. */
-export const BASE_SESSION: MasterInput = {
-  newMessages: [PROMPT],
-  steeringQueue: [],
-  followUpQueue: [],
+export const BASE_CONFIG: MasterSessionConfig = {
   steeringMode: 'oneAtATime',
   followUpMode: 'oneAtATime',
-  turnIndex: 0,
   maxTurns: 2,
   maxAttempts: 2,
   modelCount: 1,
@@ -59,8 +55,19 @@ export const BASE_SESSION: MasterInput = {
   progressToolNames: [],
   postLoopPolicies: false,
   turnFeatures: NO_FEATURES,
-  ...NOT_RESUMED,
 };
+
+/** A session's input with its configuration changed. */
+export const session = (changes: Partial<MasterSessionConfig> = {}): MasterInput => ({
+  config: { ...BASE_CONFIG, ...changes },
+  newMessages: [PROMPT],
+  steeringQueue: [],
+  followUpQueue: [],
+  turnIndex: 0,
+  resume: null,
+});
+
+export const BASE_SESSION: MasterInput = session();
 
 export const REPORT_GUIDANCE: Message = { role: 'user', content: 'call a tool or the final report tool' };
 
@@ -72,12 +79,12 @@ export function provideMaster() {
       announceAgentEnd: recorder<MasterContext>('announceAgentEnd'),
       announceRetry: recorder<MasterContext>('announceRetry'),
       announceModelFallback: recorder<MasterContext>('announceModelFallback'),
-      closeOpenTurnAsAborted: recorder<MasterContext>('closeOpenTurnAsAborted'),
       countFailedReportTurn: recorder<MasterContext>('countFailedReportTurn'),
       acknowledgeQueued: recorder<MasterContext>('acknowledgeQueued'),
       discardFailedReportTurn: recorder<MasterContext>('discardFailedReportTurn'),
       forwardAbortToTurn: recorder<MasterContext>('forwardAbortToTurn'),
       forwardSteeringToTurn: recorder<MasterContext>('forwardSteeringToTurn'),
+      forwardDecisionToTurn: recorder<MasterContext>('forwardDecisionToTurn'),
       queueReportGuidance: assign(({ context }) => ({ pending: [...context.pending, REPORT_GUIDANCE] })),
       planRetry: assign({ retryDelayMs: 1_000 }),
     },
@@ -87,13 +94,29 @@ export function provideMaster() {
 export type MasterLogic = ReturnType<typeof provideMaster>;
 export type MasterWalk = Walk<MasterLogic, MasterEnv>;
 
-/** The input the master gave the turn it is running, read from the invoked turn actor. */
+/** The turn actor the master runs (a turn, or the closing of one). */
+export function currentTurnActor(walk: MasterWalk): AnyActorRef | null {
+  const children = walk.snapshot.children as Record<string, AnyActorRef | undefined>;
+  if (walk.snapshot.matches({ running: 'turn' })) return children.turn ?? null;
+  if (walk.snapshot.matches({ running: 'closingTurn' })) return children.closingTurn ?? null;
+  return null;
+}
+
+/**
+ * Which turn invocation the master is in: the model-call count it was invoked at (each invocation
+ * counts one), -1 while closing an open turn, null outside a turn. Comparable across paths
+ * (actor references are not: a graph node keeps the first walk that reached it).
+ */
+export function turnInvocationOf(walk: MasterWalk): number | null {
+  if (walk.snapshot.matches({ running: 'turn' })) return walk.snapshot.context.counts.modelCalls;
+  if (walk.snapshot.matches({ running: 'closingTurn' })) return -1;
+  return null;
+}
+
+/** The input the master gave the turn it is running (or closing), read from the invoked turn actor. */
 export function currentTurnInput(walk: MasterWalk): TurnInput | null {
-  const child = (walk.snapshot.children as Record<string, AnyActorRef | undefined>).turn;
-  if (!child || !walk.snapshot.matches({ running: 'turn' })) return null;
-  // The turn's context starts as a copy of its input (plus working fields the turn ignores as input).
-  const context: TurnInput = child.getSnapshot().context as TurnContext;
-  return context;
+  const child = currentTurnActor(walk);
+  return child ? (child.getSnapshot().context as TurnContext).input : null;
 }
 
 export function masterEnvironment(config: MasterConfig): Environment<MasterLogic, MasterEnv> {
@@ -121,8 +144,8 @@ export function masterEnvironment(config: MasterConfig): Environment<MasterLogic
             break;
           }
           case 'recoverFromOverflow':
-            done('overflow:recovered', { recovered: true });
-            done('overflow:failed', { recovered: false });
+            done('overflow:recovered', { view: [PROMPT] });
+            done('overflow:failed', { view: null });
             break;
           case 'runPostLoopPolicies':
             done('postLoop:continue', { stopped: false, injected: [] });
@@ -137,13 +160,15 @@ export function masterEnvironment(config: MasterConfig): Environment<MasterLogic
       return moves;
     },
     remember: (env, move, effects, next) => {
-      const newTurn = next.context.modelCalls !== env.turnCall;
+      const turnCall = next.matches({ running: 'closingTurn' }) ? -1 : next.context.counts.modelCalls;
+
+      const newTurn = turnCall !== env.turnCall;
       const has = (action: string) => effects.some((effect) => effect.action === action);
       return {
         steers: env.steers + (move.event.type === 'STEER' ? 1 : 0),
         followUps: env.followUps + (move.event.type === 'FOLLOW_UP' ? 1 : 0),
         aborts: env.aborts + (move.event.type === 'ABORT' ? 1 : 0),
-        turnCall: next.context.modelCalls,
+        turnCall,
         abortForwarded: (!newTurn && env.abortForwarded) || has('forwardAbortToTurn'),
         steeringForwarded: (!newTurn && env.steeringForwarded) || has('forwardSteeringToTurn'),
       };

@@ -2,7 +2,7 @@ import type { MasterInput, MasterOutput } from '../../machines/master.types.js';
 import type { TurnOutput } from '../../machines/turn.types.js';
 import type { Effect } from './harness/explore.js';
 import type { Checks, Monitor } from './harness/paths.js';
-import { currentTurnInput, type MasterEnv, type MasterLogic, type MasterWalk } from './master-model.js';
+import { currentTurnInput, turnInvocationOf, type MasterEnv, type MasterLogic, type MasterWalk } from './master-model.js';
 
 /**
  * Session-level invariants, checked at every step of every path and at its end. The turn's own
@@ -36,7 +36,7 @@ const count = (effects: readonly Effect[], action: string) => effects.filter((ef
 const userText = (message: { role: string; content?: unknown }) => (message.role === 'user' && typeof message.content === 'string' ? message.content : null);
 
 export function masterMonitor(input: MasterInput): Monitor<MasterLogic, MasterEnv, Observed> {
-  const callBudget = input.maxTurns * input.maxAttempts;
+  const callBudget = input.config.maxTurns * input.config.maxAttempts;
 
   const observe = (observed: Observed, from: MasterWalk | null, label: string, effects: readonly Effect[], to: MasterWalk, checks: Checks): Observed => {
     let next: Observed = {
@@ -48,7 +48,8 @@ export function masterMonitor(input: MasterInput): Monitor<MasterLogic, MasterEn
     };
     checks.that('agentStart exactly once, before anything else', next.agentStarts === (to.snapshot.matches('idle') ? 0 : 1));
     checks.that('agentEnd at most once, only when the session ended', next.agentEnds === (to.snapshot.matches('ended') ? 1 : 0), () => `${next.agentEnds} in ${JSON.stringify(to.snapshot.value)}`);
-    checks.that(`model calls ≤ maxTurns × maxAttempts (${callBudget})`, to.snapshot.context.modelCalls <= callBudget, () => `${to.snapshot.context.modelCalls} calls`);
+    const { modelCalls } = to.snapshot.context.counts;
+    checks.that(`model calls ≤ maxTurns × maxAttempts (${callBudget})`, modelCalls <= callBudget, () => `${modelCalls} calls`);
 
     if (label === 'STEER' || label === 'FOLLOW_UP') {
       const queue = label === 'STEER' ? to.snapshot.context.steeringQueue : to.snapshot.context.followUpQueue;
@@ -62,11 +63,10 @@ export function masterMonitor(input: MasterInput): Monitor<MasterLogic, MasterEn
       const deferred = output?.kind === 'failure' && (output.detail === 'retryable' || output.detail === 'overflow');
       next = { ...next, openTurn: deferred ? next.openTurn : null };
     }
-    if (count(effects, 'closeOpenTurnAsAborted') > 0) next = { ...next, openTurn: null };
 
     // A new turn attempt started in this step.
     const turnInput = currentTurnInput(to);
-    const invoked = turnInput && (!from || !from.snapshot.matches({ running: 'turn' }) || from.snapshot.context.modelCalls !== to.snapshot.context.modelCalls);
+    const invoked = turnInput && (!from || turnInvocationOf(from) !== turnInvocationOf(to));
     if (turnInput && invoked) {
       if (turnInput.attempt === 'fresh') {
         checks.that('a fresh turn starts without steering pending for it', turnInput.steeringArrived === false);
@@ -105,7 +105,7 @@ export function masterMonitor(input: MasterInput): Monitor<MasterLogic, MasterEn
       checks.that('no turn is left open (every turnStart has its turnEnd)', observed.openTurn === null, () => `turn ${String(observed.openTurn)} never closed`);
       checks.that('the end reason matches the status', END_REASONS[output.status]?.includes(output.endReason) === true, () => `${output.status} / ${output.endReason}`);
       checks.that('ABORT ⇔ the session ends aborted', observed.abortSent === (output.status === 'aborted'), () => `abort sent: ${observed.abortSent}, ended ${output.status}/${output.endReason}`);
-      checks.that(`fresh turns ≤ maxTurns (${input.maxTurns})`, observed.startedTurns.length <= input.maxTurns, () => `${observed.startedTurns.length} turns`);
+      checks.that(`fresh turns ≤ maxTurns (${input.config.maxTurns})`, observed.startedTurns.length <= input.config.maxTurns, () => `${observed.startedTurns.length} turns`);
       const queued = [...output.steeringQueue, ...output.followUpQueue].map(userText);
       for (const text of observed.sent) {
         const times = observed.delivered.filter((item) => item === text).length + queued.filter((item) => item === text).length;

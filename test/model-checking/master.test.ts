@@ -1,48 +1,48 @@
 import { describe, expect, it } from 'vitest';
 import { masterMachine } from '../../machines/master.machine.js';
-import type { MasterInput, MasterOutput } from '../../machines/master.types.js';
+import type { MasterOutput } from '../../machines/master.types.js';
 import { restingStates, visitedStates } from './harness/coverage.js';
 import { explore } from './harness/explore.js';
 import { Checks, checkAbortAlwaysEnds, checkEveryPath } from './harness/paths.js';
 import { masterMonitor } from './master-monitor.js';
-import { BASE_SESSION, masterEnvironment, provideMaster, type MasterConfig, type MasterWalk } from './master-model.js';
+import { masterEnvironment, provideMaster, session, type MasterConfig, type MasterWalk } from './master-model.js';
 import { PROGRESS_TOOL, REPORT_TOOL, STANDARD_REPLIES } from './turn-fixtures.js';
 import { NO_FEATURES, type TurnConfig } from './turn-model.js';
 import { reportStats } from '../support/stats.js';
 
-const SESSION: MasterInput = { ...BASE_SESSION, turnFeatures: { ...NO_FEATURES, preTurnPolicies: true, postTurnPolicies: true } };
+const POLICIES = { ...NO_FEATURES, preTurnPolicies: true, postTurnPolicies: true };
 const turn: TurnConfig = { name: 'no approvals', approvals: false, partition: 'valid', replies: STANDARD_REPLIES };
 const lean: TurnConfig = { ...turn, replies: ['text', 'oneCall', 'rateLimited', 'authFailed'] };
 const plainFeatures = NO_FEATURES;
 
 /** Each configuration exercises one part of the master; together they reach every resting state and end reason. */
 const CASES: MasterConfig[] = [
-  { name: 'recovery: 2 turns × 2 attempts, overflow, post-loop', input: { ...SESSION, postLoopPolicies: true }, turn, maxSteers: 0, maxFollowUps: 0 },
-  { name: 'fallback: 1 turn × 2 attempts, 2 models', input: { ...SESSION, maxTurns: 1, modelCount: 2 }, turn, maxSteers: 0, maxFollowUps: 0 },
+  { name: 'recovery: 2 turns × 2 attempts, overflow, post-loop', input: session({ turnFeatures: POLICIES, postLoopPolicies: true }), turn, maxSteers: 0, maxFollowUps: 0 },
+  { name: 'fallback: 1 turn × 2 attempts, 2 models', input: session({ turnFeatures: POLICIES, maxTurns: 1, modelCount: 2 }), turn, maxSteers: 0, maxFollowUps: 0 },
   {
     name: 'steering: 2 messages, one at a time',
-    input: { ...SESSION, maxTurns: 3, maxAttempts: 1, postLoopPolicies: true, turnFeatures: plainFeatures },
+    input: session({ maxTurns: 3, maxAttempts: 1, postLoopPolicies: true, turnFeatures: plainFeatures }),
     turn: lean,
     maxSteers: 2,
     maxFollowUps: 0,
   },
   {
     name: 'steering during a backoff: 1 turn × 2 attempts, 1 message',
-    input: { ...SESSION, maxTurns: 2, maxAttempts: 2, turnFeatures: plainFeatures },
+    input: session({ maxTurns: 2, maxAttempts: 2, turnFeatures: plainFeatures }),
     turn: lean,
     maxSteers: 1,
     maxFollowUps: 0,
   },
   {
     name: 'follow-ups: 2 messages, all at once, text replies',
-    input: { ...SESSION, maxTurns: 3, maxAttempts: 1, followUpMode: 'all', turnFeatures: plainFeatures },
+    input: session({ maxTurns: 3, maxAttempts: 1, followUpMode: 'all', turnFeatures: plainFeatures }),
     turn: { ...lean, replies: ['text', 'rateLimited', 'authFailed'] },
     maxSteers: 0,
     maxFollowUps: 2,
   },
   {
     name: 'report mode: 2 turns, no retry of a failed turn',
-    input: { ...SESSION, maxAttempts: 1, reportToolName: REPORT_TOOL, progressToolNames: [PROGRESS_TOOL] },
+    input: session({ turnFeatures: POLICIES, maxAttempts: 1, reportToolName: REPORT_TOOL, progressToolNames: [PROGRESS_TOOL] }),
     turn: { ...turn, replies: [...STANDARD_REPLIES.filter((name) => name !== 'contextOverflow'), 'report', 'progress'] },
     maxSteers: 0,
     maxFollowUps: 0,

@@ -26,11 +26,12 @@ const assistant = (content: AssistantMessage['content'], stopReason: AssistantMe
   ...(errorMessage ? { errorMessage } : {}),
 });
 const text = (value: string) => ({ type: 'text' as const, text: value });
-const ok = (message: AssistantMessage): ModelReply => ({ called: true, published: false, message, error: null, invalidCalls: [] });
+const ok = (message: AssistantMessage): ModelReply => ({ called: true, published: false, message, deltas: [], error: null, invalidCalls: [] });
 const failed = (error: ReturnType<typeof modelError>, content: AssistantMessage['content'] = []): ModelReply => ({
   called: true,
   published: false,
   message: assistant(content, error.kind === 'aborted' ? 'aborted' : 'error', error.message),
+  deltas: [],
   error,
   invalidCalls: [],
 });
@@ -64,7 +65,9 @@ export const REPLIES = {
   aborted: failed(modelError('aborted', 'aborted'), [text('Read'), call('call_1', 'read')]),
   /** Live streaming: the text was already shown when the rate limit cut the stream (never redone). */
   rateLimitedAfterLiveText: { ...failed(modelError('rateLimit', '429 slow down', { retryAfterMs: 2_000 }), [text('Partly shown')]), published: true },
-  notCalled: { called: false, published: false, message: assistant([], 'error', 'aborted'), error: modelError('aborted', 'aborted'), invalidCalls: [] },
+  notCalled: { called: false, published: false, message: assistant([], 'error', 'aborted'), deltas: [], error: modelError('aborted', 'aborted'), invalidCalls: [] },
+  /** The closing attempt of a turn a deferred failure left open: no model call, an empty aborted message. */
+  closing: ok(assistant([], 'aborted')),
   /** A stream cut by a network error after one complete tool call (the accumulator keeps the block). */
   cutAfterCall: failed(modelError('network', 'socket hang up'), [call('call_1', 'read')]),
   /** The same with a non-retryable error. */

@@ -1,28 +1,42 @@
-import { assign } from 'xstate';
+import type { ToolCallOutput } from '../../machines/tool-call.machine.js';
 import { resultsInCallOrder } from '../../machines/tool-results.js';
-import { turnMachine, type TurnContext } from '../../machines/turn.machine.js';
-import type { ApprovalOutput, PreDispatchOutput, PreparedCall, ResponseOutput, ResultsByPosition, TurnFeatures, TurnInput } from '../../machines/turn.types.js';
+import { callActorId, dispatchedIndices } from '../../machines/turn.batch.js';
+import { approvalAsked, type TurnContext } from '../../machines/turn.context.js';
+import { turnMachine } from '../../machines/turn.machine.js';
+import type {
+  ApprovalVerdict,
+  ModelReply,
+  PartitionOutput,
+  PreDispatchOutput,
+  PreparedCall,
+  PreprocessOutput,
+  ResponseOutput,
+  TurnFeatures,
+  TurnInput,
+} from '../../machines/turn.types.js';
 import { toolCallsOf, type AssistantMessage, type ToolCallBlock, type ToolResultMessage } from '../../src/domain/messages.js';
 import { activeDelays, activeInvocations, doneEvent, recorder, type Environment, type Move, type Walk } from './harness/explore.js';
 import { KNOWN_TOOLS, POLICY_NOTE, PROMPT, REPLIES, type ReplyName } from './turn-fixtures.js';
 
 /**
  * The turn machine's world: what the runtime decides outside the machine (preprocessing against
- * the tool registry, the dispatch partition) and the event alphabet, with payloads. The session's
+ * the tool registry, the custom partition) and the event alphabet, with payloads. The session's
  * features (policies, steering) reach the machine through its input, as in production.
  *
  * Alphabet (a move is offered only in a state where it can arrive):
  * - `ABORT` (at most twice per path: a repeated abort must be harmless) · `STEERING_ARRIVED` (once)
  * - `preTurn:continue | stop | inject`                done(runPreTurnPolicies)
- * - `reply:<name>` for each reply of the configuration  done(callModel) — see turn-fixtures.ts;
- *   `reply:notCalled` only after ABORT
+ * - `reply:<name>` for each reply of the configuration  done(callModel) — see turn-fixtures.ts; a
+ *   reply with tool calls comes prepared, as the model-call effect prepares it; `reply:notCalled`
+ *   only after ABORT; the closing attempt gets `reply:closing`
  * - `preDispatch:continue | skipFirst | stop | inject` done(runPreDispatchPolicies), built from the prepared calls
- * - `approval:yes | no | threw | rewrite`             done(requestApprovals): all approved; the first
- *   awaiting call rejected; the handler threw (the runtime isolates it into a rejection
- *   "approval failed"); approveWith(new arguments), which re-enters pre-dispatch
- * - `tools:ok | firstFails`                           BATCH_SETTLED with a result for every prepared call;
- *   `tools:cancelled` only after the turn sent CANCEL (steering: interrupted; abort: not);
- *   `tools:held` only after the turn sent HOLD (steering: the started call finished, the rest skipped)
+ * - `approval:requested`                              APPROVAL_REQUESTED (the step that chose the call is over)
+ * - `approval:yes | no | threw | rewrite`             APPROVAL_VERDICT: approved; the user declined; the handler
+ *   threw (the runtime isolates it into a `failed` verdict); approveWith(new arguments), which re-enters pre-dispatch
+ * - `partition:valid | invalid`                       done(partitionCalls)
+ * - `call:<n>:ok | fails`                             done(call.<n>): a running tool-call actor ended (started)
+ *   `call:<n>:skipped` only after the turn held the batch (steering: a call that had not started),
+ *   `call:<n>:cancelled` only after it cancelled it (the text the turn sent)
  * - `after(steeringGrace)`                            the grace timer
  * - `postTurn:continue | stop | inject | replace`     done(runPostTurnPolicies); replace keeps the tool-call blocks
  */
@@ -42,44 +56,42 @@ export const ALL_FEATURES: TurnFeatures = {
   steeringInterrupts: true,
   steeringGraceMs: 250,
   // The dispatch states (and an invalid custom partition) stay on every explored path.
-  fixedPartition: false,
+  execution: { kind: 'custom' },
 };
 export const NO_FEATURES: TurnFeatures = { ...ALL_FEATURES, preTurnPolicies: false, preDispatchPolicies: false, postTurnPolicies: false };
 
 export interface TurnEnv {
   aborts: number;
   steerings: number;
-  /** What the turn asked the tool batch to do (CANCEL), if anything. */
-  cancel: 'steering' | 'aborted' | null;
-  /** The turn told the batch to start no further call (HOLD, on steering). */
+  /** What the turn told its running calls: cancel (with the result text), hold (steering). */
+  cancel: string | null;
   held: boolean;
 }
 
 const callIds = (message: AssistantMessage | null | undefined) => (message ? toolCallsOf(message).map((block) => block.id) : []);
-const orderedResultIds = (context: TurnContext) => resultsInCallOrder(context.reply?.message ?? null, context.results).map((result) => result.toolCallId);
+const orderedResultIds = (context: TurnContext) => resultsInCallOrder(context.reply?.message ?? null, context.settled).map((result) => result.toolCallId);
 
-/** Stand-ins for what `src/runtime` provides: preprocessing, the partition, and recording effects. */
-export function provideTurn(config: TurnConfig) {
+/** Stand-ins for what `src/runtime` provides: recording effects (the preparation comes with the replies). */
+export function provideTurn() {
   return turnMachine.provide({
     actions: {
       announceTurnStart: recorder<TurnContext>('announceTurnStart'),
-      commitTurnInput: recorder<TurnContext>('commitTurnInput', (context) => [...context.newMessages, ...context.injected].length),
+      commitTurnInput: recorder<TurnContext>('commitTurnInput', (context) => [...context.input.newMessages, ...context.inputInjected].length),
       publishAssistantMessage: recorder<TurnContext>('publishAssistantMessage'),
       commitTurn: recorder<TurnContext>('commitTurn', (context) => ({
         calls: callIds(context.reply?.message),
         results: orderedResultIds(context),
-        resultCount: context.results.size,
       })),
-      announceTurnEnd: recorder<TurnContext>('announceTurnEnd', (context) => ({ reason: context.endReason, results: orderedResultIds(context) })),
-      denyPendingApproval: recorder<TurnContext>('denyPendingApproval'),
-      cancelToolBatch: recorder<TurnContext, { reason: 'aborted' | 'steering' }>('cancelToolBatch', (_, params) => params.reason),
-      holdToolBatch: recorder<TurnContext>('holdToolBatch'),
-      prepareToolCalls: assign(({ context }) => prepare(context, config)),
-      planDispatch: assign(({ context }) =>
-        config.partition === 'valid'
-          ? { groups: [context.prepared.map((_, index) => index)], invalidPartition: null }
-          : { groups: null, invalidPartition: `index ${context.prepared.length} is out of range` },
-      ),
+      announceTurnEnd: recorder<TurnContext>('announceTurnEnd', (context) => ({ reason: context.ending?.reason ?? null, results: orderedResultIds(context) })),
+      announceApprovalRequest: recorder<TurnContext>('announceApprovalRequest', (context) => approvalAsked(context)?.call.id ?? null),
+      announceApprovalResolved: recorder<TurnContext, { approved: boolean }>('announceApprovalResolved', (context, params) => ({
+        call: approvalAsked(context)?.call.id ?? null,
+        approved: params.approved,
+      })),
+      countRejectedCall: recorder<TurnContext>('countRejectedCall'),
+      cancelRunningCalls: recorder<TurnContext, { result: string }>('cancelRunningCalls', (_, params) => params.result),
+      holdStartingCalls: recorder<TurnContext>('holdStartingCalls'),
+      startCalls: recorder<TurnContext>('startCalls', (context) => context.batch?.starting ?? []),
     },
   });
 }
@@ -91,19 +103,38 @@ const errorResult = (call: ToolCallBlock, content: string): ToolResultMessage =>
 const toolResult = (call: ToolCallBlock, content: string, isError: boolean): ToolResultMessage => ({ role: 'toolResult', toolCallId: call.id, toolName: call.name, content, isError });
 
 /** Preprocessing as the runtime does it: unknown tools and invalid arguments get an error result and never start. */
-function prepare(context: TurnContext, config: TurnConfig): { prepared: PreparedCall[]; results: ResultsByPosition } {
-  const reply = context.reply;
-  if (!reply) return { prepared: [], results: context.results };
+export function prepare(reply: ModelReply, config: TurnConfig, decided: ReadonlySet<number> = new Set()): PreprocessOutput {
   const invalid = new Set(reply.invalidCalls.map((entry) => entry.id));
-  const results = new Map(context.results);
   const prepared: PreparedCall[] = [];
+  const errors: PreprocessOutput['invalid'] = [];
   toolCallsOf(reply.message).forEach((call, position) => {
+    if (decided.has(position)) return; // decided before a restart
     const tool = KNOWN_TOOLS[call.name];
-    if (!tool) results.set(position, errorResult(call, `Unknown tool "${call.name}".`));
-    else if (invalid.has(call.id)) results.set(position, errorResult(call, 'invalid arguments'));
-    else prepared.push({ position, call, approved: !(config.approvals && tool.requiresApproval), cleared: false });
+    if (!tool) errors.push({ position, result: errorResult(call, `Unknown tool "${call.name}".`) });
+    else if (invalid.has(call.id)) errors.push({ position, result: errorResult(call, 'invalid arguments') });
+    else prepared.push({ position, call, approved: !(config.approvals && tool.requiresApproval), cleared: false, timeoutMs: null });
   });
-  return { prepared, results };
+  return { prepared, invalid: errors };
+}
+
+/** A reply as the model-call effect hands it over: tool calls of a reply that did not fail come prepared. */
+function replyFor(name: ReplyName, config: TurnConfig): ModelReply {
+  const reply: ModelReply = REPLIES[name];
+  return reply.error === null && toolCallsOf(reply.message).length > 0 ? { ...reply, prepared: prepare(reply, config) } : reply;
+}
+
+function settledPositions(context: TurnContext): Set<number> {
+  const settled = new Set<number>();
+  for (let cell = context.settled; cell; cell = cell.rest) settled.add(cell.position);
+  return settled;
+}
+
+/** The tool-call actors the turn runs now (created, not settled): their positions. */
+export function runningPositions(context: TurnContext): number[] {
+  const settled = settledPositions(context);
+  return dispatchedIndices(context.batch)
+    .map((index) => (context.prepared[index] as PreparedCall).position)
+    .filter((position) => !settled.has(position));
 }
 
 export function turnEnvironment(config: TurnConfig): Environment<TurnLogic, TurnEnv> {
@@ -123,17 +154,25 @@ export function turnEnvironment(config: TurnConfig): Environment<TurnLogic, Turn
             done('preTurn:inject', { stopped: false, injected: [POLICY_NOTE] });
             break;
           case 'callModel':
-            for (const name of config.replies) done(`reply:${name}`, REPLIES[name]);
+            if (context.input.attempt === 'closing') {
+              done('reply:closing', REPLIES.closing);
+              break;
+            }
+            for (const name of config.replies) done(`reply:${name}`, replyFor(name, config));
             if (walk.env.aborts > 0) done('reply:notCalled', REPLIES.notCalled);
             break;
           case 'runPreDispatchPolicies':
             for (const [label, output] of preDispatchOutputs(context)) done(label, output);
             break;
-          case 'requestApprovals':
-            for (const [label, output] of approvalOutputs(context)) done(label, output);
+          case 'askApproval':
+            moves.push(...approvalMoves(walk));
             break;
-          case 'executeToolCalls':
-            for (const [label, event] of batchSettlements(context, walk.env.cancel, walk.env.held)) moves.push({ label, event });
+          case 'prepareToolCalls':
+            // A resumed turn: its published reply's calls, checked against the registry again.
+            done('prepare:done', prepare(context.reply as ModelReply, config, settledPositions(context)));
+            break;
+          case 'partitionCalls':
+            for (const [label, output] of partitionOutputs(context, config)) done(label, output);
             break;
           case 'runPostTurnPolicies':
             for (const [label, output] of postTurnOutputs(context)) done(label, output);
@@ -142,78 +181,71 @@ export function turnEnvironment(config: TurnConfig): Environment<TurnLogic, Turn
             throw new Error(`model checking: no environment for the invoked actor "${src}"`);
         }
       }
+      moves.push(...callMoves(context, walk.env));
       moves.push(...activeDelays(walk.snapshot));
       return moves;
     },
     remember: (env, move, effects) => {
-      const cancel = effects.find((effect) => effect.action === 'cancelToolBatch');
+      const cancel = effects.find((effect) => effect.action === 'cancelRunningCalls');
       return {
         aborts: env.aborts + (move.event.type === 'ABORT' ? 1 : 0),
         steerings: env.steerings + (move.event.type === 'STEERING_ARRIVED' ? 1 : 0),
-        cancel: cancel ? (cancel.detail as 'steering' | 'aborted') : env.cancel,
-        held: env.held || effects.some((effect) => effect.action === 'holdToolBatch'),
+        cancel: cancel ? (cancel.detail as string) : env.cancel,
+        held: env.held || effects.some((effect) => effect.action === 'holdStartingCalls'),
       };
     },
   };
 }
 
+/** What each running tool-call actor may end with: its tool ran (ok or failed), or the turn's command settled it. */
+function callMoves(context: TurnContext, env: TurnEnv): Move[] {
+  const moves: Move[] = [];
+  for (const position of runningPositions(context)) {
+    const call = (context.prepared.find((entry) => entry.position === position) as PreparedCall).call;
+    const end = (label: string, result: ToolResultMessage, started: boolean) =>
+      moves.push({ label: `call:${position}:${label}`, event: doneEvent(callActorId({ position }), { position, result, started } satisfies ToolCallOutput) });
+    if (env.cancel) {
+      end('cancelled', toolResult(call, env.cancel, true), true);
+      continue;
+    }
+    end('ok', toolResult(call, 'ok', false), true);
+    end('fails', toolResult(call, 'tool failed', true), true);
+    if (env.held) end('skipped', errorResult(call, 'skipped: steering'), false);
+  }
+  return moves;
+}
+
+function approvalMoves(walk: TurnWalk): Move[] {
+  if (walk.snapshot.matches({ TOOL_EXECUTION: { askingApproval: 'requesting' } })) return [{ label: 'approval:requested', event: { type: 'APPROVAL_REQUESTED' } }];
+  const verdict = (label: string, value: ApprovalVerdict): Move => ({ label: `approval:${label}`, event: { type: 'APPROVAL_VERDICT', verdict: value } });
+  return [
+    verdict('yes', { kind: 'approved' }),
+    verdict('no', { kind: 'denied', reason: 'the user declined this tool call' }),
+    verdict('threw', { kind: 'failed', message: 'handler crashed' }),
+    verdict('rewrite', { kind: 'approvedWith', arguments: { path: 'c.txt' } }),
+  ];
+}
+
 function preDispatchOutputs(context: TurnContext): Array<[string, PreDispatchOutput]> {
   const cleared = context.prepared.map((entry) => ({ ...entry, cleared: true }));
-  const base = { prepared: cleared, results: context.results, stopped: false, injected: [] };
+  const base = { prepared: cleared, skipped: [], stopped: false, injected: [] };
   const outputs: Array<[string, PreDispatchOutput]> = [
     ['preDispatch:continue', base],
-    ['preDispatch:stop', { prepared: [], results: context.results, stopped: true, stopReason: 'a policy stopped the batch', injected: [] }],
+    ['preDispatch:stop', { ...base, prepared: [], stopped: true, stopReason: 'a policy stopped the batch' }],
     ['preDispatch:inject', { ...base, injected: [POLICY_NOTE] }],
   ];
   const first = context.prepared.find((entry) => !entry.cleared);
   if (first) {
-    const results = new Map(context.results).set(first.position, errorResult(first.call, 'skipped: not allowed here'));
-    outputs.push(['preDispatch:skipFirst', { ...base, prepared: cleared.filter((entry) => entry.position !== first.position), results }]);
+    const skipped = [{ position: first.position, result: errorResult(first.call, 'skipped: not allowed here') }];
+    outputs.push(['preDispatch:skipFirst', { ...base, prepared: cleared.filter((entry) => entry.position !== first.position), skipped }]);
   }
   return outputs;
 }
 
-function approvalOutputs(context: TurnContext): Array<[string, ApprovalOutput]> {
-  const approved = context.prepared.map((entry) => ({ ...entry, approved: true }));
-  const outputs: Array<[string, ApprovalOutput]> = [['approval:yes', { prepared: approved, results: context.results, rewritten: false }]];
-  const first = context.prepared.find((entry) => !entry.approved);
-  if (!first) return outputs;
-  const without = approved.filter((entry) => entry.position !== first.position);
-  const deny = (content: string) => ({ prepared: without, results: new Map(context.results).set(first.position, errorResult(first.call, content)), rewritten: false });
-  outputs.push(['approval:no', deny('rejected: the user declined this tool call')]);
-  outputs.push(['approval:threw', deny('approval failed: handler crashed')]);
-  const rewritten = approved.map((entry) =>
-    entry.position === first.position ? { ...entry, call: { ...entry.call, arguments: { path: 'c.txt' } }, cleared: false } : entry,
-  );
-  outputs.push(['approval:rewrite', { prepared: rewritten, results: context.results, rewritten: true }]);
-  return outputs;
-}
-
-/** What the batch actor sends back: it always settles every prepared call (cancelled ones included). */
-function batchSettlements(context: TurnContext, cancel: TurnEnv['cancel'], held: boolean): Array<[string, Move['event']]> {
-  const ids = context.prepared.map((entry) => entry.call.id);
-  const settle = (resultOf: (entry: PreparedCall, index: number) => ToolResultMessage, interrupted: boolean, startedCallIds: string[]) => {
-    const results = new Map(context.results);
-    context.prepared.forEach((entry, index) => results.set(entry.position, resultOf(entry, index)));
-    return { type: 'BATCH_SETTLED', results, interrupted, startedCallIds };
-  };
-  const settlements: Array<[string, Move['event']]> = [
-    ['tools:ok', settle((entry) => toolResult(entry.call, 'ok', false), false, ids)],
-    ['tools:firstFails', settle((entry, index) => toolResult(entry.call, index === 0 ? 'tool failed' : 'ok', index === 0), false, ids)],
-  ];
-  if (cancel) {
-    // Sequential: the first call had finished when the cancellation came; the others never started.
-    const text = cancel === 'steering' ? 'cancelled: steering' : 'aborted: the run was cancelled';
-    const first = context.prepared.length > 1;
-    const cancelled = settle((entry, index) => (index === 0 && first ? toolResult(entry.call, 'ok', false) : toolResult(entry.call, text, true)), cancel === 'steering', first ? ids.slice(0, 1) : []);
-    settlements.push(['tools:cancelled', cancelled]);
-  }
-  if (held && !cancel) {
-    // Held by steering: the first call had started and finished; the others never started.
-    const skipped = 'skipped: steering';
-    settlements.push(['tools:held', settle((entry, index) => (index === 0 ? toolResult(entry.call, 'ok', false) : toolResult(entry.call, skipped, true)), true, ids.slice(0, 1))]);
-  }
-  return settlements;
+function partitionOutputs(context: TurnContext, config: TurnConfig): Array<[string, PartitionOutput]> {
+  if (config.partition === 'invalid') return [['partition:invalid', { invalid: `index ${context.prepared.length} is out of range` }]];
+  // A custom partition: one call per group, so the groups' order and the cancellation between them are explored.
+  return [['partition:valid', { groups: context.prepared.map((_, index) => [index]) }]];
 }
 
 function postTurnOutputs(context: TurnContext): Array<[string, ResponseOutput]> {
@@ -230,6 +262,7 @@ function postTurnOutputs(context: TurnContext): Array<[string, ResponseOutput]> 
   return outputs;
 }
 
+
 /** The attempts the master gives a turn, by name. */
 export const TURN_ATTEMPTS = {
   freshWithRecovery: { attempt: 'fresh', retryAvailable: true, fallbackAvailable: true, overflowRecoveryAvailable: true },
@@ -238,12 +271,30 @@ export const TURN_ATTEMPTS = {
   overflowRetry: { attempt: 'overflowRetry', retryAvailable: true, fallbackAvailable: false, overflowRecoveryAvailable: false },
   /** Re-run after a backoff during which steering was accepted: it takes effect in this attempt. */
   retryAfterSteering: { attempt: 'retry', retryAvailable: false, fallbackAvailable: false, overflowRecoveryAvailable: false, steeringArrived: true },
+  /** The master closes a turn a deferred failure left open (the run was aborted during a backoff). */
+  closing: { attempt: 'closing', retryAvailable: false, fallbackAvailable: false, overflowRecoveryAvailable: false },
 } satisfies Record<string, Pick<TurnInput, 'attempt' | 'retryAvailable' | 'fallbackAvailable' | 'overflowRecoveryAvailable'> & Partial<Pick<TurnInput, 'steeringArrived'>>>;
 
 export type AttemptName = keyof typeof TURN_ATTEMPTS;
 
-/** Not a run resumed after a crash (resuming is not modelled yet). */
-export const NOT_RESUMED = { resume: null, steeringArrived: false };
+/**
+ * A turn resumed after a crash with its tool-call reply published: the first call's result was
+ * published, the second was running when the process died (a 'safe' tool: re-run, not re-announced).
+ */
+export function resumedInput(features: TurnFeatures): TurnInput {
+  const reply = REPLIES.twoCalls;
+  const [first] = toolCallsOf(reply.message);
+  const published = new Map([[0, toolResult(first as ToolCallBlock, 'ok', false)]]);
+  return {
+    ...turnInput(features, 'freshLastChance'),
+    attempt: 'resumed',
+    newMessages: [],
+    resume: { reply, results: published, notRerun: new Map(), startedCallIds: ['call_1', 'call_2'], approvedCallIds: [], requestedCallIds: [], committed: false },
+  };
+}
+
+/** Not a run resumed after a crash. */
+export const NOT_RESUMED = { resume: null, steeringArrived: false, overflowView: null, modelIndex: 0 };
 
 /** The first turn of a session started with the prompt. */
 export const turnInput = (features: TurnFeatures, attempt: AttemptName): TurnInput => ({ turnIndex: 0, features, newMessages: [PROMPT], ...NOT_RESUMED, ...TURN_ATTEMPTS[attempt] });

@@ -21,18 +21,21 @@ interface Observed {
   abortSeen: boolean;
   /** Steering reached the turn (STEERING_ARRIVED, or the input says it came during a backoff). */
   steeringSeen: boolean;
+  /** Calls whose approval request was published. */
+  requested: readonly string[];
 }
 
 /** Invoked actors that do work for the user; none may start once the turn was asked to abort. */
-const WORK = new Set(['callModel', 'runPreDispatchPolicies', 'requestApprovals', 'executeToolCalls', 'runPostTurnPolicies']);
+const WORK = new Set(['callModel', 'runPreDispatchPolicies', 'askApproval', 'runPostTurnPolicies']);
 /** What steering (when it interrupts) keeps from starting: the batch and everything before it. */
-const BATCH_WORK = new Set(['runPreDispatchPolicies', 'requestApprovals', 'executeToolCalls']);
+const BATCH_WORK = new Set(['runPreDispatchPolicies', 'askApproval']);
 
 const count = (effects: readonly Effect[], action: string) => effects.filter((effect) => effect.action === action).length;
 const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((item, index) => item === b[index]);
 
 export function turnMonitor(input: TurnInput): Monitor<TurnLogic, TurnEnv, Observed> {
   const fresh = input.attempt === 'fresh';
+  const closing = input.attempt === 'closing';
 
   const observe = (observed: Observed, walk: TurnWalk, effects: readonly Effect[], checks: Checks): Observed => {
     const next: Observed = {
@@ -43,6 +46,10 @@ export function turnMonitor(input: TurnInput): Monitor<TurnLogic, TurnEnv, Obser
       publishes: observed.publishes + count(effects, 'publishAssistantMessage'),
       commits: observed.commits + count(effects, 'commitTurn'),
       enteredToolExecution: observed.enteredToolExecution || walk.snapshot.matches('TOOL_EXECUTION'),
+      requested: [
+        ...observed.requested,
+        ...effects.filter((effect) => effect.action === 'announceApprovalRequest').map((effect) => String(effect.detail)),
+      ],
     };
     checks.that('turnStart at most once per turn', next.turnStarts <= 1, () => `${next.turnStarts} turnStarts`);
     checks.that('a re-run attempt never announces turnStart', fresh || next.turnStarts === 0);
@@ -53,11 +60,11 @@ export function turnMonitor(input: TurnInput): Monitor<TurnLogic, TurnEnv, Obser
     checks.that('the turn is committed at most once', next.commits <= 1);
     for (const effect of effects) {
       if (effect.action === 'commitTurn') {
-        const parity = effect.detail as { calls: string[]; results: string[]; resultCount: number };
+        const parity = effect.detail as { calls: string[]; results: string[] };
         checks.that(
           'parity at commit: one result per tool call, in call order',
-          sameList(parity.calls, parity.results) && parity.resultCount === parity.calls.length,
-          () => `calls [${parity.calls.join(', ')}], results [${parity.results.join(', ')}] (${parity.resultCount} in all)`,
+          sameList(parity.calls, parity.results),
+          () => `calls [${parity.calls.join(', ')}], results [${parity.results.join(', ')}]`,
         );
       }
     }
@@ -67,7 +74,18 @@ export function turnMonitor(input: TurnInput): Monitor<TurnLogic, TurnEnv, Obser
   return {
     start: (walk, effects, checks) =>
       observe(
-        { turnStarts: 0, turnEnds: 0, inputCommits: 0, publishes: 0, commits: 0, enteredToolExecution: false, abortSent: false, abortSeen: false, steeringSeen: input.steeringArrived },
+        {
+          turnStarts: 0,
+          turnEnds: 0,
+          inputCommits: 0,
+          publishes: 0,
+          commits: 0,
+          enteredToolExecution: false,
+          abortSent: false,
+          abortSeen: false,
+          steeringSeen: input.steeringArrived,
+          requested: [],
+        },
         walk,
         effects,
         checks,
@@ -75,19 +93,27 @@ export function turnMonitor(input: TurnInput): Monitor<TurnLogic, TurnEnv, Obser
 
     step: (observed, from, { label, effects }, to, checks) => {
       const before = new Set(activeInvocations(from.snapshot).map((invocation) => invocation.id));
-      const started = activeInvocations(to.snapshot).filter((invocation) => !before.has(invocation.id) && WORK.has(invocation.src));
-      checks.that('nothing starts after ABORT', !observed.abortSent || started.length === 0, () => `${started.map((s) => s.src).join(', ')} started`);
+      const invoked = activeInvocations(to.snapshot).filter((invocation) => !before.has(invocation.id) && WORK.has(invocation.src));
+      // Tool-call actors created in this step.
+      const calls = effects.filter((effect) => effect.action === 'startCalls').flatMap((effect) => (effect.detail as number[]).map((index) => `call ${index}`));
+      const started = [...invoked.map((invocation) => invocation.src), ...calls];
+      const requests = count(effects, 'announceApprovalRequest');
+      checks.that('nothing starts after ABORT', !observed.abortSent || (started.length === 0 && requests === 0), () => `${started.join(', ')} started`);
       const steeringSeen = observed.steeringSeen || label === 'STEERING_ARRIVED';
-      const batchWork = started.filter((invocation) => BATCH_WORK.has(invocation.src));
+      const batchWork = [...invoked.filter((invocation) => BATCH_WORK.has(invocation.src)).map((invocation) => invocation.src), ...calls];
       checks.that(
-        'steering that interrupts keeps every tool call of the turn from starting (no pre-dispatch, approval or batch after it)',
-        !(steeringSeen && input.features.steeringInterrupts) || batchWork.length === 0,
-        () => `${batchWork.map((s) => s.src).join(', ')} started after steering`,
+        'steering that interrupts keeps every tool call of the turn from starting (no pre-dispatch, approval request or tool-call actor after it)',
+        !(steeringSeen && input.features.steeringInterrupts) || (batchWork.length === 0 && requests === 0),
+        () => `${batchWork.join(', ')} started after steering`,
       );
       checks.that(
-        'steering while tools run holds the batch (no further call starts) before the grace period',
-        !(label === 'STEERING_ARRIVED' && input.features.steeringInterrupts && from.snapshot.matches({ TOOL_EXECUTION: { collect: 'running' } })) ||
-          effects.some((effect) => effect.action === 'holdToolBatch'),
+        'steering while tools run holds the batch (no call starts that had not) before the grace period',
+        !(label === 'STEERING_ARRIVED' && input.features.steeringInterrupts && from.snapshot.matches({ TOOL_EXECUTION: 'running' })) ||
+          effects.some((effect) => effect.action === 'holdStartingCalls'),
+      );
+      checks.that(
+        'an approval request is resolved only once it was published',
+        effects.every((effect) => effect.action !== 'announceApprovalResolved' || observed.requested.includes(String((effect.detail as { call: string }).call))),
       );
       const abortSent = observed.abortSent || label === 'ABORT';
       return observe({ ...observed, abortSent, steeringSeen, abortSeen: abortSent || observed.abortSeen || label === 'reply:aborted' }, to, effects, checks);
@@ -118,7 +144,9 @@ export function turnMonitor(input: TurnInput): Monitor<TurnLogic, TurnEnv, Obser
         checks.that('turnEnd carries one result per tool call', sameList(calls, results), () => `calls [${calls.join(', ')}], results [${results.join(', ')}]`);
       }
       checks.that('ABORT ⇒ the turn ends aborted', !observed.abortSent || output.kind === 'aborted', () => `kind ${output.kind} (${output.turnEndReason ?? '-'})`);
-      checks.that('aborted only after ABORT or an aborted reply', observed.abortSeen || output.kind !== 'aborted');
+      checks.that('aborted only after ABORT or an aborted reply', observed.abortSeen || closing || output.kind !== 'aborted');
+      checks.that('a turn resumed with its reply published never publishes it again', input.resume?.reply == null || observed.publishes === 0);
+      checks.that('a closing attempt publishes one aborted message and closes the turn', !closing || (output.kind === 'aborted' && observed.publishes === 1 && final === 'done'));
       checks.that('a steering interrupt only after steering', output.turnEndReason !== 'steeringInterrupt' || observed.steeringSeen);
       checks.that(
         'the end reason matches the outcome',

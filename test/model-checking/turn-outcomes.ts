@@ -54,15 +54,16 @@ export function reachableTurnOutcomes(config: TurnConfig, input: TurnInput): Tur
   const key = canonicalJson([config, input.features, input.attempt, input.retryAvailable, input.fallbackAvailable, input.overflowRecoveryAvailable, input.steeringArrived]);
   const known = cache.get(key);
   if (known) return known;
-  const graph = explore(provideTurn(config), turnEnvironment(config), { input, limit: 50_000 });
+  const graph = explore(provideTurn(), turnEnvironment(config), { input, limit: 50_000 });
   const outcomes: TurnOutcomes = { plain: [], afterSteering: [], afterAbort: [] };
   const seen = { plain: new Set<string>(), afterSteering: new Set<string>(), afterAbort: new Set<string>() };
   for (const node of graph.nodes.values()) {
     if (node.walk.status !== 'done') continue;
     const output = node.walk.snapshot.output as TurnOutput;
     const { aborts, steerings } = node.walk.env;
-    // The runtime marks a reply aborted only once the run's signal fired, which the master learns as ABORT.
-    if (aborts === 0 && output.kind === 'aborted') continue;
+    // The runtime marks a reply aborted only once the run's signal fired, which the master learns as
+    // ABORT (the closing attempt, which the master runs after an abort, is aborted by design).
+    if (aborts === 0 && output.kind === 'aborted' && input.attempt !== 'closing') continue;
     const kind = aborts > 0 ? 'afterAbort' : steerings > 0 ? 'afterSteering' : 'plain';
     const name = shapeOf(output);
     if (seen[kind].has(name) || (kind === 'afterSteering' && seen.plain.has(name))) continue;

@@ -1,26 +1,32 @@
 import { describe, expect, it } from 'vitest';
 import { getSimplePaths } from 'xstate/graph';
 import { turnMachine } from '../../machines/turn.machine.js';
-import type { TurnFeatures, TurnOutput } from '../../machines/turn.types.js';
+import type { TurnFeatures, TurnInput, TurnOutput } from '../../machines/turn.types.js';
 import { restingStates, visitedStates } from './harness/coverage.js';
 import { explore } from './harness/explore.js';
 import { Checks, checkAbortAlwaysEnds, checkEveryPath } from './harness/paths.js';
 import { STANDARD_REPLIES } from './turn-fixtures.js';
 import { endsAborted, turnMonitor } from './turn-monitor.js';
-import { ALL_FEATURES, NO_FEATURES, provideTurn, turnEnvironment, turnInput, type AttemptName, type TurnConfig } from './turn-model.js';
+import { ALL_FEATURES, NO_FEATURES, provideTurn, resumedInput, turnEnvironment, turnInput, type AttemptName, type TurnConfig } from './turn-model.js';
 import { reportStats } from '../support/stats.js';
 
 const approvals: TurnConfig = { name: 'approvals', approvals: true, partition: 'valid', replies: STANDARD_REPLIES };
 const plain: TurnConfig = { ...approvals, name: 'no approvals', approvals: false };
 const invalidPartition: TurnConfig = { ...plain, name: 'invalid partition', partition: 'invalid' };
+const PARALLEL: TurnFeatures = { ...NO_FEATURES, execution: { kind: 'parallel' } };
+const POOL: TurnFeatures = { ...NO_FEATURES, execution: { kind: 'pool', limit: 1 } };
 
-const CASES: Array<{ config: TurnConfig; features: TurnFeatures; attempt: AttemptName; name: string }> = [
+const CASES: Array<{ config: TurnConfig; features: TurnFeatures; attempt: AttemptName | TurnInput; name: string }> = [
   { config: approvals, features: ALL_FEATURES, attempt: 'freshWithRecovery', name: 'all policies, approvals / fresh with recovery' },
   { config: approvals, features: ALL_FEATURES, attempt: 'freshLastChance', name: 'all policies, approvals / fresh, last chance' },
   { config: plain, features: NO_FEATURES, attempt: 'retryLastChance', name: 'no policies / retry, last chance' },
   { config: plain, features: NO_FEATURES, attempt: 'overflowRetry', name: 'no policies / overflow re-run' },
   { config: invalidPartition, features: { ...NO_FEATURES, steeringInterrupts: false }, attempt: 'freshWithRecovery', name: 'steering waits, invalid partition / fresh' },
   { config: approvals, features: ALL_FEATURES, attempt: 'retryAfterSteering', name: 'all policies, approvals / re-run after steering during a backoff' },
+  { config: plain, features: PARALLEL, attempt: 'freshLastChance', name: 'parallel batch started at once (the hot path) / fresh, last chance' },
+  { config: approvals, features: POOL, attempt: 'freshLastChance', name: 'a pool of one, approvals / fresh, last chance' },
+  { config: plain, features: NO_FEATURES, attempt: 'closing', name: 'closing a turn a deferred failure left open' },
+  { config: approvals, features: ALL_FEATURES, attempt: resumedInput(ALL_FEATURES), name: 'resumed after a crash with its tool-call reply published' },
 ];
 
 // What the configurations reached together (the last test checks that nothing was left out).
@@ -29,8 +35,8 @@ const endings = new Set<string>();
 
 describe('model checking: turn machine', () => {
   it.each(CASES)('$name: lifecycle invariants on every path; ABORT from every state ends the turn aborted', ({ config, features, attempt, name }) => {
-    const input = turnInput(features, attempt);
-    const graph = explore(provideTurn(config), turnEnvironment(config), { input, limit: 50_000 });
+    const input = typeof attempt === 'string' ? turnInput(features, attempt) : attempt;
+    const graph = explore(provideTurn(), turnEnvironment(config), { input, limit: 50_000 });
     const checks = new Checks();
     const stats = checkEveryPath(graph, turnMonitor(input), checks);
     const abortChecked = checkAbortAlwaysEnds(graph, 'ABORT', endsAborted, checks);
@@ -49,7 +55,7 @@ describe('model checking: turn machine', () => {
 
   it("xstate/graph's getSimplePaths finds the same paths to final states as the path checker", () => {
     const input = turnInput(NO_FEATURES, 'retryLastChance');
-    const graph = explore(provideTurn(plain), turnEnvironment(plain), { input, limit: 50_000 });
+    const graph = explore(provideTurn(), turnEnvironment(plain), { input, limit: 50_000 });
     const stats = checkEveryPath(graph, turnMonitor(input), new Checks());
     const simplePaths = getSimplePaths(graph.logic, { ...graph.traversal, toState: (walk) => walk.status === 'done' });
     expect(simplePaths.length).toBe(stats.paths);

@@ -81,27 +81,98 @@ describe.skipIf(!hasChromium)('the offline trace viewer in headless chromium', (
     expect(await activeIn('turn')).toEqual([]);
   });
 
-  it('steps forward to the turn collecting its tool calls and highlights exactly the active states', async () => {
-    // The step where the last of turn 0's three tool-call actors has started.
-    const target = model.steps.findIndex((step) => model.actors.get(step.sessionId)?.label === 'write_note · c3');
+  it('steps forward to the turn running its tool calls and highlights exactly the active states', async () => {
+    // The step where the last of turn 0's three tool-call actors has started executing.
+    const target = model.steps.findIndex(
+      (step) => model.actors.get(step.sessionId)?.label === 'write_note · c3' && describeValue(step.value) === 'executing',
+    );
     expect(target).toBeGreaterThan(5);
     for (let click = 0; click < target; click++) await page.click('#next');
     const step = model.steps[target];
     expect(await page.locator('#step-label').textContent()).toBe(`step ${target + 1} / ${model.steps.length} · ${formatMs(step?.t ?? 0)}`);
-    expect(await page.locator('#step-title').textContent()).toBe('write_note · c3 (toolCall) · executing.running · active · after xstate.init');
+    expect(await page.locator('#step-title').textContent()).toBe('turn 0 › write_note · c3 (toolCall) · executing · active · after xstate.done.actor.awaitStep');
     expect(await activeIn('master')).toEqual(['master.running', 'master.running.turn']);
-    expect(await activeIn('turn')).toEqual(['turn.TOOL_EXECUTION', 'turn.TOOL_EXECUTION.collect', 'turn.TOOL_EXECUTION.collect.running']);
-    expect(await activeIn('toolCall')).toEqual(['toolCall.executing', 'toolCall.executing.running']);
+    expect(await activeIn('turn')).toEqual(['turn.TOOL_EXECUTION', 'turn.TOOL_EXECUTION.running']);
+    expect(await activeIn('toolCall')).toEqual(['toolCall.executing']);
     // In the diagram itself: the state's box is filled with the highlight colour.
-    const fill = await page.$eval('[data-machine="turn"] g.node.active[data-state-id="turn.TOOL_EXECUTION.collect.running"] path', (path) => getComputedStyle(path).fill);
+    const fill = await page.$eval('[data-machine="turn"] g.node.active[data-state-id="turn.TOOL_EXECUTION.running"] path', (path) => getComputedStyle(path).fill);
     expect(fill).toBe(ACTIVE_FILL);
-    expect(await texts('[data-machine="toolCall"] .chip')).toEqual(['lookup · c1: executing.running', 'sum · c2: executing.running', 'write_note · c3: executing.running']);
-    expect(await texts('[data-machine="turn"] .chip')).toEqual(['turn 0: TOOL_EXECUTION.collect.running']);
+    // Tool-call actors are children of their turn: named under it, and listed under it in the turn's panel.
+    expect(await texts('[data-machine="toolCall"] .chip')).toEqual([
+      'turn 0 › lookup · c1: executing',
+      'turn 0 › sum · c2: executing',
+      'turn 0 › write_note · c3: executing',
+    ]);
+    expect(await texts('[data-machine="turn"] .chip')).toEqual([
+      'turn 0: TOOL_EXECUTION.running',
+      '↳ lookup · c1: executing',
+      '↳ sum · c2: executing',
+      '↳ write_note · c3: executing',
+    ]);
     // What happened since the previous step, in order (times dropped: they follow the entries).
     const entries = (await texts('#step-entries li')).map((text) => text.replace(/^\d+ ms /, ''));
-    expect(entries[0]).toBe('actor created: write_note · c3 (toolCall)');
     expect(entries).toContain('event toolExecutionStart · write_note c3');
-    expect(entries.at(-1)).toBe('write_note · c3 · executing.running (active)');
+    expect(entries.at(-1)).toBe('write_note · c3 · executing (active)');
+  });
+
+  it('follows the active state: the turn diagram is framed around it, the whole chart a click away', async () => {
+    const view = () =>
+      page.$eval('[data-machine="turn"] svg', (svg) => {
+        const [x, y, width, height] = (svg.getAttribute('viewBox') ?? '').split(/\s+/).map(Number);
+        const active = svg.querySelector('g.node.active[data-state-id="turn.TOOL_EXECUTION.running"]') as SVGGraphicsElement;
+        const screen = svg.getBoundingClientRect();
+        const box = active.getBoundingClientRect();
+        return { x, y, width, height, visible: box.left >= screen.left - 1 && box.right <= screen.right + 1 && box.top >= screen.top - 1 && box.bottom <= screen.bottom + 1 };
+      });
+    const whole = await page.$eval('template[data-chart-machine="turn"]', (template) =>
+      (template.innerHTML.match(/viewBox="([^"]+)"/)?.[1] ?? '').split(/\s+/).map(Number),
+    );
+    const followed = await view();
+    expect(followed.visible).toBe(true);
+    expect(followed.width).toBeLessThan(whole[2] ?? 0);
+    expect(followed.height).toBeLessThan(whole[3] ?? 0);
+    await page.click('[data-machine="turn"] button.follow');
+    expect(await page.locator('[data-machine="turn"] button.follow').textContent()).toBe('follow the active state');
+    const all = await view();
+    expect([all.width, all.height]).toEqual([whole[2], whole[3]]);
+    await page.click('[data-machine="turn"] button.follow');
+    expect((await view()).width).toBeLessThan(whole[2] ?? 0);
+  });
+
+  it('keeps every state label inside its box with the fonts this machine has', async () => {
+    const overflowing = await page.$$eval('[data-machine] svg g.node, [data-machine] svg g.cluster', (groups) =>
+      groups.flatMap((group) => {
+        const shape = group.querySelector('path, polygon, ellipse') as SVGGraphicsElement | null;
+        if (!shape) return [];
+        const room = shape.getBBox().width;
+        return Array.from(group.querySelectorAll('text'))
+          .filter((text) => {
+            const fitted = text.getAttribute('textLength');
+            return (fitted === null ? text.getComputedTextLength() : Number(fitted)) > room;
+          })
+          .map((text) => `${group.getAttribute('data-state-id')}: ${text.textContent}`);
+      }),
+    );
+    expect(overflowing).toEqual([]);
+  });
+
+  it('has a colour legend for the diagrams, the actors and the timeline', async () => {
+    expect(await page.$$eval('#legend .item', (items) => items.map((item) => item.getAttribute('data-legend')))).toEqual([
+      'active',
+      'from',
+      'taken',
+      'final',
+      'model',
+      'ok',
+      'error',
+      'cancelled',
+      'approved',
+      'denied',
+      'open',
+      'tick',
+    ]);
+    const swatch = await page.$eval('#legend .swatch.active', (element) => getComputedStyle(element).backgroundColor);
+    expect(swatch).toBe(ACTIVE_FILL);
   });
 
   it('shows the agent events as a timeline per turn, tool calls as lanes, the future faded', async () => {
@@ -137,10 +208,10 @@ describe.skipIf(!hasChromium)('the offline trace viewer in headless chromium', (
     );
     expect(turns.map((turn) => turn.reason)).toEqual(['toolsExecuted', 'toolsExecuted', 'complete']);
     expect(await texts('[data-machine="toolCall"] .chip')).toEqual([
-      'broken · c4: failed (done)',
-      'sum · c2: succeeded (done)',
-      'lookup · c1: succeeded (done)',
-      'write_note · c3: succeeded (done)',
+      'turn 1 › broken · c4: failed (done)',
+      'turn 0 › sum · c2: succeeded (done)',
+      'turn 0 › lookup · c1: succeeded (done)',
+      'turn 0 › write_note · c3: succeeded (done)',
     ]);
     expect(await page.$$eval('.turn[data-turn="1"] .span', (spans) => spans.map((span) => span.getAttribute('data-status')))).toEqual(['ok', 'error']);
     await page.keyboard.press('ArrowLeft');

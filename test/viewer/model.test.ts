@@ -28,32 +28,38 @@ describe('viewer model', () => {
       'master transition running.preTurn',
       'turn 0 transition ASSISTANT.streaming',
       'master transition running.turn',
-      'turn 0 transition ASSISTANT.classifyingReply',
-      'turn 0 transition TOOL_EXECUTION.preprocess',
+      'turn 0 transition TOOL_EXECUTION.dispatching',
+      'turn 0 transition TOOL_EXECUTION.approval',
     ]);
-    // Every microstep, plus the first snapshot of each actor that starts without one (the master, the 4 tool calls).
+    // Every microstep, the master's first snapshot, and each state of the 4 tool-call actors
+    // (starting, executing, their final state: they report snapshots, not microsteps).
     const microsteps = model.entries.filter((entry) => entry.kind === 'transition').length;
-    expect(model.steps).toHaveLength(microsteps + 5);
+    expect(model.steps).toHaveLength(microsteps + 1 + 4 * 3);
     expect(model.steps.at(-1)).toMatchObject({ kind: 'transition', value: 'ended', status: 'done' });
   });
 
   it('knows every active state at a step, compound states included', () => {
     const collecting = model.steps.findIndex(
-      (step) => step.sessionId === sessionOf('turn 0') && describeValue(step.value) === 'TOOL_EXECUTION.collect.running',
+      (step) => step.sessionId === sessionOf('turn 0') && describeValue(step.value) === 'TOOL_EXECUTION.running',
     );
     expect(model.steps[collecting]?.kind).toBe('transition');
-    expect(activeAt(collecting, 'turn 0')).toEqual(['turn.TOOL_EXECUTION', 'turn.TOOL_EXECUTION.collect', 'turn.TOOL_EXECUTION.collect.running']);
+    expect(activeAt(collecting, 'turn 0')).toEqual(['turn.TOOL_EXECUTION', 'turn.TOOL_EXECUTION.running']);
     expect(activeAt(collecting, 'master')).toEqual(['master.running', 'master.running.turn']);
-    // The tool-call actors start after the turn entered collect: none at that step, all three three steps later.
-    expect(activeAt(collecting, 'sum · c2')).toEqual([]);
-    expect(activeAt(collecting + 3, 'sum · c2')).toEqual(['toolCall.executing', 'toolCall.executing.running']);
+    // The tool-call actors are created in the step the turn enters running, and start once that step is over.
+    expect(activeAt(collecting, 'sum · c2')).toEqual(['toolCall.starting']);
+    const executing = model.steps.findIndex((step) => step.sessionId === sessionOf('sum · c2') && describeValue(step.value) === 'executing');
+    expect(executing).toBeGreaterThan(collecting);
+    expect(activeAt(executing, 'sum · c2')).toEqual(['toolCall.executing']);
+    const askingApproval = model.steps.findIndex((step) => describeValue(step.value) === 'TOOL_EXECUTION.askingApproval.waiting');
+    expect(activeAt(askingApproval, 'turn 0')).toEqual(['turn.TOOL_EXECUTION', 'turn.TOOL_EXECUTION.askingApproval', 'turn.TOOL_EXECUTION.askingApproval.waiting']);
     expect(activeAt(model.steps.length - 1, 'master')).toEqual(['master.ended']);
     expect(activeAt(model.steps.length - 1, 'broken · c4')).toEqual(['toolCall.failed']);
   });
 
   it('ends an actor at its microstep into a top-level final state', () => {
     const intoDone = model.steps.find((step) => step.sessionId === sessionOf('turn 0') && step.value === 'done');
-    expect(intoDone).toMatchObject({ kind: 'transition', status: 'done', edges: [{ source: 'turn.RESPONSE.committed', target: 'turn.done' }] });
+    // The last call's end: nothing to check after the batch, so the turn commits and closes in that step.
+    expect(intoDone).toMatchObject({ kind: 'transition', status: 'done', edges: [{ source: 'turn.TOOL_EXECUTION.running', target: 'turn.done' }] });
   });
 
   it('lays the agent events out per turn: the model lane, then a lane per tool call in call order', () => {

@@ -29,14 +29,11 @@ describe('createTraceRecorder on a real scripted session', () => {
       id: 'toolCall',
       key: 'toolCall',
       type: 'compound',
-      states: ['executing', 'succeeded', 'failed', 'cancelled', 'timedOut'].map((key) => ({
+      states: ['starting', 'executing', 'succeeded', 'failed', 'cancelled', 'timedOut', 'skipped'].map((key) => ({
         id: `toolCall.${key}`,
         key,
-        type: key === 'executing' ? 'compound' : 'final',
-        states:
-          key === 'executing'
-            ? ['running', 'timeLimited'].map((child) => ({ id: `toolCall.executing.${child}`, key: child, type: 'atomic', states: [] }))
-            : [],
+        type: key === 'starting' || key === 'executing' ? 'atomic' : 'final',
+        states: [],
       })),
     });
   });
@@ -53,10 +50,16 @@ describe('createTraceRecorder on a real scripted session', () => {
       ['toolCall', 'broken · c4'],
       ['turn', 'turn 2'],
     ]);
-    // Turns are invoked by the master; tool-call actors are roots of their own.
+    // Turns are invoked by the master; every tool-call actor is a child of the turn that asked for it.
     const master = machineActors[0]?.sessionId;
     expect(machineActors.filter((actor) => actor.machineId === 'turn').every((actor) => actor.parentId === master)).toBe(true);
-    expect(machineActors.filter((actor) => actor.machineId === 'toolCall').every((actor) => actor.parentId === null)).toBe(true);
+    const turnOf = (label: string) => machineActors.find((actor) => actor.label === label)?.sessionId;
+    expect(machineActors.filter((actor) => actor.machineId === 'toolCall').map((actor) => [actor.label, actor.parentId])).toEqual([
+      ['lookup · c1', turnOf('turn 0')],
+      ['sum · c2', turnOf('turn 0')],
+      ['write_note · c3', turnOf('turn 0')],
+      ['broken · c4', turnOf('turn 1')],
+    ]);
   });
 
   it("records every microstep of turn 0, in order, with the state value after it", () => {
@@ -66,18 +69,21 @@ describe('createTraceRecorder on a real scripted session', () => {
       .map((entry) => entry.transitions.map((transition) => `${transition.source} → ${transition.targets.join(',')}`).join('; '));
     expect(steps).toEqual([
       'turn.USER_INPUT.checkingPolicies → turn.ASSISTANT',
-      'turn.ASSISTANT.streaming → turn.ASSISTANT.classifyingReply',
-      'turn.ASSISTANT.classifyingReply → turn.TOOL_EXECUTION',
-      'turn.TOOL_EXECUTION.preprocess → turn.TOOL_EXECUTION.preDispatch',
-      'turn.TOOL_EXECUTION.preDispatch → turn.TOOL_EXECUTION.approval',
-      'turn.TOOL_EXECUTION.approval → turn.TOOL_EXECUTION.awaitingApproval',
-      'turn.TOOL_EXECUTION.awaitingApproval → turn.TOOL_EXECUTION.dispatch',
-      'turn.TOOL_EXECUTION.dispatch → turn.TOOL_EXECUTION.collect',
-      'turn.TOOL_EXECUTION.collect → turn.RESPONSE',
-      'turn.RESPONSE.committed → turn.done',
+      'turn.ASSISTANT → turn.TOOL_EXECUTION',
+      'turn.TOOL_EXECUTION.dispatching → turn.TOOL_EXECUTION.approval',
+      'turn.TOOL_EXECUTION.approval → turn.TOOL_EXECUTION.askingApproval',
+      'turn.TOOL_EXECUTION.askingApproval.requesting → turn.TOOL_EXECUTION.askingApproval.waiting',
+      'turn.TOOL_EXECUTION.askingApproval.waiting → turn.TOOL_EXECUTION.approval',
+      'turn.TOOL_EXECUTION.approval → turn.TOOL_EXECUTION.dispatch',
+      'turn.TOOL_EXECUTION.dispatch → turn.TOOL_EXECUTION.running',
+      // Two of the three calls end: the pool records them (targetless); the last one ends the batch,
+      // and with nothing to check after it the turn commits and closes in the same step.
+      'turn.TOOL_EXECUTION.running → ',
+      'turn.TOOL_EXECUTION.running → ',
+      'turn.TOOL_EXECUTION.running → turn.done',
     ]);
     const values = of(entries, 'transition').filter((entry) => entry.sessionId === turn0).map((entry) => entry.value);
-    expect(values[7]).toEqual({ TOOL_EXECUTION: { collect: 'running' } });
+    expect(values[7]).toEqual({ TOOL_EXECUTION: 'running' });
     expect(values.at(-1)).toBe('done');
   });
 

@@ -1,6 +1,6 @@
 import type { TraceEntry } from '../format.js';
 import { createChartPanels, highlightCharts, type ChartPanel } from './charts.js';
-import { actorStatesAt, agentEntries, describeValue, readTraceText, type ViewerModel, type ViewerStep } from './model.js';
+import { actorStatesAt, actorTitle, agentEntries, describeValue, readTraceText, type ViewerModel, type ViewerStep } from './model.js';
 import { renderTimeline, formatMs } from './timeline.js';
 import { buildTimeline, type TimelineData } from './timeline-model.js';
 
@@ -148,7 +148,7 @@ const local = (id: string) => id.slice(id.indexOf('.') + 1);
 
 export function describeStep(model: ViewerModel, step: ViewerStep): string {
   const actor = model.actors.get(step.sessionId);
-  const name = actorName(model, step.sessionId);
+  const name = actor ? actorTitle(model, actor) : actorName(model, step.sessionId);
   const who = actor?.machineId && actor.machineId !== name ? `${name} (${actor.machineId})` : name;
   if (step.kind === 'snapshot') return `${who} · ${describeValue(step.value)} · ${step.status} · after ${step.eventType}`;
   const moves = step.edges.map((edge) => `${local(edge.source)} → ${local(edge.target)}`).join(', ');

@@ -1,5 +1,6 @@
 import type { MachineOutlineNode } from '../format.js';
-import { activeStateIds, describeValue, type ActorState, type ViewerActor, type ViewerModel, type ViewerStep } from './model.js';
+import { activeStateIds, actorTitle, describeValue, type ActorState, type ViewerActor, type ViewerModel, type ViewerStep } from './model.js';
+import { fitLabels, frame, viewBoxOf, type DiagramView } from './svg.js';
 
 /**
  * One panel per machine of the trace: its generated diagram (an embedded Graphviz SVG) or, for a
@@ -16,6 +17,8 @@ export interface ChartPanel {
   /** Diagram edges by `source->target` (Graphviz titles); empty for drawn trees. */
   edges: Map<string, Element[]>;
   compound: Set<string>;
+  /** The diagram's view (a drawn tree has none): it follows the active state unless switched to the whole chart. */
+  view: DiagramView | null;
 }
 
 const MAX_CHIPS = 12;
@@ -40,10 +43,12 @@ export function createChartPanels(doc: Document, container: HTMLElement, model: 
     element.append(heading, chips, drawing);
     container.append(element);
 
-    const panel: ChartPanel = { machineId, root, element, chips, states: new Map(), edges: new Map(), compound: compoundIds(root) };
+    const panel: ChartPanel = { machineId, root, element, chips, states: new Map(), edges: new Map(), compound: compoundIds(root), view: null };
     const svg = svgs.get(machineId);
-    if (svg) attachSvg(drawing, svg, panel);
-    else drawTree(doc, drawing, root, panel, true);
+    if (svg) {
+      attachSvg(drawing, svg, panel);
+      if (panel.view) heading.append(followToggle(doc, panel.view));
+    } else drawTree(doc, drawing, root, panel, true);
     panels.push(panel);
   }
   return panels;
@@ -72,6 +77,9 @@ function attachSvg(drawing: HTMLElement, svgText: string, panel: ChartPanel): vo
   svg.removeAttribute('height');
   drawing.addEventListener('click', () => drawing.classList.toggle('zoomed'));
   drawing.title = 'Click to zoom';
+  const element = svg as unknown as SVGSVGElement;
+  panel.view = { svg: element, whole: viewBoxOf(element), follow: true };
+  fitLabels(element);
   for (const group of Array.from(svg.querySelectorAll('g.node, g.cluster, g.edge'))) {
     const title = group.querySelector('title')?.textContent ?? '';
     if (group.classList.contains('edge')) addTo(panel.edges, title, group);
@@ -81,6 +89,22 @@ function attachSvg(drawing: HTMLElement, svgText: string, panel: ChartPanel): vo
       addTo(panel.states, id, group);
     }
   }
+}
+
+/** The switch between following the active state and showing the whole chart. */
+function followToggle(doc: Document, view: DiagramView): HTMLElement {
+  const button = doc.createElement('button');
+  button.type = 'button';
+  button.className = 'follow';
+  const label = () => (button.textContent = view.follow ? 'whole chart' : 'follow the active state');
+  label();
+  button.addEventListener('click', (event) => {
+    event.stopPropagation();
+    view.follow = !view.follow;
+    label();
+    frame(view, view.follow ? Array.from(view.svg.querySelectorAll('g.node.active, g.node.from, g.edge.taken')) : []);
+  });
+  return button;
 }
 
 function drawTree(doc: Document, parent: HTMLElement, node: MachineOutlineNode, panel: ChartPanel, isRoot: boolean): void {
@@ -129,34 +153,57 @@ export function highlightCharts(panels: ChartPanel[], model: ViewerModel, states
       if (state) for (const id of activeStateIds(panel.root, state.value)) active.add(id);
     }
     for (const id of active) for (const element of panel.states.get(id) ?? []) element.classList.add('active');
+    // The view follows the innermost active states (a compound state's box is its whole region).
+    const followed = [...active].filter((id) => !panel.compound.has(id)).flatMap((id) => panel.states.get(id) ?? []);
 
     const isCurrent = stepActor?.machineId === panel.machineId;
     panel.element.classList.toggle('current', isCurrent);
     if (isCurrent && step) {
       for (const edge of step.edges) {
-        if (!active.has(edge.source)) for (const element of panel.states.get(edge.source) ?? []) element.classList.add('from');
+        if (!active.has(edge.source)) {
+          for (const element of panel.states.get(edge.source) ?? []) {
+            element.classList.add('from');
+            if (!panel.compound.has(edge.source)) followed.push(element);
+          }
+        }
         const from = panel.compound.has(edge.source) ? `${edge.source}.__initial` : edge.source;
         const to = panel.compound.has(edge.target) ? `${edge.target}.__initial` : edge.target;
         for (const element of panel.edges.get(`${from}->${to}`) ?? []) element.classList.add('taken');
       }
     }
-    renderChips(panel, instances, shown, states, step?.sessionId ?? null);
+    if (panel.view) frame(panel.view, followed);
+    renderChips(panel, model, instances, shown, states, step?.sessionId ?? null);
   }
 }
 
-function renderChips(panel: ChartPanel, instances: ViewerActor[], shown: ViewerActor[], states: ReadonlyMap<string, ActorState>, stepSession: string | null): void {
+function renderChips(
+  panel: ChartPanel,
+  model: ViewerModel,
+  instances: ViewerActor[],
+  shown: ViewerActor[],
+  states: ReadonlyMap<string, ActorState>,
+  stepSession: string | null,
+): void {
   const doc = panel.chips.ownerDocument;
   const recent = instances
     .filter((actor) => !shown.includes(actor) && states.has(actor.sessionId))
     .sort((a, b) => (states.get(b.sessionId)?.changedAt ?? 0) - (states.get(a.sessionId)?.changedAt ?? 0));
   const listed = [...shown, ...recent].slice(0, MAX_CHIPS);
-  const chips = listed.map((actor) => {
+  const chipOf = (actor: ViewerActor, className: string, name: string) => {
     const state = states.get(actor.sessionId);
     const chip = doc.createElement('span');
-    chip.className = `chip ${state?.status ?? 'active'}${shown.includes(actor) ? ' shown' : ''}${actor.sessionId === stepSession ? ' stepped' : ''}`;
+    chip.className = `chip ${className} ${state?.status ?? 'active'}${actor.sessionId === stepSession ? ' stepped' : ''}`;
     chip.dataset.sessionId = actor.sessionId;
-    chip.textContent = `${actor.label}: ${state ? describeValue(state.value) : '…'}${state && state.status !== 'active' ? ` (${state.status})` : ''}`;
+    chip.textContent = `${name}: ${state ? describeValue(state.value) : '…'}${state && state.status !== 'active' ? ` (${state.status})` : ''}`;
     return chip;
+  };
+  const chips = listed.flatMap((actor) => {
+    const chip = chipOf(actor, shown.includes(actor) ? 'shown' : 'recent', actorTitle(model, actor));
+    // The machine actors this one runs now (a turn's tool calls), drawn under it.
+    const children = [...model.actors.values()].filter(
+      (child) => child.parentId === actor.sessionId && child.machineId !== null && states.get(child.sessionId)?.status === 'active',
+    );
+    return shown.includes(actor) ? [chip, ...children.map((child) => chipOf(child, 'child', `↳ ${child.label}`))] : [chip];
   });
   const hidden = instances.length - listed.length;
   if (hidden > 0) {

@@ -173,3 +173,12 @@ export function agentEntries(model: ViewerModel): Array<{ entry: number; t: numb
   });
   return result;
 }
+
+/**
+ * An actor as the viewer names it: by its label, after its parent's when the parent is not the
+ * root (a tool call under its turn: `turn 0 › lookup · c1`).
+ */
+export function actorTitle(model: Pick<ViewerModel, 'actors'>, actor: ViewerActor): string {
+  const parent = actor.parentId ? model.actors.get(actor.parentId) : undefined;
+  return parent && parent.parentId !== null && parent.machineId !== null ? `${parent.label} › ${actor.label}` : actor.label;
+}

@@ -1,0 +1,133 @@
+import type { AssistantMessage, Message } from '../src/domain/messages.js';
+import { toolCallsOf } from '../src/domain/messages.js';
+import { errorResult, resultsInCallOrder, settle } from './tool-results.js';
+import type { ApprovalVerdict, Batch, ModelReply, PreparedCall, Settled, TurnEnding, TurnInput, TurnOutput } from './turn.types.js';
+
+/**
+ * The turn's context: everything the turn knows, in few keys of stable shape (a context of ~20
+ * keys falls into V8's dictionary mode and every assign then copies a hash table). What the
+ * effects produce comes back as actor outputs and is assigned here; the runtime keeps no copy.
+ */
+export interface TurnContext {
+  /** What the master gave this attempt; never changes. */
+  input: TurnInput;
+  /** The model's reply (published, unless the turn deferred its failure to the master). */
+  reply: ModelReply | null;
+  /** The calls that cleared preprocessing and are not decided yet (or ran). */
+  prepared: PreparedCall[];
+  /** Every result decided so far. */
+  settled: Settled | null;
+  batch: Batch | null;
+  /** The turn's decision, assigned where it is made; null while the turn runs. */
+  ending: TurnEnding | null;
+  /** A steering message was accepted during this turn: unless steering waits, no further tool call starts. */
+  steered: boolean;
+  /** Pre-turn injections: committed with this turn's input. */
+  inputInjected: Message[];
+  /** Later injections (pre-dispatch, post-turn): the next turn's input. */
+  injected: Message[];
+  /** The assistant message as committed (a post-turn policy may replace it). */
+  assistant: AssistantMessage | null;
+  /** A `resolveApproval` answer, kept until the turn asks about that call (it may come first after a restart). */
+  decision: { toolCallId: string; verdict: ApprovalVerdict } | null;
+  /** Calls whose toolApprovalRequested was published (never asked twice, also across a restart). */
+  asked: string[];
+}
+
+export type TurnEvent =
+  | { type: 'ABORT' }
+  | { type: 'STEERING_ARRIVED' }
+  /** From the approval effect: the request can be published now (the step that chose the call is over). */
+  | { type: 'APPROVAL_REQUESTED' }
+  /** From the approval effect: the handler's verdict (already checked). */
+  | { type: 'APPROVAL_VERDICT'; verdict: ApprovalVerdict }
+  /** A durable approval answered by `agent.resolveApproval` (the verdict already checked). */
+  | { type: 'APPROVAL_DECIDED'; toolCallId: string; verdict: ApprovalVerdict };
+
+export function initialContext(input: TurnInput): TurnContext {
+  return {
+    input,
+    reply: null,
+    prepared: [],
+    settled: null,
+    batch: null,
+    ending: null,
+    steered: input.steeringArrived,
+    inputInjected: [],
+    injected: [],
+    assistant: null,
+    decision: null,
+    asked: input.resume?.requestedCallIds ?? [],
+  };
+}
+
+/** The output of an invoked actor, from its done event (the chart reads it only where one arrives). */
+export function replyOf<T>(event: { type: string }): T {
+  return (event as unknown as { output: T }).output;
+}
+
+/** The call whose approval is being asked: the first prepared call not approved yet. */
+export function approvalAsked(context: Pick<TurnContext, 'prepared'>): PreparedCall | null {
+  return context.prepared.find((entry) => !entry.approved) ?? null;
+}
+
+/** The prepared calls and results after a verdict on `asked`. */
+export function callDecided(
+  context: Pick<TurnContext, 'prepared' | 'settled'>,
+  asked: PreparedCall,
+  verdict: ApprovalVerdict,
+): Pick<TurnContext, 'prepared' | 'settled'> {
+  const others = (replacement: PreparedCall | null) =>
+    context.prepared.flatMap((entry) => (entry === asked ? (replacement ? [replacement] : []) : [entry]));
+  switch (verdict.kind) {
+    case 'approved':
+      return { prepared: others({ ...asked, approved: true }), settled: context.settled };
+    case 'approvedWith': {
+      const call = { ...asked.call, arguments: verdict.arguments };
+      return { prepared: others({ ...asked, call, approved: true, cleared: false }), settled: context.settled };
+    }
+    case 'denied':
+      return { prepared: others(null), settled: settle(context.settled, asked.position, errorResult(asked.call, `rejected: ${verdict.reason}`)) };
+    case 'failed':
+      return { prepared: others(null), settled: settle(context.settled, asked.position, errorResult(asked.call, `approval failed: ${verdict.message}`)) };
+  }
+}
+
+/** The turn's ending as its output says it: the decision made, or (never expected) a plain success. */
+export function ended(context: TurnContext): TurnEnding {
+  return context.ending ?? { kind: 'success', reason: 'complete' };
+}
+
+/** The ids of the calls whose tool really started (synthetic results never count as work), in call order. */
+export function startedCallIds(context: TurnContext): string[] {
+  const ids: string[] = [];
+  for (let cell = context.settled; cell; cell = cell.rest) if (cell.started) ids.push(cell.result.toolCallId);
+  ids.reverse();
+  const resumed = context.input.resume?.startedCallIds ?? [];
+  return resumed.length === 0 ? ids : [...new Set([...resumed, ...ids])];
+}
+
+export function outputOf(context: TurnContext): TurnOutput {
+  const ending = ended(context);
+  const original = context.reply?.message ?? null;
+  return {
+    kind: ending.kind,
+    ...(ending.detail ? { detail: ending.detail } : {}),
+    turnEndReason: ending.reason,
+    inputCommitted: true,
+    assistant: context.assistant ?? original,
+    toolResults: resultsInCallOrder(original, context.settled),
+    error: context.reply?.error ?? null,
+    injected: context.injected,
+    startedCallIds: startedCallIds(context),
+  };
+}
+
+/** How a turn resumed with a published reply ends, read from that reply: as the turn would have. */
+export function resumedEnding(reply: ModelReply | null): TurnEnding {
+  const stopReason = reply?.message.stopReason;
+  if (reply?.error?.kind === 'aborted' || stopReason === 'aborted') return { kind: 'aborted', reason: 'aborted' };
+  if (reply?.error || stopReason === 'error') return { kind: 'failure', detail: 'fatal', reason: 'error' };
+  if (reply && toolCallsOf(reply.message).length > 0) return { kind: 'success', reason: 'toolsExecuted' };
+  return { kind: 'success', reason: 'complete' };
+}

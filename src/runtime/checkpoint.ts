@@ -1,0 +1,234 @@
+import type { AnyActorRef } from 'xstate';
+import type { MasterContext } from '../../machines/master.types.js';
+import { settledByPosition } from '../../machines/tool-results.js';
+import type { ToolCallContext, ToolCallOutput } from '../../machines/tool-call.machine.js';
+import { approvalAsked, startedCallIds, type TurnContext } from '../../machines/turn.context.js';
+import type { TurnOutput } from '../../machines/turn.types.js';
+import { cloneCounters } from '../domain/counters.js';
+import { toolCallsOf, type ToolResultMessage } from '../domain/messages.js';
+import type { PendingApproval, RunCheckpoint, SessionHead, TurnCheckpoint } from '../store/types.js';
+import type { AgentState, RunSession } from './run-session.js';
+
+/**
+ * The checkpoint (the session's head: everything but the history, which is stored by appending), derived in one place from the machines' state: the master's context, the turn
+ * actor's snapshot and its tool-call children. Nothing here is a copy the runtime kept on the side;
+ * the runtime only decides when to take it (after each step that changed something).
+ */
+
+interface Snapshot<TContext> {
+  status: 'active' | 'done' | 'error' | 'stopped';
+  value: unknown;
+  context: TContext;
+  output?: unknown;
+  children: Record<string, AnyActorRef | undefined>;
+  matches(value: unknown): boolean;
+}
+
+/** The turn in progress as the machines know it: the turn actor, and whether its turnStart is out. */
+export interface TurnView {
+  /** The turn actor's snapshot; null between the attempts of a turn a deferred failure left open. */
+  snapshot: Snapshot<TurnContext> | null;
+  turnIndex: number;
+  /** Its tool-call actors. */
+  calls: readonly AnyActorRef[];
+}
+
+/** The turn actor the master runs now (a turn or the closing of one), if any. */
+export function turnActorOf(master: Snapshot<MasterContext>): AnyActorRef | null {
+  const children = master.children;
+  return children.turn ?? children.closingTurn ?? null;
+}
+
+/**
+ * The open turn (its turnStart published, its turnEnd not yet), or null. `closed` tells a turn
+ * that ended in this very step (the master has not taken its outcome yet).
+ */
+export function openTurnOf(master: Snapshot<MasterContext>, run: RunSession): { turn: TurnView | null; closedNow: boolean } {
+  const actor = turnActorOf(master);
+  const calls = callActorsOf(run, actor);
+  if (actor) {
+    const snapshot = actor.getSnapshot() as Snapshot<TurnContext>;
+    const context = snapshot.context;
+    const turnIndex = context.input.turnIndex;
+    if (snapshot.status === 'done') {
+      const output = snapshot.output as TurnOutput;
+      if (output.turnEndReason !== null) return { turn: null, closedNow: true };
+      return { turn: isDeferred(output) ? { snapshot, turnIndex, calls } : null, closedNow: false };
+    }
+    const announced = context.input.attempt !== 'fresh' || !snapshot.matches('USER_INPUT');
+    return { turn: announced ? { snapshot, turnIndex, calls } : null, closedNow: false };
+  }
+  const outcome = master.context.lastOutcome;
+  const open = outcome !== null && isDeferred(outcome) && !master.matches('ended');
+  return { turn: open ? { snapshot: null, turnIndex: master.context.turnIndex, calls: [] } : null, closedNow: false };
+}
+
+const isDeferred = (outcome: TurnOutput) => outcome.kind === 'failure' && (outcome.detail === 'retryable' || outcome.detail === 'overflow');
+
+/** Where the persister keeps the version a durable approval request was first stored at. */
+export interface ApprovalVersions {
+  /** The session waits for `resolveApproval` (a store and no approval handler). */
+  readonly durable: boolean;
+  pending: PendingApproval | null;
+}
+
+export function checkpointOf(
+  sessionId: string,
+  version: number,
+  agent: AgentState,
+  run: RunSession | null,
+  approvals: ApprovalVersions,
+): SessionHead {
+  const master = run && !run.ended ? (run.master?.getSnapshot() as Snapshot<MasterContext> | undefined) : undefined;
+  const context = master?.context;
+  const open = master && run ? openTurnOf(master, run) : { turn: null, closedNow: false };
+  const closedNow = open.closedNow ? 1 : 0;
+  const turn = open.turn ? turnCheckpoint(open.turn, version, approvals) : null;
+  if (!turn) approvals.pending = null;
+  return {
+    sessionId,
+    version,
+    historyLength: agent.log.length,
+    steeringQueue: [...(context?.steeringQueue ?? agent.steeringQueue)],
+    followUpQueue: [...(context?.followUpQueue ?? agent.followUpQueue)],
+    counters: cloneCounters(agent.counters),
+    turnIndex: context ? context.turnIndex + closedNow : agent.turnIndex,
+    run: run && context && !run.ended ? runCheckpoint(run, context, master, closedNow, turn) : null,
+  };
+}
+
+function runCheckpoint(
+  run: RunSession,
+  context: MasterContext,
+  master: Snapshot<MasterContext> | undefined,
+  closedNow: number,
+  turn: TurnCheckpoint | null,
+): RunCheckpoint {
+  // A turn that has not committed its input yet: the input goes back to pending (never lost).
+  const turnActor = master ? turnActorOf(master) : null;
+  const uncommitted = turnActor ? inputUncommitted(turnActor.getSnapshot() as Snapshot<TurnContext>) : false;
+  return {
+    runId: run.runId,
+    nextSeq: run.nextSeq,
+    pending: [...(uncommitted ? context.turnInput : []), ...context.pending],
+    turnsThisRun: context.counts.turnsThisRun + closedNow,
+    modelIndex: context.modelIndex,
+    turn,
+  };
+}
+
+function inputUncommitted(snapshot: Snapshot<TurnContext>): boolean {
+  return snapshot.status === 'active' && snapshot.context.input.attempt === 'fresh' && snapshot.matches('USER_INPUT');
+}
+
+function turnCheckpoint(view: TurnView, version: number, approvals: ApprovalVersions): TurnCheckpoint {
+  const empty: TurnCheckpoint = {
+    turnIndex: view.turnIndex,
+    reply: null,
+    results: [],
+    started: [],
+    approved: [],
+    requested: [],
+    pendingApproval: null,
+    committed: false,
+  };
+  const snapshot = view.snapshot;
+  if (!snapshot) {
+    approvals.pending = null;
+    return empty;
+  }
+  const context = snapshot.context;
+  const deferred = snapshot.status === 'done' && isDeferred(snapshot.output as TurnOutput);
+  const reply = context.reply && !deferred ? context.reply : null;
+  const committed = snapshot.matches('RESPONSE') || snapshot.matches('done');
+  const pendingApproval = approvals.durable ? pendingApprovalOf(snapshot, version, approvals) : null;
+  return {
+    ...empty,
+    reply: reply ? { message: reply.message, invalidCalls: [...reply.invalidCalls] } : null,
+    results: reply ? publishedResults(snapshot, view.calls, committed) : [],
+    decided: reply && !committed ? decidedResults(context) : [],
+    started: startedOf(snapshot, view.calls),
+    approved: [...new Set([...(context.input.resume?.approvedCallIds ?? []), ...approvedIds(context)])],
+    requested: [...context.asked],
+    pendingApproval,
+    committed,
+  };
+}
+
+/** Results whose toolExecutionEnd is out: from the tool-call actors (settled or just done), and all of them once committed. */
+function publishedResults(snapshot: Snapshot<TurnContext>, calls: readonly AnyActorRef[], committed: boolean): ToolResultMessage[] {
+  const context = snapshot.context;
+  const cells = settledByPosition(context.settled);
+  const byPosition = new Map<number, ToolResultMessage>();
+  for (const [position, cell] of cells) if (committed || cell.published) byPosition.set(position, cell.result);
+  for (const call of calls) {
+    const callSnapshot = call.getSnapshot() as { status: string; output?: ToolCallOutput };
+    if (callSnapshot.status !== 'done' || !callSnapshot.output) continue;
+    if (!byPosition.has(callSnapshot.output.position)) byPosition.set(callSnapshot.output.position, callSnapshot.output.result);
+  }
+  const blocks = context.reply ? toolCallsOf(context.reply.message) : [];
+  return blocks.flatMap((_, position) => byPosition.get(position) ?? []);
+}
+
+/** Calls whose toolExecutionStart is out: settled ones, and tool-call actors that left `starting`. */
+function startedOf(snapshot: Snapshot<TurnContext>, calls: readonly AnyActorRef[]): string[] {
+  const ids = startedCallIds(snapshot.context);
+  for (const call of calls) {
+    const context = (call.getSnapshot() as { context?: ToolCallContext }).context;
+    if (context?.started && !ids.includes(context.call.id)) ids.push(context.call.id);
+  }
+  return ids;
+}
+
+/** The tool-call actors of a turn actor (the run keeps them for the turn in progress). */
+export function callActorsOf(run: RunSession, turn: AnyActorRef | null): readonly AnyActorRef[] {
+  return turn && run.callActors.turn === turn.sessionId ? run.callActors.actors : [];
+}
+
+/** Results decided and not published yet (they are published at commit). */
+function decidedResults(context: TurnContext): ToolResultMessage[] {
+  return [...settledByPosition(context.settled).values()].filter((cell) => !cell.published).map((cell) => cell.result);
+}
+
+function approvedIds(context: TurnContext): string[] {
+  return context.prepared.filter((entry) => entry.approved && context.asked.includes(entry.call.id)).map((entry) => entry.call.id);
+}
+
+/**
+ * A durable approval waiting for `resolveApproval`, with the version it was first stored at: the
+ * call the turn is waiting on, or (a resumed turn on its way there) the one its checkpoint recorded.
+ */
+export function pendingApprovalOf(snapshot: Snapshot<TurnContext>, version: number, approvals: ApprovalVersions): PendingApproval | null {
+  approvals.pending = waitingApproval(snapshot, approvals.pending, version);
+  return approvals.pending;
+}
+
+function waitingApproval(snapshot: Snapshot<TurnContext>, known: PendingApproval | null, version: number): PendingApproval | null {
+  if (snapshot.status !== 'active' || snapshot.matches('RESPONSE')) return null;
+  const asked = approvalAsked(snapshot.context);
+  if (!asked) return known && !decided(snapshot.context, known.toolCallId) ? known : null;
+  const same = known?.toolCallId === asked.call.id ? known : null;
+  // A stored session with no handler: the published request waits for resolveApproval.
+  if (snapshot.matches({ TOOL_EXECUTION: { askingApproval: 'waiting' } })) {
+    return { toolCallId: asked.call.id, toolName: asked.call.name, arguments: asked.call.arguments, version: same?.version ?? version };
+  }
+  return same;
+}
+
+/** The call got a verdict (approved, or settled with a result) in this attempt. */
+function decided(context: TurnContext, toolCallId: string): boolean {
+  if (context.prepared.some((entry) => entry.call.id === toolCallId && entry.approved)) return true;
+  for (let cell = context.settled; cell; cell = cell.rest) if (cell.result.toolCallId === toolCallId) return true;
+  return false;
+}
+
+/** The durable approval the run waits for now (for `pendingApprovals()` and `resolveApproval`). */
+export function currentPendingApproval(run: RunSession | null, approvals: ApprovalVersions): PendingApproval | null {
+  if (!approvals.durable) return null;
+  const master = run && !run.ended ? (run.master?.getSnapshot() as Snapshot<MasterContext> | undefined) : undefined;
+  const actor = master ? turnActorOf(master) : null;
+  if (!actor) return null;
+  const snapshot = actor.getSnapshot() as Snapshot<TurnContext>;
+  const pending = waitingApproval(snapshot, approvals.pending, -1);
+  return pending && pending.version >= 0 ? pending : null;
+}

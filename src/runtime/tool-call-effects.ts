@@ -1,0 +1,84 @@
+import { toolCallLogic } from '../../machines/tool-call.machine.js';
+import { unfinishedText } from '../../machines/tool-results.js';
+import { runToolNow, type ToolRunResult } from '../tools/run.js';
+import type { AnyTool } from '../tools/types.js';
+import { runAction, runOf } from './run-registry.js';
+import type { RunSession } from './run-session.js';
+
+/**
+ * The tool-call actor's effects: its start and end events, the step boundary it starts after, and
+ * the tool itself (with the awaited progress relay). A tool that answers at once settles its call at once.
+ */
+export function provideToolCallLogic() {
+  return toolCallLogic({
+    announceExecutionStart: runAction((run, { context }) => {
+      // A 'safe' tool re-run after a restart already announced its start before the crash.
+      if (context.announced) return;
+      const { id: toolCallId, name: toolName, arguments: args } = context.call;
+      run.emit({ type: 'toolExecutionStart', turnIndex: context.turnIndex, toolCallId, toolName, arguments: args });
+    }),
+    announceExecutionEnd: runAction((run, { context }) => {
+      const result = context.result;
+      if (!result) return;
+      const { toolCallId, toolName, content, isError } = result;
+      run.emit({ type: 'toolExecutionEnd', turnIndex: context.turnIndex, toolCallId, toolName, result: content, isError });
+    }),
+    awaitStep: ({ system, done }) => runOf(system).boundary.afterStep(done),
+    executeTool: ({ input, signal, system, settle }) => {
+      const run = runOf(system);
+      run.boundary.thenRun(() => {
+        const tool = run.agent.registry.get(input.call.name);
+        if (!tool) return settle({ content: `Unknown tool "${input.call.name}".`, isError: true });
+        const result = execute(run, tool, input.call, input.turnIndex, signal);
+        if (result instanceof Promise) void result.then(settle);
+        else settle(result);
+      });
+    },
+  });
+}
+
+function execute(
+  run: RunSession,
+  tool: AnyTool,
+  call: { id: string; name: string; arguments: Record<string, unknown> },
+  turnIndex: number,
+  signal: AbortSignal,
+): ToolRunResult | Promise<ToolRunResult> {
+  // Cancelled or aborted meanwhile (e.g. from a toolExecutionStart subscriber): the tool never runs.
+  if (signal.aborted || run.signal.aborted) return { content: unfinishedText({ kind: 'aborted' }), isError: true };
+  const { id: toolCallId, name: toolName } = call;
+  let ended = false;
+  const publish = (partial: unknown) => {
+    if (!signal.aborted && !ended) run.emit({ type: 'toolExecutionUpdate', turnIndex, toolCallId, toolName, partial });
+  };
+  const runWith = (update: (partial: unknown) => void) =>
+    runToolNow(tool, call.arguments, {
+      toolCallId,
+      signal,
+      idempotencyKey: `${run.agent.persister?.sessionId ?? run.runId}:${toolCallId}`,
+      // Awaited relay: delivery happens before the promise resolves, so a slow consumer slows the
+      // tool and nothing is dropped. An update after the call ended has no call to belong to.
+      update: (partial) => {
+        update(partial);
+        return Promise.resolve();
+      },
+    });
+  const host = run.agent.host;
+  if (host) {
+    // A journaled step: its updates are recorded and published when it is done, as on every replay.
+    return host.toolCall({ id: toolCallId, name: toolName, replay: tool.replay }, (update) => Promise.resolve(runWith(update))).then((recorded) => {
+      for (const partial of recorded.updates) publish(partial);
+      ended = true;
+      return recorded.result;
+    });
+  }
+  const result = runWith(publish);
+  if (!(result instanceof Promise)) {
+    ended = true;
+    return result;
+  }
+  return result.then((value) => {
+    ended = true;
+    return value;
+  });
+}
