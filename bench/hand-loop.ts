@@ -68,12 +68,19 @@ export async function handLoop(prompt: string, options: HandLoopOptions): Promis
     emit({ type: 'beforeModelCall', turnIndex, model: model.name, messages: history });
     const accumulator = new StreamAccumulator(model.name);
     const deltas: MessageDelta[] = [];
-    for await (const event of model.stream({ systemPrompt: options.systemPrompt, messages: history, tools: registry.specs() }, { signal })) {
+    for await (const event of model.stream(
+      { systemPrompt: options.systemPrompt, messages: history, tools: registry.specs() },
+      { signal },
+    )) {
       deltas.push(...accumulator.push(event));
       if (accumulator.terminal) break;
     }
     const assistant = accumulator.finish();
-    emit({ type: 'messageStart', turnIndex, message: { role: 'assistant', content: [], stopReason: 'stop', model: model.name } });
+    emit({
+      type: 'messageStart',
+      turnIndex,
+      message: { role: 'assistant', content: [], stopReason: 'stop', model: model.name },
+    });
     for (const delta of deltas) emit({ type: 'messageUpdate', turnIndex, delta });
     emit({ type: 'messageEnd', turnIndex, message: assistant });
     history.push(assistant);
@@ -90,12 +97,22 @@ export async function handLoop(prompt: string, options: HandLoopOptions): Promis
       status = 'aborted';
       break;
     }
-    emit({ type: 'turnEnd', turnIndex, reason: calls.length > 0 ? 'toolsExecuted' : 'complete', assistant, toolResults: results });
+    emit({
+      type: 'turnEnd',
+      turnIndex,
+      reason: calls.length > 0 ? 'toolsExecuted' : 'complete',
+      assistant,
+      toolResults: results,
+    });
     if (calls.length === 0) break;
 
     async function runCall(call: ToolCallBlock, turnIndex: number): Promise<ToolResultMessage> {
       const raw = invalid.get(call.id);
-      const prepared = prepareToolCall(registry, call, raw ? { rawArguments: raw.rawArguments, invalidReason: raw.reason } : undefined);
+      const prepared = prepareToolCall(
+        registry,
+        call,
+        raw ? { rawArguments: raw.rawArguments, invalidReason: raw.reason } : undefined,
+      );
       const base = { toolCallId: call.id, toolName: call.name };
       if (!prepared.ok) {
         counters.toolCallsInvalid++;
@@ -118,6 +135,12 @@ export async function handLoop(prompt: string, options: HandLoopOptions): Promis
       return { role: 'toolResult', ...base, content: outcome.content, isError: outcome.isError };
     }
   }
-  emit({ type: 'agentEnd', status, endReason: status === 'aborted' ? 'aborted' : 'naturalEnd', messages: history.slice(), counters: { ...counters } });
+  emit({
+    type: 'agentEnd',
+    status,
+    endReason: status === 'aborted' ? 'aborted' : 'naturalEnd',
+    messages: history.slice(),
+    counters: { ...counters },
+  });
   return { status, messages: history, counters, events };
 }

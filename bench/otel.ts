@@ -87,7 +87,11 @@ function runEvents(runId: string, turns: number): AgentEvent[] {
     { type: 'toolExecutionEnd', turnIndex, toolCallId: `c${turnIndex}`, toolName: 't', result: '', isError: false },
     { type: 'turnEnd', turnIndex, reason: 'toolsExecuted' },
   ];
-  const bodies = [{ type: 'agentStart' }, ...Array.from({ length: turns }, (_, i) => turn(i)).flat(), { type: 'agentEnd' }];
+  const bodies = [
+    { type: 'agentStart' },
+    ...Array.from({ length: turns }, (_, i) => turn(i)).flat(),
+    { type: 'agentEnd' },
+  ];
   return bodies.map(event);
 }
 

@@ -56,5 +56,9 @@ for (const [id, us] of selfUs) {
 process.stdout.write(`${file}: ${(totalUs / 1000).toFixed(0)} ms sampled\n`);
 table('Self time by source', selfBySource, 20);
 table('Self time by function', selfByFunction, top);
-table('Inclusive time of agentchart functions', new Map([...inclusive].filter(([key]) => /\s(machines|src)\//.test(key))), top);
+table(
+  'Inclusive time of agentchart functions',
+  new Map([...inclusive].filter(([key]) => /\s(machines|src)\//.test(key))),
+  top,
+);
 table('Inclusive time of xstate functions', new Map([...inclusive].filter(([key]) => key.includes(' xstate:'))), top);

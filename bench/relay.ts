@@ -55,7 +55,9 @@ async function relayRound(implementation: Implementation, tools: number, updates
   return {
     updatesPerSecond: tally.received / (timing.ms / 1000),
     updatesPerCpuSecond: tally.received / (timing.cpuMs / 1000),
-    received: tally.received, outOfOrder: tally.outOfOrder };
+    received: tally.received,
+    outOfOrder: tally.outOfOrder,
+  };
 }
 
 export interface RelayResult {
@@ -70,7 +72,12 @@ export interface RelayResult {
   outOfOrder: number;
 }
 
-export async function relayBenchmark(tools: number, updates: number, rounds: number, warmups: number): Promise<RelayResult> {
+export async function relayBenchmark(
+  tools: number,
+  updates: number,
+  rounds: number,
+  warmups: number,
+): Promise<RelayResult> {
   const samples: Record<Implementation, number[]> = { agentchart: [], hand: [] };
   const cpuSamples: Record<Implementation, number[]> = { agentchart: [], hand: [] };
   let dropped = 0;

@@ -71,7 +71,8 @@ export function peerTargets(w: PeerWorkloads): PeerTarget[] {
     const cpu = k1000.cpu.agentchart.median / w.perTool.cpu.agentchart.median;
     checks.push({
       target: 'per tool call at K=1,000 ≤ 1 × the K=20 figure (agentchart)',
-      measured: `${fmt(k1000.agentchart.median)} / ${fmt(w.perTool.agentchart.median)} µs = ${times(wall)}` +
+      measured:
+        `${fmt(k1000.agentchart.median)} / ${fmt(w.perTool.agentchart.median)} µs = ${times(wall)}` +
         ` (CPU ${times(cpu)})`,
       met: wall <= 1,
       metOnCpu: cpu <= 1,

@@ -51,7 +51,8 @@ export interface TargetCheck {
   metOnCpu: boolean | null;
 }
 
-const fmt = (value: number, digits = 1) => value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const fmt = (value: number, digits = 1) =>
+  value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 /** The issue's targets, each checked against agentchart's median (wall clock, and CPU time where it applies). */
 export function targetChecks(r: BenchResults): TargetCheck[] {
@@ -66,8 +67,18 @@ export function targetChecks(r: BenchResults): TargetCheck[] {
   const relayCpu = r.relay.updatesPerCpuSecond.agentchart.median;
   const cpu = (value: number, digits = 1) => ` (CPU ${fmt(value, digits)})`;
   return [
-    { target: 'per turn (T=200 × K=1) ≤ 75 µs', measured: `${fmt(turn)} µs${cpu(turnCpu)}`, met: turn <= 75, metOnCpu: turnCpu <= 75 },
-    { target: 'per tool call at K=20 (T=50 × K=20) ≤ 35 µs', measured: `${fmt(k20)} µs${cpu(k20Cpu)}`, met: k20 <= 35, metOnCpu: k20Cpu <= 35 },
+    {
+      target: 'per turn (T=200 × K=1) ≤ 75 µs',
+      measured: `${fmt(turn)} µs${cpu(turnCpu)}`,
+      met: turn <= 75,
+      metOnCpu: turnCpu <= 75,
+    },
+    {
+      target: 'per tool call at K=20 (T=50 × K=20) ≤ 35 µs',
+      measured: `${fmt(k20)} µs${cpu(k20Cpu)}`,
+      met: k20 <= 35,
+      metOnCpu: k20Cpu <= 35,
+    },
     {
       target: 'per tool call at K=1,000 ≤ 2 × the K=20 figure',
       measured: `${fmt(k1000)} µs = ${fmt(k1000 / k20, 2)} ×${cpu(k1000Cpu / k20Cpu, 2)} ×`,
@@ -101,12 +112,20 @@ export function targetChecks(r: BenchResults): TargetCheck[] {
 function storeCheck(l: StoreLatency, targetUs: number): TargetCheck {
   const target = `commitStep p50 on ${l.store === 'sqlite' ? 'SQLite' : 'PostgreSQL'} ≤ ${fmt(targetUs / 1000, 1)} ms`;
   if (l.skipped) return { target, measured: `not measured: ${l.skipped}`, met: false, metOnCpu: null };
-  return { target, measured: `${fmt(l.p50Us / 1000, 3)} ms (p99 ${fmt(l.p99Us / 1000, 2)} ms)`, met: l.p50Us <= targetUs, metOnCpu: null };
+  return {
+    target,
+    measured: `${fmt(l.p50Us / 1000, 3)} ms (p99 ${fmt(l.p99Us / 1000, 2)} ms)`,
+    met: l.p50Us <= targetUs,
+    metOnCpu: null,
+  };
 }
 
 function storeRow(l: StoreLatency): string {
-  const name = l.store === 'sqlite' ? 'SQLite (WAL, synchronous=NORMAL, temp dir)' : 'PostgreSQL (defaults: fsync on, loopback)';
-  return l.skipped ? `| ${name} | — | — | — | not measured: ${l.skipped} |` : `| ${name} | ${fmt(l.p50Us)} | ${fmt(l.p99Us)} | ${fmt(l.meanUs)} | ${l.steps.toLocaleString('en-US')} |`;
+  const name =
+    l.store === 'sqlite' ? 'SQLite (WAL, synchronous=NORMAL, temp dir)' : 'PostgreSQL (defaults: fsync on, loopback)';
+  return l.skipped
+    ? `| ${name} | — | — | — | not measured: ${l.skipped} |`
+    : `| ${name} | ${fmt(l.p50Us)} | ${fmt(l.p99Us)} | ${fmt(l.meanUs)} | ${l.steps.toLocaleString('en-US')} |`;
 }
 
 function longSessionChecks(l: LongSessionResult): TargetCheck[] {
@@ -114,14 +133,24 @@ function longSessionChecks(l: LongSessionResult): TargetCheck[] {
   const worstFile = Math.max(...l.points.map((p) => p.fileOverHistoryJson));
   const turns = l.points.map((p) => p.turns.toLocaleString('en-US')).join(', ');
   return [
-    { target: `long session: heap ≤ 3 × the history (at ${turns} turns)`, measured: l.points.map((p) => `${fmt(p.heapOverHistory, 2)} ×`).join(', '), met: worstHeap <= 3, metOnCpu: null },
+    {
+      target: `long session: heap ≤ 3 × the history (at ${turns} turns)`,
+      measured: l.points.map((p) => `${fmt(p.heapOverHistory, 2)} ×`).join(', '),
+      met: worstHeap <= 3,
+      metOnCpu: null,
+    },
     {
       target: `long session: heap grows linearly (${fmt(l.turnsRatio, 0)} × the turns: near ${fmt(l.turnsRatio, 0)} ×, not ${fmt(l.turnsRatio ** 2, 0)} ×)`,
       measured: `${fmt(l.heapRatio, 2)} × (growth ${fmt(l.heapGrowthOverHistory, 2)} × the history's)`,
       met: l.heapRatio <= l.turnsRatio * 1.15,
       metOnCpu: null,
     },
-    { target: `long session: SQLite database ≤ 10 × the history's JSON (at ${turns} turns)`, measured: l.points.map((p) => `${fmt(p.fileOverHistoryJson, 2)} ×`).join(', '), met: worstFile <= 10, metOnCpu: null },
+    {
+      target: `long session: SQLite database ≤ 10 × the history's JSON (at ${turns} turns)`,
+      measured: l.points.map((p) => `${fmt(p.fileOverHistoryJson, 2)} ×`).join(', '),
+      met: worstFile <= 10,
+      metOnCpu: null,
+    },
     {
       target: `long session: commitStep at the last ${l.window} turns / the first ${l.window} ≤ 1.2 ×`,
       measured: `${fmt(l.commitLastUs)} µs / ${fmt(l.commitFirstUs)} µs = ${fmt(l.commitRatio, 2)} ×`,
@@ -165,18 +194,22 @@ export function renderMarkdown(r: BenchResults): string {
     '',
     '| target | measured | met | met on CPU time |',
     '|---|---|---|---|',
-    ...targetChecks(r).map((t) => `| ${t.target} | ${t.measured} | ${yesNo(t.met)} | ${t.metOnCpu === null ? '—' : yesNo(t.metOnCpu)} |`),
+    ...targetChecks(r).map(
+      (t) => `| ${t.target} | ${t.measured} | ${yesNo(t.met)} | ${t.metOnCpu === null ? '—' : yesNo(t.metOnCpu)} |`,
+    ),
     '',
     ...renderPeerSections({ ...r, shortSession: r.peers.shortSession }, r.peers),
     '## agentchart against the hand loop',
     '',
-    'Wall-clock medians. The CPU column is process CPU time per unit (agentchart / hand loop): time spent waiting for a core is not in it, but V8\'s GC helper threads are, so it can exceed the wall clock.',
+    "Wall-clock medians. The CPU column is process CPU time per unit (agentchart / hand loop): time spent waiting for a core is not in it, but V8's GC helper threads are, so it can exceed the wall clock.",
     '',
     '| benchmark | agentchart | hand loop | ratio | overhead (µs) | CPU µs (agentchart / hand) | agentchart min–max (runs) |',
     '|---|---|---|---|---|---|---|',
     comparisonRow('per turn, T=200 × K=1 (µs/turn)', r.perTurn),
     comparisonRow('per tool call, T=50 × K=20 (µs/call)', r.perTool),
-    ...Object.entries(r.batch).map(([k, c]) => comparisonRow(`batch K=${Number(k).toLocaleString('en-US')}, one turn (µs/call)`, c)),
+    ...Object.entries(r.batch).map(([k, c]) =>
+      comparisonRow(`batch K=${Number(k).toLocaleString('en-US')}, one turn (µs/call)`, c),
+    ),
     `| history, first 100 of ${h.turns.toLocaleString('en-US')} turns (µs/turn) | ${fmt(h.first100.agentchart.median)} | ${fmt(h.first100.hand.median)} | ${fmt(h.first100.agentchart.median / h.first100.hand.median, 2)} × | ${fmt(h.first100.agentchart.median - h.first100.hand.median)} | | ${fmt(h.first100.agentchart.min)}–${fmt(h.first100.agentchart.max)} (${h.first100.agentchart.samples.length}) |`,
     `| history, last 100 of ${h.turns.toLocaleString('en-US')} turns (µs/turn) | ${fmt(h.last100.agentchart.median)} | ${fmt(h.last100.hand.median)} | ${fmt(h.last100.agentchart.median / h.last100.hand.median, 2)} × | ${fmt(h.last100.agentchart.median - h.last100.hand.median)} | | ${fmt(h.last100.agentchart.min)}–${fmt(h.last100.agentchart.max)} (${h.last100.agentchart.samples.length}) |`,
     `| history growth, last-100 / first-100 | ${fmt(h.ratio.agentchart, 2)} × | ${fmt(h.ratio.hand, 2)} × | | | ${fmt(h.cpuRatio.agentchart, 2)} × / ${fmt(h.cpuRatio.hand, 2)} × | |`,
@@ -194,7 +227,7 @@ export function renderMarkdown(r: BenchResults): string {
     '## Long sessions (DESIGN §10)',
     '',
     'One session of file-reading turns (a short text, one tool call, a ~400-character result), measured while its run is alive:',
-    'live heap after a full GC (after a warm-up session, so compiled code is not counted), the history\'s own heap (a structured',
+    "live heap after a full GC (after a warm-up session, so compiled code is not counted), the history's own heap (a structured",
     'clone of it, measured the same way), the SQLite database (its WAL, shown apart, is bounded scratch space of the whole file). Default options (`replayBuffer` 5,000 events), then with',
     'no store and `replayBuffer: 0`, which shows the growth that is left: the history itself.',
     '',
@@ -220,7 +253,10 @@ export function renderMarkdown(r: BenchResults): string {
     '',
     '| workload | off (µs/turn) | on (µs/turn) | on / off | on / off (CPU) |',
     '|---|---|---|---|---|',
-    ...[r.inspection.perTurn, r.inspection.perTool].map((i: InspectionCost) => `| ${i.workload} | ${fmt(i.off.median)} | ${fmt(i.on.median)} | ${fmt(i.ratio, 2)} × | ${fmt(i.cpuRatio, 2)} × |`),
+    ...[r.inspection.perTurn, r.inspection.perTool].map(
+      (i: InspectionCost) =>
+        `| ${i.workload} | ${fmt(i.off.median)} | ${fmt(i.on.median)} | ${fmt(i.ratio, 2)} × | ${fmt(i.cpuRatio, 2)} × |`,
+    ),
     '',
     ...otelSection(r),
     `\`createAgent\` itself: ${fmt(r.agentCreationUs.median)} µs per agent (not included in the figures above).`,
@@ -245,7 +281,7 @@ function otelSection(r: BenchResults): string[] {
   return [
     '## OpenTelemetry observer (`otel: otelObserver()`)',
     '',
-    'Off; on with no SDK registered (the API\'s no-op tracer: one non-recording span per run, nothing else);',
+    "Off; on with no SDK registered (the API's no-op tracer: one non-recording span per run, nothing else);",
     'on with the SDK recording every span (SimpleSpanProcessor into an in-memory exporter).',
     '',
     '| workload | off (µs/turn) | on, no SDK | on, SDK recording | spans per run | no SDK: observer ns/event |',

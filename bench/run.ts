@@ -52,7 +52,10 @@ async function step<T>(name: string, body: () => Promise<T>): Promise<T> {
 }
 
 const parity = await step('parity', parityCheck);
-if (!parity.ok) throw new Error(`bench: the hand loop and agentchart publish different events (first difference at #${parity.firstDifference})`);
+if (!parity.ok)
+  throw new Error(
+    `bench: the hand loop and agentchart publish different events (first difference at #${parity.firstDifference})`,
+  );
 
 const peers = await step('peers', peersInfo);
 
@@ -118,7 +121,9 @@ const results: BenchResults = {
 const base = quick ? 'results.quick' : 'results';
 writeFileSync(here(`./${base}.json`), `${JSON.stringify(results, null, 2)}\n`);
 writeFileSync(here(`./${base}.md`), renderMarkdown(results));
-process.stderr.write(`bench: wrote bench/${base}.md and bench/${base}.json in ${results.environment.durationSeconds} s\n`);
+process.stderr.write(
+  `bench: wrote bench/${base}.md and bench/${base}.json in ${results.environment.durationSeconds} s\n`,
+);
 
 // On Restate: a server and a worker process of their own, written to bench/restate-results.{md,json}.
 const onRestate = await step('restate', () => restateBenchmark(rounds(15)));
@@ -132,7 +137,9 @@ function gitCommit(): string {
   if (process.env.BENCH_COMMIT) return process.env.BENCH_COMMIT;
   try {
     const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-    const changed = execFileSync('git', ['status', '--porcelain', '--', 'machines', 'src'], { encoding: 'utf8' }).trim();
+    const changed = execFileSync('git', ['status', '--porcelain', '--', 'machines', 'src'], {
+      encoding: 'utf8',
+    }).trim();
     return changed ? `${commit}+uncommitted` : commit;
   } catch {
     return 'unknown';

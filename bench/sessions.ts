@@ -44,7 +44,11 @@ function startSession(implementation: Implementation): Session {
   }
   const agent = createAgent({ model, tools: benchTools });
   const run = agent.prompt('hello');
-  const result = run.result.then((r: RunResult) => ({ status: r.status, endReason: r.endReason, running: () => agent.running }));
+  const result = run.result.then((r: RunResult) => ({
+    status: r.status,
+    endReason: r.endReason,
+    running: () => agent.running,
+  }));
   return { model, abort: () => agent.abort(), result };
 }
 
@@ -54,12 +58,17 @@ async function allModelCallsOpen(sessions: readonly Session[], timeoutMs: number
   for (;;) {
     while (waitingFrom < sessions.length && (sessions[waitingFrom] as Session).model.calls > 0) waitingFrom++;
     if (waitingFrom === sessions.length) return;
-    if (performance.now() > deadline) throw new Error(`bench sessions: only ${waitingFrom} of ${sessions.length} sessions reached their model call`);
+    if (performance.now() > deadline)
+      throw new Error(`bench sessions: only ${waitingFrom} of ${sessions.length} sessions reached their model call`);
     await macrotask();
   }
 }
 
-export async function sessionsRound(implementation: Implementation, count: number, samplePeak: () => void): Promise<SessionsRound> {
+export async function sessionsRound(
+  implementation: Implementation,
+  count: number,
+  samplePeak: () => void,
+): Promise<SessionsRound> {
   await fullGc();
   const baseLive = liveBytes();
   const baseRss = rssBytes();
@@ -108,15 +117,25 @@ export interface SessionsResult {
   notAborted: number;
 }
 
-export async function sessionsBenchmark(count: number, rounds: number, samplePeak: () => void): Promise<SessionsResult> {
+export async function sessionsBenchmark(
+  count: number,
+  rounds: number,
+  samplePeak: () => void,
+): Promise<SessionsResult> {
   const byImpl: Record<Implementation, SessionsRound[]> = { agentchart: [], hand: [] };
   for (let round = 0; round < rounds; round++) {
     const order: Implementation[] = round % 2 === 0 ? ['agentchart', 'hand'] : ['hand', 'agentchart'];
-    for (const implementation of order) byImpl[implementation].push(await sessionsRound(implementation, count, samplePeak));
+    for (const implementation of order)
+      byImpl[implementation].push(await sessionsRound(implementation, count, samplePeak));
   }
-  const kb = (implementation: Implementation, pick: (r: SessionsRound) => number) => sampled(byImpl[implementation].map((r) => pick(r) / 1024));
-  const us = (implementation: Implementation, pick: (r: SessionsRound) => number) => sampled(byImpl[implementation].map(pick));
-  const both = <T>(f: (implementation: Implementation) => T): Record<Implementation, T> => ({ agentchart: f('agentchart'), hand: f('hand') });
+  const kb = (implementation: Implementation, pick: (r: SessionsRound) => number) =>
+    sampled(byImpl[implementation].map((r) => pick(r) / 1024));
+  const us = (implementation: Implementation, pick: (r: SessionsRound) => number) =>
+    sampled(byImpl[implementation].map(pick));
+  const both = <T>(f: (implementation: Implementation) => T): Record<Implementation, T> => ({
+    agentchart: f('agentchart'),
+    hand: f('hand'),
+  });
   const notAborted = [...byImpl.agentchart, ...byImpl.hand].reduce((sum, r) => sum + r.notAborted, 0);
   return {
     sessions: count,

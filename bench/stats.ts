@@ -7,7 +7,9 @@ export function median(samples: readonly number[]): number {
   if (samples.length === 0) throw new Error('bench: median of no samples');
   const sorted = [...samples].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 /** Samples with their median, rounded for the report. */
@@ -20,7 +22,12 @@ export interface Sampled {
 
 export function sampled(samples: readonly number[], digits = 2): Sampled {
   const round = (value: number) => Number(value.toFixed(digits));
-  return { median: round(median(samples)), min: round(Math.min(...samples)), max: round(Math.max(...samples)), samples: samples.map(round) };
+  return {
+    median: round(median(samples)),
+    min: round(Math.min(...samples)),
+    max: round(Math.max(...samples)),
+    samples: samples.map(round),
+  };
 }
 
 // `npm run bench` starts node without --expose-gc; the flag can still be set at runtime and the

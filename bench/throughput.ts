@@ -136,7 +136,8 @@ export async function historyGrowth(turns: number, rounds: number, warmups: numb
     const run = await timeRun(implementation, turnsModel(turns, 1, stamp));
     expectWork(`${implementation} history`, run, turns + 1, turns);
     // Turn i spans model call i to model call i+1.
-    const span = (stamps: number[], from: number) => (((stamps[from + window] as number) - (stamps[from] as number)) * 1000) / window;
+    const span = (stamps: number[], from: number) =>
+      (((stamps[from + window] as number) - (stamps[from] as number)) * 1000) / window;
     first[implementation].push(span(wall, 0));
     last[implementation].push(span(wall, turns - window));
     ratios[implementation].push(span(wall, turns - window) / span(wall, 0));
@@ -165,7 +166,12 @@ export interface InspectionCost {
 }
 
 /** agentchart with a no-op XState inspection observer against none, alternating. */
-export async function inspectionCost(turns: number, calls: number, rounds: number, warmups: number): Promise<InspectionCost> {
+export async function inspectionCost(
+  turns: number,
+  calls: number,
+  rounds: number,
+  warmups: number,
+): Promise<InspectionCost> {
   const inspect: AgentExtras = { inspect: () => {} };
   const samples = { on: [] as number[], off: [] as number[] };
   const cpu = { on: [] as number[], off: [] as number[] };
@@ -184,7 +190,14 @@ export async function inspectionCost(turns: number, calls: number, rounds: numbe
   const on = sampled(samples.on);
   const off = sampled(samples.off);
   const ratio = (a: number, b: number) => Number((a / b).toFixed(2));
-  return { unit: 'µs/turn', workload: `T=${turns} × K=${calls}`, off, on, ratio: ratio(on.median, off.median), cpuRatio: ratio(median(cpu.on), median(cpu.off)) };
+  return {
+    unit: 'µs/turn',
+    workload: `T=${turns} × K=${calls}`,
+    off,
+    on,
+    ratio: ratio(on.median, off.median),
+    cpuRatio: ratio(median(cpu.on), median(cpu.off)),
+  };
 }
 
 /** createAgent itself (options, tool registry, machine provide()), µs per agent. */
@@ -201,7 +214,12 @@ export async function agentCreation(count: number, rounds: number): Promise<Samp
 }
 
 /** Both implementations publish the same event types in the same order for the same script. */
-export async function parityCheck(): Promise<{ ok: boolean; agentchart: number; hand: number; firstDifference: number }> {
+export async function parityCheck(): Promise<{
+  ok: boolean;
+  agentchart: number;
+  hand: number;
+  firstDifference: number;
+}> {
   const agentchart = await eventTypesOf('agentchart', turnsModel(3, 2));
   const hand = await eventTypesOf('hand', turnsModel(3, 2));
   let firstDifference = -1;

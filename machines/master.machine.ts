@@ -14,7 +14,8 @@ export { describeError, turnInputOf } from './master.setup.js';
  * closed by the turn machine itself (attempt `closing`). Delays run on XState's clock.
  */
 
-const end = (status: RunEnd['status'], endReason: RunEnd['endReason']) => ({ type: 'endAs', params: { status, endReason } }) as const;
+const end = (status: RunEnd['status'], endReason: RunEnd['endReason']) =>
+  ({ type: 'endAs', params: { status, endReason } }) as const;
 const ABORTED = end('aborted', 'aborted');
 
 export const masterMachine = masterSetup.createMachine({
@@ -78,11 +79,20 @@ export const masterMachine = masterSetup.createMachine({
             onDone: [
               { guard: 'abortWasRequested', target: 'stopping', actions: 'recordOutcome' },
               { guard: 'turnWasAborted', target: 'stopping', actions: 'recordOutcome' },
-              { guard: 'policyStoppedSession', target: '#master.ended', actions: ['recordOutcome', end('completed', 'policyStop')] },
+              {
+                guard: 'policyStoppedSession',
+                target: '#master.ended',
+                actions: ['recordOutcome', end('completed', 'policyStop')],
+              },
               { guard: 'turnFailed', target: 'recovering', actions: 'recordOutcome' },
               { guard: 'isReportMode', target: 'judgingReport', actions: 'recordOutcome' },
               // Tool results to answer: the next turn at once (the loop's usual way round).
-              { guard: and(['turnRanTools', 'nextTurnAllowed']), target: 'turn', reenter: true, actions: 'startNextTurn' },
+              {
+                guard: and(['turnRanTools', 'nextTurnAllowed']),
+                target: 'turn',
+                reenter: true,
+                actions: 'startNextTurn',
+              },
               { guard: 'turnRanTools', target: 'preTurn', actions: 'recordOutcome' },
               { target: 'continuing', actions: 'recordOutcome' },
             ],
@@ -101,7 +111,10 @@ export const masterMachine = masterSetup.createMachine({
         },
         /** Aborted: a turn a deferred failure left open is closed first. */
         stopping: {
-          always: [{ guard: 'turnIsOpen', target: 'closingTurn' }, { target: '#master.ended', actions: ABORTED }],
+          always: [
+            { guard: 'turnIsOpen', target: 'closingTurn' },
+            { target: '#master.ended', actions: ABORTED },
+          ],
         },
         /** The open turn publishes an empty aborted message and its turnEnd, then the run ends. */
         closingTurn: {
@@ -120,7 +133,11 @@ export const masterMachine = masterSetup.createMachine({
             { guard: 'contextOverflowed', target: 'overflowRecovery', actions: 'useOverflowAllowance' },
             { guard: 'retryableErrorWithAttemptsLeft', target: 'backoff', actions: ['planRetry', 'retrySameTurn'] },
             { guard: 'fallbackModelLeft', target: 'turn', actions: ['switchToFallbackModel', 'announceModelFallback'] },
-            { guard: 'failedWithRetryableError', target: '#master.ended', actions: ['recordError', end('failed', 'retryExhausted')] },
+            {
+              guard: 'failedWithRetryableError',
+              target: '#master.ended',
+              actions: ['recordError', end('failed', 'retryExhausted')],
+            },
             { target: '#master.ended', actions: ['recordError', end('failed', 'fatalError')] },
           ],
         },
@@ -134,7 +151,11 @@ export const masterMachine = masterSetup.createMachine({
               target: 'turn',
               actions: ['countFailedReportTurn', 'discardFailedReportTurn', 'queueReportGuidance', 'retryFailedTurn'],
             },
-            { guard: 'failedTurnRetryLeft', target: '#master.ended', actions: ['countFailedReportTurn', end('failed', 'maxTurns')] },
+            {
+              guard: 'failedTurnRetryLeft',
+              target: '#master.ended',
+              actions: ['countFailedReportTurn', end('failed', 'maxTurns')],
+            },
             { target: '#master.ended', actions: ['countFailedReportTurn', end('failed', 'retryExhausted')] },
           ],
         },
@@ -178,7 +199,11 @@ export const masterMachine = masterSetup.createMachine({
         pollingFollowUps: {
           always: [
             // At max turns a queued follow-up stays queued (never taken and dropped).
-            { guard: and(['hasFollowUps', 'turnBudgetSpent']), target: '#master.ended', actions: end('failed', 'maxTurns') },
+            {
+              guard: and(['hasFollowUps', 'turnBudgetSpent']),
+              target: '#master.ended',
+              actions: end('failed', 'maxTurns'),
+            },
             { guard: 'hasFollowUps', target: 'preTurn', actions: 'takeFollowUps' },
             { guard: 'isReportMode', target: '#master.ended', actions: end('failed', 'retryExhausted') },
             { target: '#master.ended', actions: end('completed', 'naturalEnd') },

@@ -65,9 +65,11 @@ export function turnInputOf(context: MasterContext): TurnInput {
   };
 }
 
-const postLoopOutput = (event: { type: string }) => (event as unknown as { output: { stopped: boolean; injected: Message[] } }).output;
+const postLoopOutput = (event: { type: string }) =>
+  (event as unknown as { output: { stopped: boolean; injected: Message[] } }).output;
 
-const isDeferred = (outcome: TurnOutput) => outcome.kind === 'failure' && (outcome.detail === 'retryable' || outcome.detail === 'overflow');
+const isDeferred = (outcome: TurnOutput) =>
+  outcome.kind === 'failure' && (outcome.detail === 'retryable' || outcome.detail === 'overflow');
 
 export const masterSetup = setup({
   types: {
@@ -78,9 +80,13 @@ export const masterSetup = setup({
   },
   actors: {
     turn: turnMachine,
-    runPostLoopPolicies: fromPromise<{ stopped: boolean; injected: Message[] }, { turnIndex: number }>(notProvided('runPostLoopPolicies')),
+    runPostLoopPolicies: fromPromise<{ stopped: boolean; injected: Message[] }, { turnIndex: number }>(
+      notProvided('runPostLoopPolicies'),
+    ),
     /** Transforms the context with `overflow: true` and announces `contextCompacted`; its output is the compacted view. */
-    recoverFromOverflow: fromPromise<{ view: Message[] | null }, { turnIndex: number }>(notProvided('recoverFromOverflow')),
+    recoverFromOverflow: fromPromise<{ view: Message[] | null }, { turnIndex: number }>(
+      notProvided('recoverFromOverflow'),
+    ),
   },
   guards: {
     turnWasAborted: (args) => outcomeOf(args).kind === 'aborted',
@@ -101,7 +107,8 @@ export const masterSetup = setup({
         withinCallBudget(context)
       );
     },
-    fallbackModelLeft: (args) => outcomeOf(args).detail === 'retryable' && args.context.modelIndex + 1 < args.context.config.modelCount,
+    fallbackModelLeft: (args) =>
+      outcomeOf(args).detail === 'retryable' && args.context.modelIndex + 1 < args.context.config.modelCount,
     failedWithRetryableError: (args) => outcomeOf(args).error?.retryable === true,
     /** Max turns: another turn would start, but the run has used all it may start. */
     turnBudgetSpent: ({ context }) => context.counts.turnsThisRun >= context.config.maxTurns,
@@ -121,16 +128,21 @@ export const masterSetup = setup({
     finalReportAccepted: (args) => {
       const outcome = outcomeOf(args);
       const name = args.context.config.reportToolName;
-      return outcome.toolResults.some((result) => result.toolName === name && !result.isError && outcome.startedCallIds.includes(result.toolCallId));
+      return outcome.toolResults.some(
+        (result) => result.toolName === name && !result.isError && outcome.startedCallIds.includes(result.toolCallId),
+      );
     },
     /** Report mode: at least one known, valid, non-progress tool ran in the turn (a failing one counts). */
     turnDidWork: (args) => {
       const outcome = outcomeOf(args);
       const progress = args.context.config.progressToolNames;
-      return outcome.toolResults.some((result) => outcome.startedCallIds.includes(result.toolCallId) && !progress.includes(result.toolName));
+      return outcome.toolResults.some(
+        (result) => outcome.startedCallIds.includes(result.toolCallId) && !progress.includes(result.toolName),
+      );
     },
     /** Report mode, after the failed turn was counted: may it be re-run (one call kept for every turn left)? */
-    failedTurnRetryLeft: ({ context }) => context.counts.failedTurnRetries + 1 < context.config.maxAttempts && withinCallBudget(context, 1),
+    failedTurnRetryLeft: ({ context }) =>
+      context.counts.failedTurnRetries + 1 < context.config.maxAttempts && withinCallBudget(context, 1),
     abortWasRequested: ({ context }) => context.abortRequested,
     postLoopPolicyStopped: ({ event }) => postLoopOutput(event).stopped,
     postLoopPolicyInjected: ({ event }) => postLoopOutput(event).injected.length > 0,
@@ -158,7 +170,11 @@ export const masterSetup = setup({
       end: ({ event }) => ({
         status: 'failed' as const,
         endReason: 'fatalError' as const,
-        error: { kind: 'internal' as const, message: `internal error: ${describeError('error' in event ? event.error : event)}`, retryable: false },
+        error: {
+          kind: 'internal' as const,
+          message: `internal error: ${describeError('error' in event ? event.error : event)}`,
+          retryable: false,
+        },
       }),
     }),
     forwardAbortToTurn: sendTo('turn', { type: 'ABORT' }),
@@ -166,11 +182,13 @@ export const masterSetup = setup({
     forwardDecisionToTurn: sendTo('turn', ({ event }) => event),
     recordAbortRequest: assign({ abortRequested: true }),
     queueSteering: assign({
-      steeringQueue: ({ context, event }) => (event.type === 'STEER' ? [...context.steeringQueue, event.message] : context.steeringQueue),
+      steeringQueue: ({ context, event }) =>
+        event.type === 'STEER' ? [...context.steeringQueue, event.message] : context.steeringQueue,
       turn: ({ context }) => (context.turn.steered ? context.turn : { ...context.turn, steered: true }),
     }),
     queueFollowUp: assign({
-      followUpQueue: ({ context, event }) => (event.type === 'FOLLOW_UP' ? [...context.followUpQueue, event.message] : context.followUpQueue),
+      followUpQueue: ({ context, event }) =>
+        event.type === 'FOLLOW_UP' ? [...context.followUpQueue, event.message] : context.followUpQueue,
     }),
     /** The next turn's input (pending plus steering per the mode), as a fresh turn. */
     startFreshTurn: assign(({ context }) => freshTurn(context)),
@@ -187,9 +205,15 @@ export const masterSetup = setup({
     /** The turn's outcome; a turn that ended (not deferred) advances the turn index. */
     recordOutcome: assign(({ context, event }) => outcomeRecorded(context, event)),
     countModelCall: assign(({ context }) => ({
-      counts: { ...context.counts, modelCalls: context.counts.modelCalls + 1, attemptsOnModel: context.counts.attemptsOnModel + 1 },
+      counts: {
+        ...context.counts,
+        modelCalls: context.counts.modelCalls + 1,
+        attemptsOnModel: context.counts.attemptsOnModel + 1,
+      },
     })),
-    useOverflowAllowance: assign(({ context }) => ({ turn: { ...context.turn, overflowUsed: true, attempt: 'overflowRetry' as const } })),
+    useOverflowAllowance: assign(({ context }) => ({
+      turn: { ...context.turn, overflowUsed: true, attempt: 'overflowRetry' as const },
+    })),
     recordOverflowView: assign(({ context, event }) => {
       const view = (event as unknown as { output: { view: Message[] | null } }).output.view;
       return { turn: { ...context.turn, overflowView: view ?? context.turn.overflowView } };
@@ -212,7 +236,10 @@ export const masterSetup = setup({
       };
     }),
     injectPostLoopMessages: assign({
-      pending: ({ context, event }) => [...context.pending, ...(event as unknown as { output: { injected: Message[] } }).output.injected],
+      pending: ({ context, event }) => [
+        ...context.pending,
+        ...(event as unknown as { output: { injected: Message[] } }).output.injected,
+      ],
     }),
     endAs: assign(({ context }, params: Omit<RunEnd, 'error'>) => ({ end: { ...params, error: context.end.error } })),
     recordError: assign(({ context }) => ({ end: { ...context.end, error: context.lastOutcome?.error ?? null } })),
@@ -248,5 +275,8 @@ function freshTurn(context: MasterContext): Partial<MasterContext> {
 }
 
 function advanced(context: MasterContext): Pick<MasterContext, 'turnIndex' | 'counts'> {
-  return { turnIndex: context.turnIndex + 1, counts: { ...context.counts, turnsThisRun: context.counts.turnsThisRun + 1 } };
+  return {
+    turnIndex: context.turnIndex + 1,
+    counts: { ...context.counts, turnsThisRun: context.counts.turnsThisRun + 1 },
+  };
 }

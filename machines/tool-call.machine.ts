@@ -1,4 +1,14 @@
-import { assign, fromPromise, setup, type ActorLogic, type ActorRefFrom, type ActorSystem, type AnyActorRef, type EventObject, type Snapshot } from 'xstate';
+import {
+  assign,
+  fromPromise,
+  setup,
+  type ActorLogic,
+  type ActorRefFrom,
+  type ActorSystem,
+  type AnyActorRef,
+  type EventObject,
+  type Snapshot,
+} from 'xstate';
 import type { ToolCallBlock, ToolResultMessage } from '../src/domain/messages.js';
 import { errorResult, timedOutText } from './tool-results.js';
 
@@ -75,9 +85,10 @@ export const toolCallMachine = setup({
   actors: {
     /** Done once the step that created the call is over. */
     awaitStep: fromPromise<void>(notProvided('awaitStep')),
-    executeTool: fromPromise<{ content: string; isError: boolean }, Pick<ToolCallInput, 'turnIndex' | 'position' | 'call'>>(
-      notProvided('executeTool'),
-    ),
+    executeTool: fromPromise<
+      { content: string; isError: boolean },
+      Pick<ToolCallInput, 'turnIndex' | 'position' | 'call'>
+    >(notProvided('executeTool')),
   },
   guards: {
     hasTimeLimit: ({ context }) => context.timeoutMs !== null,
@@ -98,7 +109,11 @@ export const toolCallMachine = setup({
   initial: 'starting',
   states: {
     starting: {
-      invoke: { id: 'awaitStep', src: 'awaitStep', onDone: { target: 'executing', actions: assign({ started: true }) } },
+      invoke: {
+        id: 'awaitStep',
+        src: 'awaitStep',
+        onDone: { target: 'executing', actions: assign({ started: true }) },
+      },
       on: {
         HOLD: { target: 'skipped', actions: assign({ result: ({ context, event }) => commanded(context, event) }) },
         CANCEL: { target: 'skipped', actions: assign({ result: ({ context, event }) => commanded(context, event) }) },
@@ -111,7 +126,11 @@ export const toolCallMachine = setup({
         src: 'executeTool',
         input: ({ context }) => ({ turnIndex: context.turnIndex, position: context.position, call: context.call }),
         onDone: [
-          { guard: 'toolReportedError', target: 'failed', actions: assign({ result: ({ context, event }) => returned(context, event) }) },
+          {
+            guard: 'toolReportedError',
+            target: 'failed',
+            actions: assign({ result: ({ context, event }) => returned(context, event) }),
+          },
           { target: 'succeeded', actions: assign({ result: ({ context, event }) => returned(context, event) }) },
         ],
         onError: { target: 'failed', actions: assign({ result: ({ context, event }) => threw(context, event) }) },
@@ -143,7 +162,8 @@ const threw = (context: ToolCallContext, event: AnyEvent): ToolResultMessage =>
   errorResult(context.call, String((event as Extract<ToolCallEvent, { type: typeof TOOL_THREW }>).error));
 const commanded = (context: ToolCallContext, event: AnyEvent): ToolResultMessage =>
   errorResult(context.call, (event as Extract<ToolCallEvent, { type: 'CANCEL' | 'HOLD' }>).result);
-const timedOut = (context: ToolCallContext): ToolResultMessage => errorResult(context.call, timedOutText(context.timeoutMs ?? 0));
+const timedOut = (context: ToolCallContext): ToolResultMessage =>
+  errorResult(context.call, timedOutText(context.timeoutMs ?? 0));
 
 function resultOf(call: ToolCallBlock, content: string, isError: boolean): ToolResultMessage {
   return { role: 'toolResult', toolCallId: call.id, toolName: call.name, content, isError };
@@ -195,7 +215,12 @@ export function toolCallLogic(effects: ToolCallEffects): ToolCallLogic {
   const send = (self: AnyActorRef, event: ToolCallEvent) => {
     if ((self.getSnapshot() as ToolCallSnapshot).status === 'active') self.send(event);
   };
-  const end = (snapshot: ToolCallSnapshot, value: ToolCallState, result: ToolResultMessage, scope: Scope): ToolCallSnapshot => {
+  const end = (
+    snapshot: ToolCallSnapshot,
+    value: ToolCallState,
+    result: ToolResultMessage,
+    scope: Scope,
+  ): ToolCallSnapshot => {
     // The tool's signal is aborted when the call ends before its tool did (cancelled, timed out).
     if (value === 'cancelled' || value === 'timedOut') controllers.get(scope.self)?.abort();
     controllers.delete(scope.self);
@@ -207,7 +232,8 @@ export function toolCallLogic(effects: ToolCallEffects): ToolCallLogic {
     const { self, system } = scope;
     const context = { ...snapshot.context, started: true };
     effects.announceExecutionStart({ context, system });
-    if (context.timeoutMs !== null) system.scheduler.schedule(self, self, { type: TIME_LIMIT }, context.timeoutMs, TIME_LIMIT);
+    if (context.timeoutMs !== null)
+      system.scheduler.schedule(self, self, { type: TIME_LIMIT }, context.timeoutMs, TIME_LIMIT);
     const controller = new AbortController();
     controllers.set(self, controller);
     const input = { turnIndex: context.turnIndex, position: context.position, call: context.call };

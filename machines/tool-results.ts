@@ -37,7 +37,13 @@ export function timedOutText(timeoutMs: number): string {
 }
 
 /** One more result, in front of the ones before (nothing is copied). */
-export function settle(settled: Settled | null, position: number, result: ToolResultMessage, published = false, started = false): Settled {
+export function settle(
+  settled: Settled | null,
+  position: number,
+  result: ToolResultMessage,
+  published = false,
+  started = false,
+): Settled {
   return { position, result, published, started, rest: settled };
 }
 
@@ -56,8 +62,10 @@ export function settledByPosition(settled: Settled | null): Map<number, Settled>
 /** A settled list holding a resumed turn's results: the published ones, then the replay rule's (not published yet). */
 export function settledFrom(published: ResultsByPosition, notRerun: ResultsByPosition): Settled | null {
   let settled: Settled | null = null;
-  for (const [position, result] of [...published].sort(([a], [b]) => a - b)) settled = settle(settled, position, result, true, false);
-  for (const [position, result] of [...notRerun].sort(([a], [b]) => a - b)) settled = settle(settled, position, result, false);
+  for (const [position, result] of [...published].sort(([a], [b]) => a - b))
+    settled = settle(settled, position, result, true, false);
+  for (const [position, result] of [...notRerun].sort(([a], [b]) => a - b))
+    settled = settle(settled, position, result, false);
   return settled;
 }
 
@@ -65,7 +73,11 @@ export function settledFrom(published: ResultsByPosition, notRerun: ResultsByPos
  * Gives every tool call of `assistant` that has no result yet one synthetic error result.
  * Returns the list unchanged when every call has one.
  */
-export function settleUnfinished(assistant: AssistantMessage | null, settled: Settled | null, reason: UnfinishedReason): Settled | null {
+export function settleUnfinished(
+  assistant: AssistantMessage | null,
+  settled: Settled | null,
+  reason: UnfinishedReason,
+): Settled | null {
   if (!assistant) return settled;
   const calls = toolCallsOf(assistant);
   const decided = settledByPosition(settled);

@@ -1,7 +1,16 @@
 import type { AssistantMessage, Message } from '../src/domain/messages.js';
 import { toolCallsOf } from '../src/domain/messages.js';
 import { errorResult, resultsInCallOrder, settle } from './tool-results.js';
-import type { ApprovalVerdict, Batch, ModelReply, PreparedCall, Settled, TurnEnding, TurnInput, TurnOutput } from './turn.types.js';
+import type {
+  ApprovalVerdict,
+  Batch,
+  ModelReply,
+  PreparedCall,
+  Settled,
+  TurnEnding,
+  TurnInput,
+  TurnOutput,
+} from './turn.types.js';
 
 /**
  * The turn's context: everything the turn knows, in few keys of stable shape (a context of ~20
@@ -87,9 +96,19 @@ export function callDecided(
       return { prepared: others({ ...asked, call, approved: true, cleared: false }), settled: context.settled };
     }
     case 'denied':
-      return { prepared: others(null), settled: settle(context.settled, asked.position, errorResult(asked.call, `rejected: ${verdict.reason}`)) };
+      return {
+        prepared: others(null),
+        settled: settle(context.settled, asked.position, errorResult(asked.call, `rejected: ${verdict.reason}`)),
+      };
     case 'failed':
-      return { prepared: others(null), settled: settle(context.settled, asked.position, errorResult(asked.call, `approval failed: ${verdict.message}`)) };
+      return {
+        prepared: others(null),
+        settled: settle(
+          context.settled,
+          asked.position,
+          errorResult(asked.call, `approval failed: ${verdict.message}`),
+        ),
+      };
   }
 }
 

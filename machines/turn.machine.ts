@@ -23,7 +23,8 @@ const ABORTED: TurnEnding = { kind: 'aborted', reason: 'aborted' };
 const STEERED: TurnEnding = { kind: 'success', detail: 'steered', reason: 'steeringInterrupt' };
 const TOOLS_EXECUTED: TurnEnding = { kind: 'success', reason: 'toolsExecuted' };
 const COMPLETE: TurnEnding = { kind: 'success', reason: 'complete' };
-const unfinished = (kind: 'aborted' | 'steeringSkipped' | 'replyFailed') => ({ type: 'settleUnfinishedCalls', params: { kind } }) as const;
+const unfinished = (kind: 'aborted' | 'steeringSkipped' | 'replyFailed') =>
+  ({ type: 'settleUnfinishedCalls', params: { kind } }) as const;
 const resolved = (approved: boolean) => ({ type: 'announceApprovalResolved', params: { approved } }) as const;
 
 /** Steering before anything started: no call starts, each unstarted one is skipped. */
@@ -53,9 +54,21 @@ export const turnMachine = turnSetup.createMachine({
         checkingPolicies: {
           always: [
             // Resumed after a restart: a committed turn only lacks its turnEnd; a published reply's tools continue.
-            { guard: 'resumesCommittedTurn', target: '#turn.done', actions: ['recordResumedReply', 'endAsResumedReply'] },
-            { guard: 'resumesWithToolsToRun', target: '#turn.TOOL_EXECUTION.preprocessing', actions: 'recordResumedReply' },
-            { guard: 'resumesWithPublishedReply', target: '#turn.RESPONSE', actions: ['recordResumedReply', 'endAsResumedReply'] },
+            {
+              guard: 'resumesCommittedTurn',
+              target: '#turn.done',
+              actions: ['recordResumedReply', 'endAsResumedReply'],
+            },
+            {
+              guard: 'resumesWithToolsToRun',
+              target: '#turn.TOOL_EXECUTION.preprocessing',
+              actions: 'recordResumedReply',
+            },
+            {
+              guard: 'resumesWithPublishedReply',
+              target: '#turn.RESPONSE',
+              actions: ['recordResumedReply', 'endAsResumedReply'],
+            },
             { guard: 'isContinuationAttempt', target: '#turn.ASSISTANT' },
             { guard: 'hasPreTurnPolicies', target: 'runningPreTurnPolicies' },
             { target: '#turn.ASSISTANT', actions: ['announceTurnStart', 'commitTurnInput'] },
@@ -67,8 +80,15 @@ export const turnMachine = turnSetup.createMachine({
             input: ({ context }) => ({ turnIndex: context.input.turnIndex, newMessages: context.input.newMessages }),
             onDone: [
               // A pre-turn policy stopped the session: no turnStart, no turnEnd; the input is kept in history.
-              { guard: 'preTurnPolicyStopped', target: '#turn.stoppedBeforeStart', actions: ['commitTurnInput', 'recordPreTurnStop'] },
-              { target: '#turn.ASSISTANT', actions: ['recordPreTurnInjections', 'announceTurnStart', 'commitTurnInput'] },
+              {
+                guard: 'preTurnPolicyStopped',
+                target: '#turn.stoppedBeforeStart',
+                actions: ['commitTurnInput', 'recordPreTurnStop'],
+              },
+              {
+                target: '#turn.ASSISTANT',
+                actions: ['recordPreTurnInjections', 'announceTurnStart', 'commitTurnInput'],
+              },
             ],
           },
         },
@@ -93,21 +113,49 @@ export const turnMachine = turnSetup.createMachine({
             target: 'RESPONSE',
             actions: ['recordReply', 'publishAssistantMessage', ...abortedBeforeDispatch],
           },
-          { guard: 'overflowIsRecoverable', target: 'deferredToMaster', actions: ['recordReply', end({ kind: 'failure', detail: 'overflow', reason: null })] },
-          { guard: 'errorIsRetryable', target: 'deferredToMaster', actions: ['recordReply', end({ kind: 'failure', detail: 'retryable', reason: null })] },
-          { guard: 'fallbackCanTakeOver', target: 'deferredToMaster', actions: ['recordReply', end({ kind: 'failure', detail: 'retryable', reason: null })] },
+          {
+            guard: 'overflowIsRecoverable',
+            target: 'deferredToMaster',
+            actions: ['recordReply', end({ kind: 'failure', detail: 'overflow', reason: null })],
+          },
+          {
+            guard: 'errorIsRetryable',
+            target: 'deferredToMaster',
+            actions: ['recordReply', end({ kind: 'failure', detail: 'retryable', reason: null })],
+          },
+          {
+            guard: 'fallbackCanTakeOver',
+            target: 'deferredToMaster',
+            actions: ['recordReply', end({ kind: 'failure', detail: 'retryable', reason: null })],
+          },
           {
             // Tool calls the failed reply completed still get a result each (parity).
             guard: 'replyFailed',
             target: 'RESPONSE',
-            actions: ['recordReply', 'publishAssistantMessage', end({ kind: 'failure', detail: 'fatal', reason: 'error' }), unfinished('replyFailed')],
+            actions: [
+              'recordReply',
+              'publishAssistantMessage',
+              end({ kind: 'failure', detail: 'fatal', reason: 'error' }),
+              unfinished('replyFailed'),
+            ],
           },
           // Nothing to check before dispatch: the calls start at once (the hot path of a tool turn).
-          { guard: 'replyRunsAtOnce', target: 'TOOL_EXECUTION.running', actions: ['recordReplyAndStartBatch', 'publishAssistantMessage', 'startCalls'] },
+          {
+            guard: 'replyRunsAtOnce',
+            target: 'TOOL_EXECUTION.running',
+            actions: ['recordReplyAndStartBatch', 'publishAssistantMessage', 'startCalls'],
+          },
           { guard: 'replyHasToolCalls', target: 'TOOL_EXECUTION', actions: ['recordReply', 'publishAssistantMessage'] },
-          { guard: 'hasPostTurnPolicies', target: 'RESPONSE', actions: [{ type: 'recordReply', params: { ending: COMPLETE } }, 'publishAssistantMessage'] },
+          {
+            guard: 'hasPostTurnPolicies',
+            target: 'RESPONSE',
+            actions: [{ type: 'recordReply', params: { ending: COMPLETE } }, 'publishAssistantMessage'],
+          },
           // An answer and nothing to check after it: committed and closed in this step.
-          { target: 'done', actions: [{ type: 'recordReply', params: { ending: COMPLETE } }, 'publishAssistantMessage', 'commitTurn'] },
+          {
+            target: 'done',
+            actions: [{ type: 'recordReply', params: { ending: COMPLETE } }, 'publishAssistantMessage', 'commitTurn'],
+          },
         ],
       },
       initial: 'streaming',
@@ -158,7 +206,10 @@ export const turnMachine = turnSetup.createMachine({
         runningPreDispatchPolicies: {
           on: {
             // Steering before dispatch: the policies are not waited for and no call starts.
-            STEERING_ARRIVED: [{ guard: 'steeringInterruptsTools', target: '#turn.RESPONSE', actions: interruptedBySteering }, { actions: 'noteSteering' }],
+            STEERING_ARRIVED: [
+              { guard: 'steeringInterruptsTools', target: '#turn.RESPONSE', actions: interruptedBySteering },
+              { actions: 'noteSteering' },
+            ],
           },
           invoke: {
             src: 'runPreDispatchPolicies',
@@ -172,7 +223,10 @@ export const turnMachine = turnSetup.createMachine({
                   end({ kind: 'finished', detail: 'stopped', reason: 'stopped' }),
                   {
                     type: 'settleUnfinishedCalls',
-                    params: ({ event }) => ({ kind: 'stopped', reason: event.output.stopReason ?? 'a pre-dispatch policy stopped the batch' }),
+                    params: ({ event }) => ({
+                      kind: 'stopped',
+                      reason: event.output.stopReason ?? 'a pre-dispatch policy stopped the batch',
+                    }),
                   },
                 ],
               },
@@ -197,22 +251,42 @@ export const turnMachine = turnSetup.createMachine({
         askingApproval: {
           invoke: {
             src: 'askApproval',
-            input: ({ context }) => ({ turnIndex: context.input.turnIndex, call: context.prepared.find((entry) => !entry.approved) as never }),
+            input: ({ context }) => ({
+              turnIndex: context.input.turnIndex,
+              call: context.prepared.find((entry) => !entry.approved) as never,
+            }),
           },
           initial: 'requesting',
           states: {
             requesting: {
-              on: { APPROVAL_REQUESTED: { target: 'waiting', actions: ['announceApprovalRequest', 'noteApprovalAsked'] } },
+              on: {
+                APPROVAL_REQUESTED: { target: 'waiting', actions: ['announceApprovalRequest', 'noteApprovalAsked'] },
+              },
             },
             waiting: {
               always: [
-                { guard: 'decisionApproves', target: '#turn.TOOL_EXECUTION.approval', actions: [resolved(true), 'applyDecision'] },
-                { guard: 'decisionArrived', target: '#turn.TOOL_EXECUTION.approval', actions: [resolved(false), 'countRejectedCall', 'applyDecision'] },
+                {
+                  guard: 'decisionApproves',
+                  target: '#turn.TOOL_EXECUTION.approval',
+                  actions: [resolved(true), 'applyDecision'],
+                },
+                {
+                  guard: 'decisionArrived',
+                  target: '#turn.TOOL_EXECUTION.approval',
+                  actions: [resolved(false), 'countRejectedCall', 'applyDecision'],
+                },
               ],
               on: {
                 APPROVAL_VERDICT: [
-                  { guard: 'verdictApproves', target: '#turn.TOOL_EXECUTION.approval', actions: [resolved(true), 'recordVerdict'] },
-                  { target: '#turn.TOOL_EXECUTION.approval', actions: [resolved(false), 'countRejectedCall', 'recordVerdict'] },
+                  {
+                    guard: 'verdictApproves',
+                    target: '#turn.TOOL_EXECUTION.approval',
+                    actions: [resolved(true), 'recordVerdict'],
+                  },
+                  {
+                    target: '#turn.TOOL_EXECUTION.approval',
+                    actions: [resolved(false), 'countRejectedCall', 'recordVerdict'],
+                  },
                 ],
               },
             },
@@ -220,12 +294,20 @@ export const turnMachine = turnSetup.createMachine({
           on: {
             // Steering withdraws a published request (resolved as denied; the handler is signalled); no call starts.
             STEERING_ARRIVED: [
-              { guard: and(['steeringInterruptsTools', 'approvalWasRequested']), target: '#turn.RESPONSE', actions: [resolved(false), ...interruptedBySteering] },
+              {
+                guard: and(['steeringInterruptsTools', 'approvalWasRequested']),
+                target: '#turn.RESPONSE',
+                actions: [resolved(false), ...interruptedBySteering],
+              },
               { guard: 'steeringInterruptsTools', target: '#turn.RESPONSE', actions: interruptedBySteering },
               { actions: 'noteSteering' },
             ],
             ABORT: [
-              { guard: 'approvalWasRequested', target: '#turn.RESPONSE', actions: [resolved(false), ...abortedBeforeDispatch] },
+              {
+                guard: 'approvalWasRequested',
+                target: '#turn.RESPONSE',
+                actions: [resolved(false), ...abortedBeforeDispatch],
+              },
               { target: '#turn.RESPONSE', actions: abortedBeforeDispatch },
             ],
           },
@@ -241,7 +323,10 @@ export const turnMachine = turnSetup.createMachine({
         },
         partitioning: {
           on: {
-            STEERING_ARRIVED: [{ guard: 'steeringInterruptsTools', target: '#turn.RESPONSE', actions: interruptedBySteering }, { actions: 'noteSteering' }],
+            STEERING_ARRIVED: [
+              { guard: 'steeringInterruptsTools', target: '#turn.RESPONSE', actions: interruptedBySteering },
+              { actions: 'noteSteering' },
+            ],
           },
           invoke: {
             id: 'partition',
@@ -255,7 +340,10 @@ export const turnMachine = turnSetup.createMachine({
                   end(TOOLS_EXECUTED),
                   {
                     type: 'settleUnfinishedCalls',
-                    params: ({ event }) => ({ kind: 'invalidPartition', reason: 'invalid' in event.output ? event.output.invalid : '' }),
+                    params: ({ event }) => ({
+                      kind: 'invalidPartition',
+                      reason: 'invalid' in event.output ? event.output.invalid : '',
+                    }),
                   },
                 ],
               },
@@ -273,18 +361,30 @@ export const turnMachine = turnSetup.createMachine({
                 target: '#turn.done',
                 actions: [{ type: 'finishBatch', params: TOOLS_EXECUTED }, 'commitTurn'],
               },
-              { guard: 'batchFinishes', target: '#turn.RESPONSE', actions: { type: 'finishBatch', params: TOOLS_EXECUTED } },
+              {
+                guard: 'batchFinishes',
+                target: '#turn.RESPONSE',
+                actions: { type: 'finishBatch', params: TOOLS_EXECUTED },
+              },
               { actions: ['recordCallResult', 'startCalls'] },
             ],
             // Steering: no further call starts; the running ones get a grace period.
             STEERING_ARRIVED: [
-              { guard: 'steeringInterruptsTools', target: 'holding', actions: ['noteSteering', 'holdBatch', 'holdStartingCalls'] },
+              {
+                guard: 'steeringInterruptsTools',
+                target: 'holding',
+                actions: ['noteSteering', 'holdBatch', 'holdStartingCalls'],
+              },
               { actions: 'noteSteering' },
             ],
             // Tools that ignore their signal must not hold the turn: their actors settle at once.
             ABORT: {
               target: 'cancelling',
-              actions: ['holdBatch', end(ABORTED), { type: 'cancelRunningCalls', params: { result: unfinishedText({ kind: 'aborted' }) } }],
+              actions: [
+                'holdBatch',
+                end(ABORTED),
+                { type: 'cancelRunningCalls', params: { result: unfinishedText({ kind: 'aborted' }) } },
+              ],
             },
           },
         },
@@ -293,17 +393,27 @@ export const turnMachine = turnSetup.createMachine({
           after: {
             steeringGrace: {
               target: 'cancelling',
-              actions: [end(STEERED), { type: 'cancelRunningCalls', params: { result: unfinishedText({ kind: 'steering' }) } }],
+              actions: [
+                end(STEERED),
+                { type: 'cancelRunningCalls', params: { result: unfinishedText({ kind: 'steering' }) } },
+              ],
             },
           },
           on: {
             'xstate.done.actor.*': [
-              { guard: 'batchFinishes', target: '#turn.RESPONSE', actions: [{ type: 'finishBatch', params: STEERED }, unfinished('steeringSkipped')] },
+              {
+                guard: 'batchFinishes',
+                target: '#turn.RESPONSE',
+                actions: [{ type: 'finishBatch', params: STEERED }, unfinished('steeringSkipped')],
+              },
               { actions: 'recordCallResult' },
             ],
             ABORT: {
               target: 'cancelling',
-              actions: [end(ABORTED), { type: 'cancelRunningCalls', params: { result: unfinishedText({ kind: 'aborted' }) } }],
+              actions: [
+                end(ABORTED),
+                { type: 'cancelRunningCalls', params: { result: unfinishedText({ kind: 'aborted' }) } },
+              ],
             },
           },
         },
@@ -330,14 +440,21 @@ export const turnMachine = turnSetup.createMachine({
       initial: 'committed',
       states: {
         committed: {
-          always: [{ guard: or(['turnWasAborted', not('hasPostTurnPolicies')]), target: '#turn.done' }, { target: 'runningPostTurnPolicies' }],
+          always: [
+            { guard: or(['turnWasAborted', not('hasPostTurnPolicies')]), target: '#turn.done' },
+            { target: 'runningPostTurnPolicies' },
+          ],
         },
         runningPostTurnPolicies: {
           invoke: {
             src: 'runPostTurnPolicies',
             input: ({ context }) => {
               const output = outputOf(context);
-              return { turnIndex: context.input.turnIndex, assistant: output.assistant, toolResults: output.toolResults };
+              return {
+                turnIndex: context.input.turnIndex,
+                assistant: output.assistant,
+                toolResults: output.toolResults,
+              };
             },
             onDone: { target: '#turn.done', actions: 'recordPostTurn' },
           },

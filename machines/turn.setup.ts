@@ -3,8 +3,24 @@ import type { Message } from '../src/domain/messages.js';
 import { toolCallsOf } from '../src/domain/messages.js';
 import type { ToolCallInput, ToolCallOutput } from './tool-call.machine.js';
 import { settle, settledFrom, settleUnfinished, unfinishedText, type UnfinishedReason } from './tool-results.js';
-import { afterCallFinished, callSystemId, dispatchedIndices, finishesBatch, fixedGroups, openBatch } from './turn.batch.js';
-import { approvalAsked, callDecided, ended, outputOf, replyOf, resumedEnding, type TurnContext, type TurnEvent } from './turn.context.js';
+import {
+  afterCallFinished,
+  callSystemId,
+  dispatchedIndices,
+  finishesBatch,
+  fixedGroups,
+  openBatch,
+} from './turn.batch.js';
+import {
+  approvalAsked,
+  callDecided,
+  ended,
+  outputOf,
+  replyOf,
+  resumedEnding,
+  type TurnContext,
+  type TurnEvent,
+} from './turn.context.js';
 import type {
   ApprovalVerdict,
   PartitionOutput,
@@ -34,7 +50,6 @@ const notProvided = (name: string) => () => {
 
 const effect = <TOutput, TInput>(name: string) => fromPromise<TOutput, TInput>(notProvided(name));
 
-
 export const turnSetup = setup({
   types: {
     context: {} as TurnContext,
@@ -43,15 +58,21 @@ export const turnSetup = setup({
     output: {} as TurnOutput,
   },
   actors: {
-    runPreTurnPolicies: effect<{ stopped: boolean; injected: Message[] }, { turnIndex: number; newMessages: Message[] }>(
-      'runPreTurnPolicies',
+    runPreTurnPolicies: effect<
+      { stopped: boolean; injected: Message[] },
+      { turnIndex: number; newMessages: Message[] }
+    >('runPreTurnPolicies'),
+    callModel: effect<ModelReply, Pick<TurnInput, 'turnIndex' | 'attempt' | 'overflowView' | 'modelIndex'>>(
+      'callModel',
     ),
-    callModel: effect<ModelReply, Pick<TurnInput, 'turnIndex' | 'attempt' | 'overflowView' | 'modelIndex'>>('callModel'),
     /** Validates the calls against the tool registry: unknown tools and invalid arguments get their error result. */
-    prepareToolCalls: effect<PreprocessOutput, { turnIndex: number; reply: ModelReply; decided: number[]; approved: string[] }>(
-      'prepareToolCalls',
+    prepareToolCalls: effect<
+      PreprocessOutput,
+      { turnIndex: number; reply: ModelReply; decided: number[]; approved: string[] }
+    >('prepareToolCalls'),
+    runPreDispatchPolicies: effect<PreDispatchOutput, { turnIndex: number; prepared: PreparedCall[] }>(
+      'runPreDispatchPolicies',
     ),
-    runPreDispatchPolicies: effect<PreDispatchOutput, { turnIndex: number; prepared: PreparedCall[] }>('runPreDispatchPolicies'),
     /**
      * Asks about one call: sends APPROVAL_REQUESTED once the step is over, then the handler's verdict
      * (already checked: a throw is `failed`) as APPROVAL_VERDICT; a stored session's answer comes as
@@ -118,7 +139,8 @@ export const turnSetup = setup({
     /** An approval rewrote arguments: those calls clear pre-dispatch again before anything starts. */
     rewrittenCallsNeedPreDispatch: ({ context }) =>
       context.input.features.preDispatchPolicies && context.prepared.some((entry) => !entry.cleared),
-    verdictApproves: ({ event }) => event.type === 'APPROVAL_VERDICT' && (event.verdict.kind === 'approved' || event.verdict.kind === 'approvedWith'),
+    verdictApproves: ({ event }) =>
+      event.type === 'APPROVAL_VERDICT' && (event.verdict.kind === 'approved' || event.verdict.kind === 'approvedWith'),
     /** The request for the call being asked is published (a withdrawal then resolves it as denied). */
     approvalWasRequested: stateIn('#turn.TOOL_EXECUTION.askingApproval.waiting'),
     decisionApproves: ({ context }) => {
@@ -154,7 +176,8 @@ export const turnSetup = setup({
     announceTurnEnd: notProvided('announceTurnEnd'),
     /** toolApprovalRequested for the call being asked (unless it was published before a restart). */
     announceApprovalRequest: notProvided('announceApprovalRequest'),
-    announceApprovalResolved: (_args: unknown, _params: { approved: boolean }) => notProvided('announceApprovalResolved')(),
+    announceApprovalResolved: (_args: unknown, _params: { approved: boolean }) =>
+      notProvided('announceApprovalResolved')(),
     /** A call the user or a policy refused: counted in toolCallsRejected. */
     countRejectedCall: notProvided('countRejectedCall'),
 
@@ -164,7 +187,9 @@ export const turnSetup = setup({
      * The reply, and its calls as the effect prepared them (unknown tools and invalid arguments
      * settled); with `ending`, the turn's decision in the same copy of the context.
      */
-    recordReply: assign(({ context, event }, params: { ending: TurnEnding } | undefined) => replyRecorded(context, event, params?.ending)),
+    recordReply: assign(({ context, event }, params: { ending: TurnEnding } | undefined) =>
+      replyRecorded(context, event, params?.ending),
+    ),
     /** The reply recorded and its calls started at once (the hot path of a tool turn: one copy of the context). */
     recordReplyAndStartBatch: assign(({ context, event }) => {
       const recorded = { ...context, ...replyRecorded(context, event) };
@@ -199,7 +224,8 @@ export const turnSetup = setup({
       return asked && !context.asked.includes(asked.call.id) ? { asked: [...context.asked, asked.call.id] } : {};
     }),
     keepDecision: assign({
-      decision: ({ context, event }) => (event.type === 'APPROVAL_DECIDED' ? { toolCallId: event.toolCallId, verdict: event.verdict } : context.decision),
+      decision: ({ context, event }) =>
+        event.type === 'APPROVAL_DECIDED' ? { toolCallId: event.toolCallId, verdict: event.verdict } : context.decision,
     }),
     /** Opens the batch: groups per the strategy, or the custom partition's; its first calls start. */
     startBatch: assign(({ context, event }) => {
@@ -212,13 +238,18 @@ export const turnSetup = setup({
       return context.batch ? { settled, batch: afterCallFinished(context.batch) } : { settled };
     }),
     /** The last call of the batch finished: its result recorded and the turn's decision, in one copy of the context. */
-    finishBatch: assign(({ context, event }, params: TurnEnding) => ({ settled: callSettled(context, event), ending: params })),
+    finishBatch: assign(({ context, event }, params: TurnEnding) => ({
+      settled: callSettled(context, event),
+      ending: params,
+    })),
     /** Steering or abort: no call starts from now on; the running ones finish by themselves or when cancelled. */
     holdBatch: assign(({ context }) => ({ batch: context.batch ? { ...context.batch, limit: 0 } : null })),
     /** Tells each running tool-call actor to stop: it settles at once with `result`, even if its tool ignores the signal. */
-    cancelRunningCalls: ({ context, self }, params: { result: string }) => tellRunningCalls(context, self, { type: 'CANCEL', ...params }),
+    cancelRunningCalls: ({ context, self }, params: { result: string }) =>
+      tellRunningCalls(context, self, { type: 'CANCEL', ...params }),
     /** Steering: a call that has not started yet never starts (a started one runs on for the grace period). */
-    holdStartingCalls: ({ context, self }) => tellRunningCalls(context, self, { type: 'HOLD', result: unfinishedText({ kind: 'steeringSkipped' }) }),
+    holdStartingCalls: ({ context, self }) =>
+      tellRunningCalls(context, self, { type: 'HOLD', result: unfinishedText({ kind: 'steeringSkipped' }) }),
     settleUnfinishedCalls: assign(({ context }, params: UnfinishedReason) => ({
       settled: settleUnfinished(context.reply?.message ?? null, context.settled, params),
     })),
@@ -236,7 +267,15 @@ export const turnSetup = setup({
       return {
         injected: [...context.injected, ...output.injected],
         assistant: output.assistant ?? context.assistant,
-        ...(stopped ? { ending: { kind: 'finished', detail: 'stopped', reason: context.ending?.reason ?? null } satisfies TurnEnding } : {}),
+        ...(stopped
+          ? {
+              ending: {
+                kind: 'finished',
+                detail: 'stopped',
+                reason: context.ending?.reason ?? null,
+              } satisfies TurnEnding,
+            }
+          : {}),
       };
     }),
     /** A turn resumed after a restart with its reply published ends as that reply did (nothing left to run). */
@@ -256,7 +295,12 @@ const steeringInterrupts = (context: TurnContext) => context.steered && context.
 
 function runsAtOnce(context: TurnContext, calls: readonly PreparedCall[]): boolean {
   const { features } = context.input;
-  return calls.length > 0 && !features.preDispatchPolicies && features.execution.kind !== 'custom' && calls.every((entry) => entry.approved);
+  return (
+    calls.length > 0 &&
+    !features.preDispatchPolicies &&
+    features.execution.kind !== 'custom' &&
+    calls.every((entry) => entry.approved)
+  );
 }
 
 function replyRecorded(context: TurnContext, event: { type: string }, ending?: TurnEnding): Partial<TurnContext> {
@@ -303,7 +347,11 @@ function runningCalls(context: TurnContext): PreparedCall[] {
  * Sends a command to each running tool-call actor, at once (not after the step, like `sendTo`): each
  * settles before the turn's next event, so a cancelled tool that ignores its signal never holds the turn.
  */
-function tellRunningCalls(context: TurnContext, self: AnyActorRef, command: { type: 'CANCEL' | 'HOLD'; result: string }): void {
+function tellRunningCalls(
+  context: TurnContext,
+  self: AnyActorRef,
+  command: { type: 'CANCEL' | 'HOLD'; result: string },
+): void {
   for (const entry of runningCalls(context)) self.system.get(callSystemId(self.sessionId, entry))?.send(command);
 }
 

@@ -34,7 +34,8 @@ export interface TurnResume {
 }
 
 /** How the batch runs: the execution strategy, as the turn's guards and pool read it. */
-export type Execution = { kind: 'parallel' } | { kind: 'sequential' } | { kind: 'pool'; limit: number } | { kind: 'custom' };
+export type Execution =
+  { kind: 'parallel' } | { kind: 'sequential' } | { kind: 'pool'; limit: number } | { kind: 'custom' };
 
 /** What this session has configured; the turn's guards read it (they stay pure). */
 export interface TurnFeatures {

@@ -15,7 +15,12 @@ export type { ToolDefinition } from './tools/define.js';
 export { createToolRegistry } from './tools/registry.js';
 export type { ToolRegistry } from './tools/registry.js';
 export { prepareToolCall, ToolCallProblemKindSchema } from './tools/validate.js';
-export type { ToolCallProblemKind, ToolCallRequest, RawToolCallArguments, PrepareToolCallResult } from './tools/validate.js';
+export type {
+  ToolCallProblemKind,
+  ToolCallRequest,
+  RawToolCallArguments,
+  PrepareToolCallResult,
+} from './tools/validate.js';
 export { runTool } from './tools/run.js';
 export type { ToolRunResult } from './tools/run.js';
 export { StreamAccumulator } from './model/accumulator.js';

@@ -1,7 +1,15 @@
 // Test helpers: import from 'agentchart/testing'.
 export {};
 export { scriptedModel } from './testing/scripted-model.js';
-export type { ScriptedModel, ScriptedModelOptions, ScriptEntry, ScriptedToolCall, Script, RecordedRequest, ScriptOverrun } from './testing/scripted-model.js';
+export type {
+  ScriptedModel,
+  ScriptedModelOptions,
+  ScriptEntry,
+  ScriptedToolCall,
+  Script,
+  RecordedRequest,
+  ScriptOverrun,
+} from './testing/scripted-model.js';
 export type { Clock } from './testing/clock.js';
 export { assertInvariants, checkInvariants, eventTypes, InvariantViolationError } from './testing/check-invariants.js';
 export type { InvariantReport } from './testing/check-invariants.js';

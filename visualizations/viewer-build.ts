@@ -12,7 +12,9 @@ import { machineIdOfSvg, renderViewerPage } from '../src/trace/viewer-html.js';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /** In dependency order: each file may use only what the ones before it define. */
-export const VIEWER_SOURCES = ['model.ts', 'timeline-model.ts', 'svg.ts', 'charts.ts', 'timeline.ts', 'app.ts'].map((name) => `src/trace/viewer/${name}`);
+export const VIEWER_SOURCES = ['model.ts', 'timeline-model.ts', 'svg.ts', 'charts.ts', 'timeline.ts', 'app.ts'].map(
+  (name) => `src/trace/viewer/${name}`,
+);
 /** Diagrams embedded in viewer.html, by file (their Graphviz graph title is the machine id). */
 export const VIEWER_CHARTS = ['master.svg', 'turn.svg', 'tool-call.svg'].map((name) => `visualizations/${name}`);
 
@@ -27,7 +29,12 @@ export async function buildViewerScript(): Promise<string> {
     const output = ts.transpileModule(source, {
       fileName: path,
       reportDiagnostics: false,
-      compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, verbatimModuleSyntax: true, removeComments: true },
+      compilerOptions: {
+        target: ts.ScriptTarget.ES2022,
+        module: ts.ModuleKind.ESNext,
+        verbatimModuleSyntax: true,
+        removeComments: true,
+      },
     }).outputText;
     // One script: imports between the viewer files become plain references, exports plain declarations.
     const body = output
@@ -36,7 +43,8 @@ export async function buildViewerScript(): Promise<string> {
       .replace(/^export (?=(async )?(function|const|let|class) )/gm, '')
       .replace(/^\/\/# sourceMappingURL=.*$/gm, '')
       .trim();
-    if (/^\s*(import|export)\s/m.test(body)) throw new Error(`${path}: an import or export is left after joining; use named declarations only`);
+    if (/^\s*(import|export)\s/m.test(body))
+      throw new Error(`${path}: an import or export is left after joining; use named declarations only`);
     // The files share one scope: a name declared twice would silently replace a function.
     for (const match of body.matchAll(/^(?:async )?(?:function\*? |const |let |class )(\w+)/gm)) {
       const earlier = declaredIn.get(match[1]);
@@ -53,7 +61,7 @@ export async function buildViewerScript(): Promise<string> {
 export function scriptModuleOf(script: string): string {
   return [
     '// Generated from src/trace/viewer/*.ts by `npm run viz` (visualizations/viewer-build.ts). Do not edit.',
-    '/** The offline trace viewer\'s script: one classic script, no imports, run once on the page. */',
+    "/** The offline trace viewer's script: one classic script, no imports, run once on the page. */",
     `export const VIEWER_SCRIPT = ${JSON.stringify(script)};`,
     '',
   ].join('\n');

@@ -116,9 +116,7 @@ export function isCompactionMarker(message: Message): message is CustomMessage {
 function markerRemovedCount(message: Message): number | null {
   if (!isCompactionMarker(message)) return null;
   const data = message.data as { removed?: unknown } | undefined;
-  return typeof data?.removed === 'number' && Number.isInteger(data.removed) && data.removed >= 0
-    ? data.removed
-    : null;
+  return typeof data?.removed === 'number' && Number.isInteger(data.removed) && data.removed >= 0 ? data.removed : null;
 }
 
 /**

@@ -13,10 +13,7 @@ import { checkToolParity } from './parity.js';
 export const COMPACTION_TARGET_RATIO = 0.7;
 
 /** User context transform (`createAgent({ context: { transform } })`); may be sync or async. */
-export type ContextTransform = (
-  messages: Message[],
-  info: { overflow: boolean },
-) => Message[] | Promise<Message[]>;
+export type ContextTransform = (messages: Message[], info: { overflow: boolean }) => Message[] | Promise<Message[]>;
 
 export const ContextGuardOptionsSchema = z.object({
   /** Context budget in estimated tokens (messages + system prompt + tool specs). */
@@ -114,7 +111,10 @@ export function createContextGuard(options: ContextGuardOptions): ContextGuard {
 
   const rejectionOf = (input: Message[], output: unknown): TransformRejection | null => {
     if (!Array.isArray(output)) {
-      return { reason: 'transform did not return an array of messages', violations: [`got ${output === null ? 'null' : typeof output}`] };
+      return {
+        reason: 'transform did not return an array of messages',
+        violations: [`got ${output === null ? 'null' : typeof output}`],
+      };
     }
     if (output.length === 0 && input.length > 0) {
       return { reason: 'transform returned no messages', violations: [] };
@@ -139,14 +139,22 @@ export function createContextGuard(options: ContextGuardOptions): ContextGuard {
     async prepare(messages, prepare) {
       if (!transform) {
         const output = defaultPrepare(messages, prepare);
-        return { ok: true, messages: output, compacted: compactionOf(messages, output, prepare), transformRejected: null };
+        return {
+          ok: true,
+          messages: output,
+          compacted: compactionOf(messages, output, prepare),
+          transformRejected: null,
+        };
       }
       let output: unknown;
       try {
         output = await transform(messages.slice(), { overflow: prepare.overflow });
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
-        return { ok: false, error: { code: 'contextTransformFailed', message: `context transform failed: ${message}` } };
+        return {
+          ok: false,
+          error: { code: 'contextTransformFailed', message: `context transform failed: ${message}` },
+        };
       }
       let rejection: TransformRejection | null;
       try {
@@ -158,7 +166,12 @@ export function createContextGuard(options: ContextGuardOptions): ContextGuard {
       }
       const accepted = rejection ? defaultPrepare(messages, prepare) : (output as Message[]);
       const result = sameMessages(messages, accepted) ? messages : accepted;
-      return { ok: true, messages: result, compacted: compactionOf(messages, result, prepare), transformRejected: rejection };
+      return {
+        ok: true,
+        messages: result,
+        compacted: compactionOf(messages, result, prepare),
+        transformRejected: rejection,
+      };
     },
   };
 }

@@ -21,7 +21,8 @@ export function parseInstrumentArgs(argv: readonly string[]): InstrumentArgs {
     else if (arg.startsWith('--inspect-port=')) {
       args.inspect = true;
       args.inspectPort = Number(arg.slice('--inspect-port='.length));
-      if (!Number.isInteger(args.inspectPort) || args.inspectPort < 0 || args.inspectPort > 65_535) throw new Error(`--inspect-port needs a port number, got "${arg}"`);
+      if (!Number.isInteger(args.inspectPort) || args.inspectPort < 0 || args.inspectPort > 65_535)
+        throw new Error(`--inspect-port needs a port number, got "${arg}"`);
     } else if (arg === '--trace' || arg.startsWith('--trace=')) {
       const file = arg === '--trace' ? argv[++index] : arg.slice('--trace='.length);
       if (!file || file.startsWith('--')) throw new Error('--trace needs a file name, e.g. --trace out.jsonl');
@@ -58,22 +59,37 @@ export async function instrumentDemo(args: InstrumentArgs, io: InstrumentIo): Pr
     throw error;
   }
   if (inspector) {
-    io.say(`XState inspector: open ${inspector.url} (Stately's inspector UI; it needs internet, the relay listens on 127.0.0.1 only)`);
+    io.say(
+      `XState inspector: open ${inspector.url} (Stately's inspector UI; it needs internet, the relay listens on 127.0.0.1 only)`,
+    );
     if (io.interactive) {
       io.say('Open it, then press Enter to start the session (a page opened later replays it).');
       await io.waitForEnter();
     }
   }
-  const observers = [trace?.inspect, inspector?.inspect].filter((observer): observer is Observer<InspectionEvent> => observer !== undefined);
+  const observers = [trace?.inspect, inspector?.inspect].filter(
+    (observer): observer is Observer<InspectionEvent> => observer !== undefined,
+  );
   return {
-    ...(observers.length > 0 ? { inspect: { next: (event: InspectionEvent) => observers.forEach((observer) => observer.next?.(event)) } } : {}),
+    ...(observers.length > 0
+      ? { inspect: { next: (event: InspectionEvent) => observers.forEach((observer) => observer.next?.(event)) } }
+      : {}),
     ...(trace ? { onEvent: (event: AgentEvent) => trace.events.next?.(event) } : {}),
     async finish() {
       if (trace) {
         const { entries } = await trace.close();
         const page = viewerPathFor(trace.path);
-        await writeFile(page, viewerHtml({ charts: await readDiagrams(), trace: await readFile(trace.path, 'utf8'), traceName: trace.path }));
-        io.say(`trace: ${trace.path} (${entries} entries) · viewer: ${page} (open it in a browser; no network needed), or load the trace in visualizations/viewer.html`);
+        await writeFile(
+          page,
+          viewerHtml({
+            charts: await readDiagrams(),
+            trace: await readFile(trace.path, 'utf8'),
+            traceName: trace.path,
+          }),
+        );
+        io.say(
+          `trace: ${trace.path} (${entries} entries) · viewer: ${page} (open it in a browser; no network needed), or load the trace in visualizations/viewer.html`,
+        );
       }
       if (inspector) {
         if (io.interactive && inspector.viewers > 0) {

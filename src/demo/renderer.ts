@@ -8,10 +8,28 @@ export interface RendererOptions {
 }
 
 const COUNTER_ORDER: readonly (keyof Counters)[] = [
-  'turns', 'turnsFailed', 'modelCalls', 'retries', 'modelFallbacks', 'overflowRecoveries',
-  'toolCallsRequested', 'toolCallsExecuted', 'toolCallsFailed', 'toolCallsRejected', 'toolCallsInvalid',
-  'steeringDelivered', 'followUpsDelivered', 'approvalsRequested', 'approvalsDenied',
-  'tokensIn', 'tokensOut', 'tokensCacheRead', 'tokensCacheWrite', 'costUsd', 'backoffMs', 'failureCodes',
+  'turns',
+  'turnsFailed',
+  'modelCalls',
+  'retries',
+  'modelFallbacks',
+  'overflowRecoveries',
+  'toolCallsRequested',
+  'toolCallsExecuted',
+  'toolCallsFailed',
+  'toolCallsRejected',
+  'toolCallsInvalid',
+  'steeringDelivered',
+  'followUpsDelivered',
+  'approvalsRequested',
+  'approvalsDenied',
+  'tokensIn',
+  'tokensOut',
+  'tokensCacheRead',
+  'tokensCacheWrite',
+  'costUsd',
+  'backoffMs',
+  'failureCodes',
 ];
 
 const ONE_LINE_MAX = 96;
@@ -41,7 +59,10 @@ export class TerminalRenderer {
         this.turnOpen = true;
         return this.line(0, this.paint('1', `turn ${event.turnIndex}`));
       case 'beforeModelCall':
-        return this.line(1, this.paint('2', `⋯ calling ${event.model} with ${plural(event.messages.length, 'message')}`));
+        return this.line(
+          1,
+          this.paint('2', `⋯ calling ${event.model} with ${plural(event.messages.length, 'message')}`),
+        );
       case 'messageStart':
       case 'messageUpdate':
         // Deltas are published once the attempt is final, all at once: messageEnd shows the whole reply.
@@ -49,9 +70,18 @@ export class TerminalRenderer {
       case 'messageEnd':
         return this.assistant(event);
       case 'toolApprovalRequested':
-        return this.line(1, this.paint('33', `? ${event.toolName} asks for approval`) + ` ${oneLine(JSON.stringify(event.arguments), 60)}`);
+        return this.line(
+          1,
+          this.paint('33', `? ${event.toolName} asks for approval`) +
+            ` ${oneLine(JSON.stringify(event.arguments), 60)}`,
+        );
       case 'toolApprovalResolved':
-        return this.line(1, event.approved ? this.paint('32', `✔ ${event.toolName} approved`) : this.paint('31', `✘ ${event.toolName} denied`));
+        return this.line(
+          1,
+          event.approved
+            ? this.paint('32', `✔ ${event.toolName} approved`)
+            : this.paint('31', `✘ ${event.toolName} denied`),
+        );
       case 'toolExecutionStart':
         return this.line(1, `▷ ${event.toolName} started`);
       case 'toolExecutionUpdate':
@@ -62,13 +92,21 @@ export class TerminalRenderer {
       }
       case 'turnEnd': {
         const errors = event.toolResults.filter((result) => result.isError).length;
-        const results = event.toolResults.length ? ` · ${plural(event.toolResults.length, 'tool result')}${errors ? `, ${plural(errors, 'error')}` : ''}` : '';
+        const results = event.toolResults.length
+          ? ` · ${plural(event.toolResults.length, 'tool result')}${errors ? `, ${plural(errors, 'error')}` : ''}`
+          : '';
         this.line(1, this.paint('1', `■ turn ${event.turnIndex} ended: ${event.reason}`) + results);
         this.turnOpen = false;
         return;
       }
       case 'retry':
-        return this.line(1, this.paint('33', `↻ retry ${event.attempt} in ${event.delayMs} ms after ${event.error.kind}: ${oneLine(event.error.message, 60)}`));
+        return this.line(
+          1,
+          this.paint(
+            '33',
+            `↻ retry ${event.attempt} in ${event.delayMs} ms after ${event.error.kind}: ${oneLine(event.error.message, 60)}`,
+          ),
+        );
       case 'modelFallback':
         return this.line(1, this.paint('33', `⇢ model fallback: ${event.from} → ${event.to}`));
       case 'contextCompacted':
@@ -86,7 +124,12 @@ export class TerminalRenderer {
     this.line(0, '');
     this.line(0, `status ${result.status} · endReason ${result.endReason} · ${(elapsedMs / 1000).toFixed(2)} s`);
     if (result.error) this.line(0, this.paint('31', `error ${result.error.code}: ${result.error.message}`));
-    this.line(0, violations.length === 0 ? 'checkInvariants: ok' : this.paint('31', `checkInvariants: ${violations.length} violations`));
+    this.line(
+      0,
+      violations.length === 0
+        ? 'checkInvariants: ok'
+        : this.paint('31', `checkInvariants: ${violations.length} violations`),
+    );
     for (const violation of violations) this.line(1, violation);
     this.line(0, '');
     this.heading('counters');
@@ -104,7 +147,8 @@ export class TerminalRenderer {
       }
       if (block.type === 'toolCall') this.line(1, `→ ${block.name} ${oneLine(JSON.stringify(block.arguments), 72)}`);
     }
-    if (message.stopReason === 'error') this.line(1, this.paint('31', `✗ model error: ${message.errorMessage ?? 'unknown'}`));
+    if (message.stopReason === 'error')
+      this.line(1, this.paint('31', `✗ model error: ${message.errorMessage ?? 'unknown'}`));
     if (message.stopReason === 'aborted') this.line(1, this.paint('31', '✗ model stream aborted'));
   }
 
@@ -135,7 +179,8 @@ export function counterRows(counters: Counters): string[] {
   const cells = COUNTER_ORDER.map((key) => `${key.padEnd(19)} ${formatCounter(key, counters).padStart(8)}`);
   const half = Math.ceil(cells.length / 2);
   const rows: string[] = [];
-  for (let i = 0; i < half; i++) rows.push([cells[i], cells[i + half]].filter((cell) => cell !== undefined).join('    '));
+  for (let i = 0; i < half; i++)
+    rows.push([cells[i], cells[i + half]].filter((cell) => cell !== undefined).join('    '));
   return rows;
 }
 

@@ -1,4 +1,11 @@
-import { createAgent, type AgentEvent, type AgentOptions, type Model, type RunResult, type SteerReceipt } from '../index.js';
+import {
+  createAgent,
+  type AgentEvent,
+  type AgentOptions,
+  type Model,
+  type RunResult,
+  type SteerReceipt,
+} from '../index.js';
 import type { AgentObserver } from '../index.js';
 import { checkInvariants, scriptedModel, type Clock } from '../testing.js';
 import { TerminalRenderer } from './renderer.js';
@@ -84,7 +91,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoOutcome> {
       renderer.say(`✉ steering queued: unfinished tools get ${STEERING_GRACE_MS} ms, then are cancelled`);
       steering = agent.steer(STEERING_MESSAGE);
       void steering.then((receipt) =>
-        renderer.say(receipt.status === 'delivered' ? `✉ steering delivered as the input of turn ${receipt.turnIndex}` : '✉ steering still queued: the run ended first'),
+        renderer.say(
+          receipt.status === 'delivered'
+            ? `✉ steering delivered as the input of turn ${receipt.turnIndex}`
+            : '✉ steering still queued: the run ended first',
+        ),
       );
     }
   });
@@ -107,5 +118,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoOutcome> {
 
 /** The pretend user steers once the first full test run is STEER_AT_PERCENT done. */
 function isSteeringMoment(event: AgentEvent): boolean {
-  return event.type === 'toolExecutionUpdate' && event.toolName === 'run_tests' && isDemoProgress(event.partial) && event.partial.percent >= STEER_AT_PERCENT;
+  return (
+    event.type === 'toolExecutionUpdate' &&
+    event.toolName === 'run_tests' &&
+    isDemoProgress(event.partial) &&
+    event.partial.percent >= STEER_AT_PERCENT
+  );
 }

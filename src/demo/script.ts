@@ -8,7 +8,8 @@ export const SYSTEM_PROMPT =
 export const USER_PROMPT = 'The parser test fails on empty input. Find the bug and fix it.';
 
 /** What the person watching "types" while the full test suite is still running. */
-export const STEERING_MESSAGE = "Don't wait for the whole suite: fix the empty-input bug first, then run only the parser tests.";
+export const STEERING_MESSAGE =
+  "Don't wait for the whole suite: fix the empty-input bug first, then run only the parser tests.";
 
 /** The demo steers once the first full test run reaches this much progress. */
 export const STEER_AT_PERCENT = 40;

@@ -48,10 +48,14 @@ export function demoTools(workspace: Workspace, clock: Clock): AnyTool[] {
     parameters: z.object({ path: z.string().describe('Path relative to the repository root') }),
     async execute({ path }, ctx) {
       const content = workspace.read(path);
-      if (content === undefined) return { content: `No such file: ${path}. Files: ${workspace.paths().join(', ')}`, isError: true };
+      if (content === undefined)
+        return { content: `No such file: ${path}. Files: ${workspace.paths().join(', ')}`, isError: true };
       for (const percent of [50, 100]) {
         await pause(clock, TIMINGS.readStepMs, ctx.signal);
-        await ctx.update({ percent, detail: `${Math.round((content.length * percent) / 100)}/${content.length} bytes` });
+        await ctx.update({
+          percent,
+          detail: `${Math.round((content.length * percent) / 100)}/${content.length} bytes`,
+        });
       }
       return content;
     },
@@ -60,12 +64,18 @@ export function demoTools(workspace: Workspace, clock: Clock): AnyTool[] {
   const grep = defineTool({
     name: 'grep',
     description: 'Search the repository for a literal string; returns path:line: text for each match.',
-    parameters: z.object({ pattern: z.string(), path: z.string().default('').describe('Only files under this folder') }),
+    parameters: z.object({
+      pattern: z.string(),
+      path: z.string().default('').describe('Only files under this folder'),
+    }),
     async execute({ pattern, path }, ctx) {
       const files = workspace.paths().filter((candidate) => candidate.startsWith(path));
       for (let scanned = 1; scanned <= files.length; scanned++) {
         await pause(clock, TIMINGS.grepStepMs, ctx.signal);
-        await ctx.update({ percent: Math.round((scanned / files.length) * 100), detail: `${scanned}/${files.length} files` });
+        await ctx.update({
+          percent: Math.round((scanned / files.length) * 100),
+          detail: `${scanned}/${files.length} files`,
+        });
       }
       const matches = workspace.grep(pattern, path);
       if (matches.length === 0) return `No matches for "${pattern}".`;
@@ -83,7 +93,10 @@ export function demoTools(workspace: Workspace, clock: Clock): AnyTool[] {
       const steps = parserOnly ? 2 : 10;
       for (let step = 1; step <= steps; step++) {
         await pause(clock, TIMINGS.testStepMs, ctx.signal);
-        await ctx.update({ percent: (step / steps) * 100, detail: `${Math.round((total * step) / steps)}/${total} tests` });
+        await ctx.update({
+          percent: (step / steps) * 100,
+          detail: `${Math.round((total * step) / steps)}/${total} tests`,
+        });
       }
       if (workspace.parserFixed()) return `${total} passed, 0 failed`;
       return [

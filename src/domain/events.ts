@@ -4,7 +4,11 @@ import { ModelErrorSchema } from './errors.js';
 import { AssistantMessageSchema, MessageSchema, ToolResultMessageSchema } from './messages.js';
 
 /** Fields every event carries. `turnIndex` is present while a turn is open. */
-const base = { runId: z.string(), seq: z.number().int().nonnegative(), turnIndex: z.number().int().nonnegative().optional() };
+const base = {
+  runId: z.string(),
+  seq: z.number().int().nonnegative(),
+  turnIndex: z.number().int().nonnegative().optional(),
+};
 const inTurn = { ...base, turnIndex: z.number().int().nonnegative() };
 
 export const MessageDeltaSchema = z.discriminatedUnion('type', [
@@ -20,7 +24,14 @@ export const MessageDeltaSchema = z.discriminatedUnion('type', [
 ]);
 export type MessageDelta = z.infer<typeof MessageDeltaSchema>;
 
-export const TurnEndReasonSchema = z.enum(['complete', 'toolsExecuted', 'steeringInterrupt', 'stopped', 'error', 'aborted']);
+export const TurnEndReasonSchema = z.enum([
+  'complete',
+  'toolsExecuted',
+  'steeringInterrupt',
+  'stopped',
+  'error',
+  'aborted',
+]);
 export type TurnEndReason = z.infer<typeof TurnEndReasonSchema>;
 
 export const RunStatusSchema = z.enum(['completed', 'failed', 'aborted']);
@@ -37,7 +48,14 @@ export const EndReasonSchema = z.enum([
 ]);
 export type EndReason = z.infer<typeof EndReasonSchema>;
 
-export const PolicySlotSchema = z.enum(['preTurn', 'preDispatch', 'postTurn', 'postLoop', 'approval', 'contextTransform']);
+export const PolicySlotSchema = z.enum([
+  'preTurn',
+  'preDispatch',
+  'postTurn',
+  'postLoop',
+  'approval',
+  'contextTransform',
+]);
 export type PolicySlot = z.infer<typeof PolicySlotSchema>;
 
 const ContextSizeSchema = z.object({ messages: z.number().int().nonnegative(), tokens: z.number().nonnegative() });
@@ -119,7 +137,13 @@ export const AgentEventSchema = z.discriminatedUnion('type', [
     assistant: AssistantMessageSchema.nullable(),
     toolResults: z.array(ToolResultMessageSchema),
   }),
-  z.object({ type: z.literal('retry'), ...base, attempt: z.number().int().positive(), delayMs: z.number().nonnegative(), error: ModelErrorSchema }),
+  z.object({
+    type: z.literal('retry'),
+    ...base,
+    attempt: z.number().int().positive(),
+    delayMs: z.number().nonnegative(),
+    error: ModelErrorSchema,
+  }),
   /** `error`: the failure of the last attempt on `from` that made the run fall back. */
   z.object({
     type: z.literal('modelFallback'),
@@ -146,4 +170,8 @@ export type AgentEvent = z.infer<typeof AgentEventSchema>;
 export type AgentEventType = AgentEvent['type'];
 export type AgentEventOf<T extends AgentEventType> = Extract<AgentEvent, { type: T }>;
 /** An event before the runtime stamps `runId` and `seq` on it. */
-export type AgentEventBody = AgentEvent extends infer E ? (E extends AgentEvent ? Omit<E, 'runId' | 'seq'> : never) : never;
+export type AgentEventBody = AgentEvent extends infer E
+  ? E extends AgentEvent
+    ? Omit<E, 'runId' | 'seq'>
+    : never
+  : never;

@@ -64,7 +64,8 @@ export async function callMcpTool(
         if (ctx.signal.aborted) return cancelled();
         const failure = classify(sdk, link, error);
         if (failure.kind === 'timeout') return { content: timeoutText(plan, failure.overall), isError: true };
-        if (failure.kind === 'protocol') return { content: `MCP error from "${plan.server}": ${failure.message}`, isError: true };
+        if (failure.kind === 'protocol')
+          return { content: `MCP error from "${plan.server}": ${failure.message}`, isError: true };
         connection.lost(link, failure.reason);
         if (plan.replay === 'safe' && attempt === 1) continue;
         return {
@@ -117,7 +118,8 @@ function classify(sdk: McpSdk, link: Link, error: unknown): Failure {
   if (error instanceof sdk.StreamableHTTPError && isExpiredSession(error.code, error.message)) {
     return { kind: 'connectionLost', reason: `the server no longer knows the session (HTTP ${error.code})` };
   }
-  if (isNetworkFailure(error)) return { kind: 'connectionLost', reason: `the server could not be reached (${messageOf(error)})` };
+  if (isNetworkFailure(error))
+    return { kind: 'connectionLost', reason: `the server could not be reached (${messageOf(error)})` };
   if (error instanceof sdk.McpError && error.code === sdk.ErrorCode.RequestTimeout) {
     return { kind: 'timeout', overall: /maximum total timeout/i.test(error.message) };
   }
@@ -131,7 +133,10 @@ export function isExpiredSession(status: number | undefined, message: string): b
 
 /** fetch's own failure (refused, reset): the request may not have reached the server. */
 function isNetworkFailure(error: unknown): boolean {
-  return error instanceof TypeError && /fetch failed|network|ECONNREFUSED|ECONNRESET/i.test(`${error.message} ${messageOf(error.cause)}`);
+  return (
+    error instanceof TypeError &&
+    /fetch failed|network|ECONNREFUSED|ECONNRESET/i.test(`${error.message} ${messageOf(error.cause)}`)
+  );
 }
 
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {

@@ -136,7 +136,9 @@ export class McpConnection {
     client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => {
       if (this.current === link) this.hooks.onToolListChanged(link);
     });
-    client.setRequestHandler(sdk.ElicitRequestSchema, (request, extra) => this.hooks.elicit(request.params, extra.signal));
+    client.setRequestHandler(sdk.ElicitRequestSchema, (request, extra) =>
+      this.hooks.elicit(request.params, extra.signal),
+    );
     client.onclose = () => this.lost(link, 'the connection closed');
     // Transport noise (an HTTP GET stream retrying, a stray notification) is not a call's failure.
     client.onerror = () => {};
@@ -181,7 +183,8 @@ export function isStdio(server: McpServerConfig): server is McpStdioServer {
 function deliverResponsesAfterNotifications(transport: { onmessage?: (message: never, extra?: never) => void }): void {
   const deliver = transport.onmessage;
   if (!deliver) return;
-  const later: (run: () => void) => void = typeof setImmediate === 'function' ? (run) => setImmediate(run) : (run) => setTimeout(run, 0);
+  const later: (run: () => void) => void =
+    typeof setImmediate === 'function' ? (run) => setImmediate(run) : (run) => setTimeout(run, 0);
   transport.onmessage = (message, extra) => {
     const isResponse = typeof message === 'object' && message !== null && 'id' in message && !('method' in message);
     if (isResponse) later(() => deliver(message, extra));

@@ -34,7 +34,9 @@ function fnv1a(text: string): string {
 }
 
 /** MCP tool annotations as an approval default: destructive → ask; read-only → don't; else the agent's default (no). */
-export function approvalFromAnnotations(annotations: { readOnlyHint?: boolean; destructiveHint?: boolean } | undefined): boolean {
+export function approvalFromAnnotations(
+  annotations: { readOnlyHint?: boolean; destructiveHint?: boolean } | undefined,
+): boolean {
   if (annotations?.readOnlyHint === true) return false;
   return annotations?.destructiveHint === true;
 }

@@ -10,11 +10,15 @@ const MAX_DELAY = 2 ** 31 - 1;
 
 /** Checks the server and options once, up front: a typo never silently changes behaviour. */
 export function resolveSettings(server: McpServerConfig, options: McpToolsOptions): McpSettings {
-  const invalid = (path: string, expected: string) => new AgentError('InvalidOptions', `mcpTools: ${path} must be ${expected}.`);
-  if (typeof server !== 'object' || server === null) throw invalid('the server', 'an object ({ command, args, env } or { url, headers })');
+  const invalid = (path: string, expected: string) =>
+    new AgentError('InvalidOptions', `mcpTools: ${path} must be ${expected}.`);
+  if (typeof server !== 'object' || server === null)
+    throw invalid('the server', 'an object ({ command, args, env } or { url, headers })');
   const stdio = typeof (server as { command?: unknown }).command === 'string';
-  const http = typeof (server as { url?: unknown }).url === 'string' || (server as { url?: unknown }).url instanceof URL;
-  if (stdio === http) throw invalid('the server', 'either { command, args?, env? } (stdio) or { url, headers? } (Streamable HTTP)');
+  const http =
+    typeof (server as { url?: unknown }).url === 'string' || (server as { url?: unknown }).url instanceof URL;
+  if (stdio === http)
+    throw invalid('the server', 'either { command, args?, env? } (stdio) or { url, headers? } (Streamable HTTP)');
   if (http) {
     try {
       new URL((server as { url: string | URL }).url);
@@ -38,17 +42,20 @@ export function resolveSettings(server: McpServerConfig, options: McpToolsOption
     replay(override?.replay, `tools.${tool}.replay`);
     flag(override?.requiresApproval, `tools.${tool}.requiresApproval`);
   }
-  if (options.elicitation !== undefined && typeof options.elicitation !== 'function') throw invalid('elicitation', 'a function');
+  if (options.elicitation !== undefined && typeof options.elicitation !== 'function')
+    throw invalid('elicitation', 'a function');
   const ms = (value: number | undefined, fallback: number, path: string, min = 1) => {
     const chosen = value ?? fallback;
-    if (!Number.isInteger(chosen) || chosen < min || chosen > MAX_DELAY) throw invalid(path, `an integer from ${min} to ${MAX_DELAY} (ms)`);
+    if (!Number.isInteger(chosen) || chosen < min || chosen > MAX_DELAY)
+      throw invalid(path, `an integer from ${min} to ${MAX_DELAY} (ms)`);
     return chosen;
   };
   const callMs = ms(options.timeouts?.callMs, 60_000, 'timeouts.callMs');
   const totalMs = ms(options.timeouts?.totalMs, 600_000, 'timeouts.totalMs');
   if (totalMs < callMs) throw invalid('timeouts.totalMs', `at least timeouts.callMs (${callMs})`);
   const maxAttempts = options.reconnect?.maxAttempts ?? 5;
-  if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 1_000) throw invalid('reconnect.maxAttempts', 'an integer from 1 to 1000');
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 1_000)
+    throw invalid('reconnect.maxAttempts', 'an integer from 1 to 1000');
   return {
     connectMs: ms(options.timeouts?.connectMs, 30_000, 'timeouts.connectMs'),
     call: { callMs, totalMs },

@@ -73,7 +73,10 @@ class LiveToolset implements McpToolset {
       await this.refresh(link);
     } catch (error) {
       await this.connection.close();
-      throw new AgentError('McpUnavailable', `mcpTools: could not connect to the MCP server ${describe(this.server)}: ${messageOf(error)}`);
+      throw new AgentError(
+        'McpUnavailable',
+        `mcpTools: could not connect to the MCP server ${describe(this.server)}: ${messageOf(error)}`,
+      );
     }
   }
 
@@ -138,7 +141,8 @@ class LiveToolset implements McpToolset {
       name: agentToolName(this.name, remote.name),
       description: remote.description ?? '',
       parameters: jsonSchemaParameters(remote.inputSchema, this.checkerFor(remote.inputSchema)),
-      requiresApproval: override.requiresApproval ?? this.options.requiresApproval ?? approvalFromAnnotations(remote.annotations),
+      requiresApproval:
+        override.requiresApproval ?? this.options.requiresApproval ?? approvalFromAnnotations(remote.annotations),
       progress: false,
       replay,
       execute: (args: Record<string, unknown>, ctx: ToolContext) => this.call(plan, args, ctx),

@@ -5,8 +5,7 @@ import type { ModelStreamEvent } from './port.js';
 
 /** How a model stream ended, as far as the accumulator has seen. */
 export type StreamTerminal =
-  | { kind: 'done'; stopReason: 'stop' | 'toolUse' | 'length' }
-  | { kind: 'error'; error: ModelError };
+  { kind: 'done'; stopReason: 'stop' | 'toolUse' | 'length' } | { kind: 'error'; error: ModelError };
 
 /**
  * A tool call whose arguments cannot be used: its JSON does not parse to an object
@@ -149,7 +148,14 @@ export class StreamAccumulator {
       if (!draft.ended) reason = 'truncated';
       else if (!this.parse(draft).ok) reason = truncatedByLength ? 'truncated' : 'malformedJson';
       if (reason) {
-        invalid.push({ id: draft.id, name: draft.name, index, providerIndex: draft.providerIndex, rawArguments: draft.raw, reason });
+        invalid.push({
+          id: draft.id,
+          name: draft.name,
+          index,
+          providerIndex: draft.providerIndex,
+          rawArguments: draft.raw,
+          reason,
+        });
       }
     });
     return invalid;

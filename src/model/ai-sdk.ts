@@ -23,7 +23,9 @@ import { resolvePricing, type PriceTable } from './pricing.js';
 import { assistantParts, providerMessages } from './provider-messages.js';
 
 /** Call settings passed to every `doStream` (maxOutputTokens, temperature, providerOptions, headers, …). */
-export type AISDKCallSettings = Partial<Omit<LanguageModelV4CallOptions, 'prompt' | 'tools' | 'toolChoice' | 'abortSignal'>>;
+export type AISDKCallSettings = Partial<
+  Omit<LanguageModelV4CallOptions, 'prompt' | 'tools' | 'toolChoice' | 'abortSignal'>
+>;
 
 /** A language model of AI SDK 6 (`LanguageModelV3`) or AI SDK 7 (`LanguageModelV4`) providers. */
 export type AISDKLanguageModel = LanguageModelV3 | LanguageModelV4;
@@ -102,7 +104,10 @@ async function* streamLanguageModel(
     const result = await withinIdle(untilAborted(pending, signal), idleMs, onIdle);
     if (result === undefined || result === IDLE) {
       // A stream that arrives after the abort is cancelled unread.
-      pending.then((late) => late.stream.cancel().catch(() => undefined), () => undefined);
+      pending.then(
+        (late) => late.stream.cancel().catch(() => undefined),
+        () => undefined,
+      );
       yield result === IDLE ? timedOut() : aborted();
       return;
     }
@@ -156,7 +161,11 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | 
   });
 }
 
-function callOptions(options: FromAISDKOptions, request: ModelRequest, signal: AbortSignal): LanguageModelV4CallOptions {
+function callOptions(
+  options: FromAISDKOptions,
+  request: ModelRequest,
+  signal: AbortSignal,
+): LanguageModelV4CallOptions {
   const tools = request.tools.map((tool) => ({
     type: 'function' as const,
     name: tool.name,
@@ -352,7 +361,10 @@ class PartMapper {
       return;
     }
     if (!finish) {
-      yield { type: 'error', error: streamEndedEarly(this.toolCalls.size > 0 ? 'cut during a tool call' : 'no finish part') };
+      yield {
+        type: 'error',
+        error: streamEndedEarly(this.toolCalls.size > 0 ? 'cut during a tool call' : 'no finish part'),
+      };
       return;
     }
     // V4: the provider saw its stream end before the model said how it finished.
@@ -361,13 +373,20 @@ class PartMapper {
       return;
     }
     if (finish.finishReason.unified === 'error') {
-      yield { type: 'error', error: modelError('unknown', `provider finished with an error (${finish.finishReason.raw ?? 'no detail'})`) };
+      yield {
+        type: 'error',
+        error: modelError('unknown', `provider finished with an error (${finish.finishReason.raw ?? 'no detail'})`),
+      };
       return;
     }
     const usage = usageOf(finish.usage);
     if (usage) yield { type: 'usage', usage };
     const reason = finish.finishReason.unified;
-    yield { type: 'done', stopReason: reason === 'length' ? 'length' : reason === 'tool-calls' || this.toolCalls.size > 0 ? 'toolUse' : 'stop' };
+    yield {
+      type: 'done',
+      stopReason:
+        reason === 'length' ? 'length' : reason === 'tool-calls' || this.toolCalls.size > 0 ? 'toolUse' : 'stop',
+    };
   }
 
   private startToolCall(id: string, name: string, textEncoded = false): ModelStreamEvent {

@@ -106,7 +106,12 @@ function anthropicMessages(request: ModelRequest): MessageParam[] {
       const { text, toolCalls } = assistantParts(message);
       append('assistant', [
         ...(text !== '' ? [{ type: 'text' as const, text }] : []),
-        ...toolCalls.map((call) => ({ type: 'tool_use' as const, id: call.id, name: call.name, input: call.arguments })),
+        ...toolCalls.map((call) => ({
+          type: 'tool_use' as const,
+          id: call.id,
+          name: call.name,
+          input: call.arguments,
+        })),
       ]);
     }
   }
@@ -187,7 +192,8 @@ class EventMapper {
       case 'content_block_delta': {
         const delta = event.delta;
         if (delta.type === 'text_delta' && delta.text !== '') yield { type: 'textDelta', delta: delta.text };
-        if (delta.type === 'thinking_delta' && delta.thinking !== '') yield { type: 'thinkingDelta', delta: delta.thinking };
+        if (delta.type === 'thinking_delta' && delta.thinking !== '')
+          yield { type: 'thinkingDelta', delta: delta.thinking };
         const tool = this.toolBlocks.get(event.index);
         if (delta.type === 'input_json_delta' && tool && delta.partial_json !== '') {
           tool.sawFragment = true;
@@ -221,12 +227,20 @@ class EventMapper {
       return;
     }
     if (this.stopReason === null) {
-      yield { type: 'error', error: streamEndedEarly(this.openToolBlocks > 0 ? 'cut during a tool call' : 'no stop_reason') };
+      yield {
+        type: 'error',
+        error: streamEndedEarly(this.openToolBlocks > 0 ? 'cut during a tool call' : 'no stop_reason'),
+      };
       return;
     }
     if (this.sawUsage) {
       const { input, output, cacheRead, cacheWrite } = this.usage;
-      const usage: Usage = { input, output, ...(cacheRead > 0 ? { cacheRead } : {}), ...(cacheWrite > 0 ? { cacheWrite } : {}) };
+      const usage: Usage = {
+        input,
+        output,
+        ...(cacheRead > 0 ? { cacheRead } : {}),
+        ...(cacheWrite > 0 ? { cacheWrite } : {}),
+      };
       yield { type: 'usage', usage };
     }
     yield { type: 'done', stopReason: stopReasonOf(this.stopReason, this.sawToolUse) };
@@ -241,7 +255,8 @@ class EventMapper {
     if (typeof usage.input_tokens === 'number') this.usage.input = usage.input_tokens;
     if (typeof usage.output_tokens === 'number') this.usage.output = usage.output_tokens;
     if (typeof usage.cache_read_input_tokens === 'number') this.usage.cacheRead = usage.cache_read_input_tokens;
-    if (typeof usage.cache_creation_input_tokens === 'number') this.usage.cacheWrite = usage.cache_creation_input_tokens;
+    if (typeof usage.cache_creation_input_tokens === 'number')
+      this.usage.cacheWrite = usage.cache_creation_input_tokens;
     this.sawUsage = true;
   }
 }

@@ -33,7 +33,11 @@ export interface ProviderFailure {
 }
 
 /** Context-length errors as OpenAI, Anthropic and the common OpenAI-compatible servers word them. */
-const CONTEXT_OVERFLOW_CODES = new Set(['context_length_exceeded', 'request_too_large', 'model_context_window_exceeded']);
+const CONTEXT_OVERFLOW_CODES = new Set([
+  'context_length_exceeded',
+  'request_too_large',
+  'model_context_window_exceeded',
+]);
 const CONTEXT_OVERFLOW_PATTERNS: readonly RegExp[] = [
   /maximum context length/i, // OpenAI, vLLM
   /prompt is too long/i, // Anthropic
@@ -69,7 +73,8 @@ function presentCodes(failure: ProviderFailure): string[] {
 
 function headerValue(headers: HeaderSource | undefined, name: string): string | undefined {
   if (!headers) return undefined;
-  if (typeof headers.get === 'function') return (headers as { get(name: string): string | null }).get(name) ?? undefined;
+  if (typeof headers.get === 'function')
+    return (headers as { get(name: string): string | null }).get(name) ?? undefined;
   const record = headers as Record<string, string | undefined>;
   const key = Object.keys(record).find((candidate) => candidate.toLowerCase() === name);
   return key === undefined ? undefined : record[key];
@@ -158,7 +163,12 @@ const INVALID_BODY_TEXT = new RegExp(
 function causeChain(error: unknown): Array<Record<string, unknown>> {
   const chain: Array<Record<string, unknown>> = [];
   let current: unknown = error;
-  while (typeof current === 'object' && current !== null && chain.length < 8 && !chain.includes(current as Record<string, unknown>)) {
+  while (
+    typeof current === 'object' &&
+    current !== null &&
+    chain.length < 8 &&
+    !chain.includes(current as Record<string, unknown>)
+  ) {
     chain.push(current as Record<string, unknown>);
     current = (current as { cause?: unknown }).cause;
   }

@@ -18,7 +18,9 @@ type ChatMessageParam = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 type ChatStreamParams = OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming;
 
 /** Request parameters the adapter passes through untouched (temperature, max_completion_tokens, reasoning_effort, …). */
-export type OpenAIRequestExtras = Partial<Omit<ChatStreamParams, 'model' | 'messages' | 'tools' | 'stream' | 'stream_options'>>;
+export type OpenAIRequestExtras = Partial<
+  Omit<ChatStreamParams, 'model' | 'messages' | 'tools' | 'stream' | 'stream_options'>
+>;
 
 export interface OpenAICompatibleOptions extends SdkModelOptions {
   /** The model id the server knows (`gpt-4o-mini`, `llama3.1:8b`, …). */
@@ -74,7 +76,10 @@ function readEnv(name: string): string | undefined {
   return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[name] || undefined;
 }
 
-function chatRequest(options: Pick<OpenAICompatibleOptions, 'model' | 'body'>, request: ModelRequest): ChatStreamParams {
+function chatRequest(
+  options: Pick<OpenAICompatibleOptions, 'model' | 'body'>,
+  request: ModelRequest,
+): ChatStreamParams {
   const tools = request.tools.map((tool) => ({
     type: 'function' as const,
     function: { name: tool.name, description: tool.description, parameters: tool.parameters },
@@ -195,7 +200,10 @@ class ChunkMapper {
       return;
     }
     if (this.finishReason === null) {
-      yield { type: 'error', error: streamEndedEarly(this.toolCalls.size > 0 ? 'cut during a tool call' : 'no finish_reason') };
+      yield {
+        type: 'error',
+        error: streamEndedEarly(this.toolCalls.size > 0 ? 'cut during a tool call' : 'no finish_reason'),
+      };
       return;
     }
     if (this.usage) yield { type: 'usage', usage: this.usage };
@@ -203,7 +211,10 @@ class ChunkMapper {
     yield { type: 'done', stopReason };
   }
 
-  private toolCallFragment(index: number, call: { id?: string; function?: { name?: string; arguments?: string } }): void {
+  private toolCallFragment(
+    index: number,
+    call: { id?: string; function?: { name?: string; arguments?: string } },
+  ): void {
     let state = this.toolCalls.get(index);
     if (!state) {
       state = { id: undefined, name: '', started: false, ended: false, pending: '' };

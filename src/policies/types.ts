@@ -56,8 +56,9 @@ export interface ApprovalRequest {
   turnIndex: number;
 }
 export type ApprovalDecision =
-  | { approved: true }
-  | { approved: true; arguments: Record<string, unknown> }
-  | { approved: false; reason?: string };
-export type ApprovalHandler = (request: ApprovalRequest, ctx: { signal: AbortSignal }) => MaybePromise<ApprovalDecision>;
+  { approved: true } | { approved: true; arguments: Record<string, unknown> } | { approved: false; reason?: string };
+export type ApprovalHandler = (
+  request: ApprovalRequest,
+  ctx: { signal: AbortSignal },
+) => MaybePromise<ApprovalDecision>;
 export type ApprovalMode = 'always' | 'smart' | 'bypass';

@@ -88,7 +88,10 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
   const resolved = resolveOptions(options);
   const onSubscriberError = safeReporter(options.onSubscriberError);
   if ((options.store === undefined) !== (options.sessionId === undefined)) {
-    throw new AgentError('InvalidOptions', 'createAgent: `store` and `sessionId` go together (a durable session needs both).');
+    throw new AgentError(
+      'InvalidOptions',
+      'createAgent: `store` and `sessionId` go together (a durable session needs both).',
+    );
   }
   const state: AgentState = {
     options,
@@ -97,7 +100,10 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
     toolSources: new ToolSourceFollower(options.tools ?? []),
     get guard() {
       // Built on first use (proactive compaction or an overflow): most agents never need one.
-      const guard = createContextGuard({ maxTokens: options.context?.maxTokens ?? Number.MAX_SAFE_INTEGER, transform: options.context?.transform });
+      const guard = createContextGuard({
+        maxTokens: options.context?.maxTokens ?? Number.MAX_SAFE_INTEGER,
+        transform: options.context?.transform,
+      });
       Object.defineProperty(this, 'guard', { value: guard });
       return guard;
     },
@@ -124,7 +130,11 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
   const { sessionId, systemPrompt } = options;
   options.otel?.attach({ events: state.feed.observable(), sessionId, systemPrompt });
   let loaded = !options.store;
-  const handleOf = (run: RunSession): AgentRun => ({ runId: run.runId, events: run.handle!.events, result: run.handle!.result });
+  const handleOf = (run: RunSession): AgentRun => ({
+    runId: run.runId,
+    events: run.handle!.events,
+    result: run.handle!.result,
+  });
   const durable = options.store && options.sessionId ? { store: options.store, sessionId: options.sessionId } : null;
   const ready = durable
     ? load(state, { ...durable, ...(options.lease ? { lease: options.lease } : {}) }, onSubscriberError).then(
@@ -141,9 +151,14 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
     if (!loaded) throw new AgentError('NotReady', `${what}: the session is still loading; await agent.ready first.`);
     // After a failed write this agent's memory is ahead of its store: a new agent loads the session.
     if (state.persister?.failure) throw state.persister.failure;
-    if (state.run) throw new AgentError('AlreadyRunning', `${what}: a run is already in progress: use steer() or followUp(), or abort() it first.`);
+    if (state.run)
+      throw new AgentError(
+        'AlreadyRunning',
+        `${what}: a run is already in progress: use steer() or followUp(), or abort() it first.`,
+      );
   };
-  const start = (newMessages: Message[]): AgentRun => handleOf(launchRun(state, { kind: 'fresh', newMessages }, onSubscriberError));
+  const start = (newMessages: Message[]): AgentRun =>
+    handleOf(launchRun(state, { kind: 'fresh', newMessages }, onSubscriberError));
 
   const enqueue = (input: MessageInput, source: MessageSource): Promise<SteerReceipt> => {
     const message = parseInput(input);
@@ -173,9 +188,13 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
       assertIdle('continue()');
       const queued = [...state.steeringQueue, ...state.followUpQueue];
       const tail = state.history.at(-1);
-      if (!tail && queued.length === 0) throw new AgentError('NothingToContinue', 'continue() needs a history or queued messages: there are none.');
+      if (!tail && queued.length === 0)
+        throw new AgentError('NothingToContinue', 'continue() needs a history or queued messages: there are none.');
       if (tail?.role === 'assistant' && queued.length === 0) {
-        throw new AgentError('NothingToContinue', 'continue(): the history ends with an assistant message and nothing is queued; use prompt() instead.');
+        throw new AgentError(
+          'NothingToContinue',
+          'continue(): the history ends with an assistant message and nothing is queued; use prompt() instead.',
+        );
       }
       state.steeringQueue = [];
       state.followUpQueue = [];
@@ -209,10 +228,16 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
       }
       const pending = state.persister ? currentPendingApproval(state.run, state.persister.approvals) : null;
       if (!pending || pending.toolCallId !== toolCallId) {
-        throw new AgentError('UnknownToolCall', `resolveApproval: no approval is pending for tool call "${toolCallId}"${pending ? ` (pending: "${pending.toolCallId}")` : ''}.`);
+        throw new AgentError(
+          'UnknownToolCall',
+          `resolveApproval: no approval is pending for tool call "${toolCallId}"${pending ? ` (pending: "${pending.toolCallId}")` : ''}.`,
+        );
       }
       if (version !== pending.version) {
-        throw new AgentError('StaleVersion', `resolveApproval: version ${version} is stale; the approval for "${toolCallId}" was requested at version ${pending.version}.`);
+        throw new AgentError(
+          'StaleVersion',
+          `resolveApproval: version ${version} is stale; the approval for "${toolCallId}" was requested at version ${pending.version}.`,
+        );
       }
       const call = { id: pending.toolCallId, name: pending.toolName, arguments: pending.arguments };
       const verdict = verdictOf(state.registry, call, checked.value);
@@ -220,7 +245,16 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
     },
     pendingApprovals() {
       const pending = state.persister ? currentPendingApproval(state.run, state.persister.approvals) : null;
-      return pending ? [{ toolCallId: pending.toolCallId, toolName: pending.toolName, arguments: pending.arguments, version: pending.version }] : [];
+      return pending
+        ? [
+            {
+              toolCallId: pending.toolCallId,
+              toolName: pending.toolName,
+              arguments: pending.arguments,
+              version: pending.version,
+            },
+          ]
+        : [];
     },
     get currentRun() {
       return state.run?.handle ? handleOf(state.run) : null;
@@ -305,4 +339,3 @@ function parseInput(input: MessageInput): Message {
     throw new AgentError('InvalidInput', `Invalid message: ${errorMessage(error)}`);
   }
 }
-

@@ -30,7 +30,10 @@ export function createApprovalAsker() {
       void run.awaitUser(askHandler(run, call, input.turnIndex, controller.signal)).then((decision) => {
         if (controller.signal.aborted) return;
         if ('failed' in decision) run.reportPolicyError('approval', new Error(decision.failed), input.turnIndex);
-        const verdict: ApprovalVerdict = 'failed' in decision ? { kind: 'failed', message: decision.failed } : verdictOf(run.agent.registry, call, decision);
+        const verdict: ApprovalVerdict =
+          'failed' in decision
+            ? { kind: 'failed', message: decision.failed }
+            : verdictOf(run.agent.registry, call, decision);
         sendBack({ type: 'APPROVAL_VERDICT', verdict });
       });
     });
@@ -44,7 +47,11 @@ function durable(run: RunSession): boolean {
 }
 
 /** A checked decision as the turn takes it: approved arguments must pass the tool's schema. */
-export function verdictOf(registry: ToolRegistry, call: Omit<ToolCallBlock, 'type'>, decision: ApprovalDecision): ApprovalVerdict {
+export function verdictOf(
+  registry: ToolRegistry,
+  call: Omit<ToolCallBlock, 'type'>,
+  decision: ApprovalDecision,
+): ApprovalVerdict {
   if (!decision.approved) return { kind: 'denied', reason: decision.reason ?? 'the user declined this tool call' };
   if (!('arguments' in decision) || !decision.arguments) return { kind: 'approved' };
   // approveWith(arguments): the call runs only with arguments its schema accepts.

@@ -43,7 +43,10 @@ export function turnActorOf(master: Snapshot<MasterContext>): AnyActorRef | null
  * The open turn (its turnStart published, its turnEnd not yet), or null. `closed` tells a turn
  * that ended in this very step (the master has not taken its outcome yet).
  */
-export function openTurnOf(master: Snapshot<MasterContext>, run: RunSession): { turn: TurnView | null; closedNow: boolean } {
+export function openTurnOf(
+  master: Snapshot<MasterContext>,
+  run: RunSession,
+): { turn: TurnView | null; closedNow: boolean } {
   const actor = turnActorOf(master);
   const calls = callActorsOf(run, actor);
   if (actor) {
@@ -63,7 +66,8 @@ export function openTurnOf(master: Snapshot<MasterContext>, run: RunSession): { 
   return { turn: open ? { snapshot: null, turnIndex: master.context.turnIndex, calls: [] } : null, closedNow: false };
 }
 
-const isDeferred = (outcome: TurnOutput) => outcome.kind === 'failure' && (outcome.detail === 'retryable' || outcome.detail === 'overflow');
+const isDeferred = (outcome: TurnOutput) =>
+  outcome.kind === 'failure' && (outcome.detail === 'retryable' || outcome.detail === 'overflow');
 
 /** Where the persister keeps the version a durable approval request was first stored at. */
 export interface ApprovalVersions {
@@ -156,7 +160,11 @@ function turnCheckpoint(view: TurnView, version: number, approvals: ApprovalVers
 }
 
 /** Results whose toolExecutionEnd is out: from the tool-call actors (settled or just done), and all of them once committed. */
-function publishedResults(snapshot: Snapshot<TurnContext>, calls: readonly AnyActorRef[], committed: boolean): ToolResultMessage[] {
+function publishedResults(
+  snapshot: Snapshot<TurnContext>,
+  calls: readonly AnyActorRef[],
+  committed: boolean,
+): ToolResultMessage[] {
   const context = snapshot.context;
   const cells = settledByPosition(context.settled);
   const byPosition = new Map<number, ToolResultMessage>();
@@ -164,7 +172,8 @@ function publishedResults(snapshot: Snapshot<TurnContext>, calls: readonly AnyAc
   for (const call of calls) {
     const callSnapshot = call.getSnapshot() as { status: string; output?: ToolCallOutput };
     if (callSnapshot.status !== 'done' || !callSnapshot.output) continue;
-    if (!byPosition.has(callSnapshot.output.position)) byPosition.set(callSnapshot.output.position, callSnapshot.output.result);
+    if (!byPosition.has(callSnapshot.output.position))
+      byPosition.set(callSnapshot.output.position, callSnapshot.output.result);
   }
   const blocks = context.reply ? toolCallsOf(context.reply.message) : [];
   return blocks.flatMap((_, position) => byPosition.get(position) ?? []);
@@ -191,26 +200,41 @@ function decidedResults(context: TurnContext): ToolResultMessage[] {
 }
 
 function approvedIds(context: TurnContext): string[] {
-  return context.prepared.filter((entry) => entry.approved && context.asked.includes(entry.call.id)).map((entry) => entry.call.id);
+  return context.prepared
+    .filter((entry) => entry.approved && context.asked.includes(entry.call.id))
+    .map((entry) => entry.call.id);
 }
 
 /**
  * A durable approval waiting for `resolveApproval`, with the version it was first stored at: the
  * call the turn is waiting on, or (a resumed turn on its way there) the one its checkpoint recorded.
  */
-export function pendingApprovalOf(snapshot: Snapshot<TurnContext>, version: number, approvals: ApprovalVersions): PendingApproval | null {
+export function pendingApprovalOf(
+  snapshot: Snapshot<TurnContext>,
+  version: number,
+  approvals: ApprovalVersions,
+): PendingApproval | null {
   approvals.pending = waitingApproval(snapshot, approvals.pending, version);
   return approvals.pending;
 }
 
-function waitingApproval(snapshot: Snapshot<TurnContext>, known: PendingApproval | null, version: number): PendingApproval | null {
+function waitingApproval(
+  snapshot: Snapshot<TurnContext>,
+  known: PendingApproval | null,
+  version: number,
+): PendingApproval | null {
   if (snapshot.status !== 'active' || snapshot.matches('RESPONSE')) return null;
   const asked = approvalAsked(snapshot.context);
   if (!asked) return known && !decided(snapshot.context, known.toolCallId) ? known : null;
   const same = known?.toolCallId === asked.call.id ? known : null;
   // A stored session with no handler: the published request waits for resolveApproval.
   if (snapshot.matches({ TOOL_EXECUTION: { askingApproval: 'waiting' } })) {
-    return { toolCallId: asked.call.id, toolName: asked.call.name, arguments: asked.call.arguments, version: same?.version ?? version };
+    return {
+      toolCallId: asked.call.id,
+      toolName: asked.call.name,
+      arguments: asked.call.arguments,
+      version: same?.version ?? version,
+    };
   }
   return same;
 }

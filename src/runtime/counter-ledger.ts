@@ -78,7 +78,15 @@ export class CounterLedger {
     this.counters.failureCodes[code] = (this.counters.failureCodes[code] ?? 0) + 1;
   }
 
-  increment(key: 'toolCallsInvalid' | 'toolCallsRejected' | 'steeringDelivered' | 'followUpsDelivered' | 'overflowRecoveries' | 'turnsFailed'): void {
+  increment(
+    key:
+      | 'toolCallsInvalid'
+      | 'toolCallsRejected'
+      | 'steeringDelivered'
+      | 'followUpsDelivered'
+      | 'overflowRecoveries'
+      | 'turnsFailed',
+  ): void {
     if (!this.closed) this.counters[key]++;
   }
 }

@@ -11,7 +11,8 @@ interface EffectSnapshot<TOutput, TInput> {
   input: TInput | undefined;
 }
 
-type EffectEvent<TOutput> = { type: typeof DONE; output: TOutput } | { type: typeof FAILED; error: unknown } | { type: string };
+type EffectEvent<TOutput> =
+  { type: typeof DONE; output: TOutput } | { type: typeof FAILED; error: unknown } | { type: string };
 
 /**
  * An effect that computes its output at once (preprocessing, the custom partition): an actor like
@@ -24,14 +25,22 @@ export function fromSync<TOutput, TInput>(
 ): PromiseActorLogic<TOutput, TInput> {
   const logic = {
     config: compute,
-    transition: (snapshot: EffectSnapshot<TOutput, TInput>, event: EffectEvent<TOutput>): EffectSnapshot<TOutput, TInput> => {
+    transition: (
+      snapshot: EffectSnapshot<TOutput, TInput>,
+      event: EffectEvent<TOutput>,
+    ): EffectSnapshot<TOutput, TInput> => {
       if (snapshot.status !== 'active') return snapshot;
-      if (event.type === DONE) return { ...snapshot, status: 'done', output: (event as { output: TOutput }).output, input: undefined };
-      if (event.type === FAILED) return { ...snapshot, status: 'error', error: (event as { error: unknown }).error, input: undefined };
+      if (event.type === DONE)
+        return { ...snapshot, status: 'done', output: (event as { output: TOutput }).output, input: undefined };
+      if (event.type === FAILED)
+        return { ...snapshot, status: 'error', error: (event as { error: unknown }).error, input: undefined };
       if (event.type === STOP) return { ...snapshot, status: 'stopped', input: undefined };
       return snapshot;
     },
-    start: (snapshot: EffectSnapshot<TOutput, TInput>, { self, system }: { self: AnyActorRef; system: ActorSystem<any> }) => {
+    start: (
+      snapshot: EffectSnapshot<TOutput, TInput>,
+      { self, system }: { self: AnyActorRef; system: ActorSystem<any> },
+    ) => {
       if (snapshot.status !== 'active') return;
       // Sent to itself before its mailbox opens: processed as the actor starts, then relayed to the parent.
       try {

@@ -29,7 +29,8 @@ export class IsolatedObservable<T> extends Observable<T> {
   override subscribe(observerOrNext?: Partial<Observer<T>> | ((value: T) => void) | null): Subscription {
     // rxjs's own subscribers (operator chains) pass through: their errors flow down to ours.
     if (observerOrNext instanceof Subscriber) return super.subscribe(observerOrNext);
-    const observer: Partial<Observer<T>> = typeof observerOrNext === 'function' ? { next: observerOrNext } : (observerOrNext ?? {});
+    const observer: Partial<Observer<T>> =
+      typeof observerOrNext === 'function' ? { next: observerOrNext } : (observerOrNext ?? {});
     const report = this.onError;
     const guard =
       <A extends unknown[]>(fn: ((...args: A) => void) | undefined) =>

@@ -25,7 +25,8 @@ export function closeAfterInternalError(run: RunSession, master: unknown, error:
   if (unsaved.length > 0) run.commit(unsaved, context.turnIndex);
   const { turn } = openTurnOf(snapshot, run);
   // Tool calls still running stop (their tools are aborted); their results are settled below.
-  for (const call of turn?.calls ?? []) if ((call.getSnapshot() as { status: string }).status === 'active') call.send({ type: 'xstate.stop' });
+  for (const call of turn?.calls ?? [])
+    if ((call.getSnapshot() as { status: string }).status === 'active') call.send({ type: 'xstate.stop' });
   if (!turn) return;
   const detail = `internal error: ${describeError(error)}`;
   const turnContext = turn.snapshot?.context ?? null;
@@ -44,15 +45,30 @@ export function closeAfterInternalError(run: RunSession, master: unknown, error:
   const assistant = turnContext?.assistant ?? reply;
   let results: ToolResultMessage[] = [];
   if (assistant) {
-    const published = turn.snapshot ? publishedBy(turn.snapshot, turnContext as TurnContext, turn.calls) : new Map<string, ToolResultMessage>();
+    const published = turn.snapshot
+      ? publishedBy(turn.snapshot, turnContext as TurnContext, turn.calls)
+      : new Map<string, ToolResultMessage>();
     if (committed) {
       results = toolCallsOf(assistant).flatMap((call) => published.get(call.id) ?? []);
     } else {
       results = toolCallsOf(assistant).map((call) => {
         const done = published.get(call.id);
         if (done) return done;
-        const result: ToolResultMessage = { role: 'toolResult', toolCallId: call.id, toolName: call.name, content: `not run: ${detail}`, isError: true };
-        run.emit({ type: 'toolExecutionEnd', turnIndex: turn.turnIndex, toolCallId: call.id, toolName: call.name, result: result.content, isError: true });
+        const result: ToolResultMessage = {
+          role: 'toolResult',
+          toolCallId: call.id,
+          toolName: call.name,
+          content: `not run: ${detail}`,
+          isError: true,
+        };
+        run.emit({
+          type: 'toolExecutionEnd',
+          turnIndex: turn.turnIndex,
+          toolCallId: call.id,
+          toolName: call.name,
+          result: result.content,
+          isError: true,
+        });
         return result;
       });
       run.commit([assistant, ...results], turn.turnIndex);
@@ -62,10 +78,15 @@ export function closeAfterInternalError(run: RunSession, master: unknown, error:
 }
 
 /** The results whose toolExecutionEnd is out, by call id: settled by tool-call actors, or done ones not settled yet. */
-function publishedBy(snapshot: NonNullable<ReturnType<typeof openTurnOf>['turn']>['snapshot'] & object, context: TurnContext, calls: readonly AnyActorRef[]) {
+function publishedBy(
+  snapshot: NonNullable<ReturnType<typeof openTurnOf>['turn']>['snapshot'] & object,
+  context: TurnContext,
+  calls: readonly AnyActorRef[],
+) {
   const committed = snapshot.matches('RESPONSE') || snapshot.matches('done');
   const byId = new Map<string, ToolResultMessage>();
-  for (const cell of settledByPosition(context.settled).values()) if (committed || cell.published) byId.set(cell.result.toolCallId, cell.result);
+  for (const cell of settledByPosition(context.settled).values())
+    if (committed || cell.published) byId.set(cell.result.toolCallId, cell.result);
   for (const call of calls) {
     const callSnapshot = call.getSnapshot() as { status: string; output?: ToolCallOutput };
     const result = callSnapshot.status === 'done' ? callSnapshot.output?.result : undefined;

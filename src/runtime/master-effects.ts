@@ -74,7 +74,9 @@ export function provideMasterMachine() {
         const attempt = context.counts.failedTurnRetries + 1;
         run.emit({ type: 'retry', turnIndex: context.turnIndex - 1, attempt, delayMs: 0, error });
       }),
-      queueReportGuidance: assign(({ context }) => ({ pending: [...context.pending, { role: 'user' as const, content: REPORT_GUIDANCE }] })),
+      queueReportGuidance: assign(({ context }) => ({
+        pending: [...context.pending, { role: 'user' as const, content: REPORT_GUIDANCE }],
+      })),
     },
   });
 }
@@ -82,7 +84,15 @@ export function provideMasterMachine() {
 /** How the run ended, as the launcher finishes it. */
 export function endOf(context: MasterContext) {
   const { end, steeringQueue, followUpQueue, turnIndex, modelIndex } = context;
-  return { status: end.status, endReason: end.endReason, error: end.error, steeringQueue, followUpQueue, turnIndex, modelIndex };
+  return {
+    status: end.status,
+    endReason: end.endReason,
+    error: end.error,
+    steeringQueue,
+    followUpQueue,
+    turnIndex,
+    modelIndex,
+  };
 }
 
 /**
@@ -95,12 +105,16 @@ async function recoverFromOverflow(run: RunSession, turnIndex: number): Promise<
   const before = agent.history.slice();
   const request = { systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() };
   // Raced with the run's signal: a transform that never settles cannot hold an aborted run.
-  const prepared = await run.awaitUser(raceAbort(agent.guard.prepare(before, { overflow: true, ...request }), run.signal));
+  const prepared = await run.awaitUser(
+    raceAbort(agent.guard.prepare(before, { overflow: true, ...request }), run.signal),
+  );
   if (prepared === ABORTED || run.ended || run.signal.aborted) return { view: null };
   if (!prepared.ok) run.reportPolicyError('contextTransform', new Error(prepared.error.message), turnIndex);
   else if (prepared.transformRejected) run.reportTransformRejection(prepared.transformRejected, turnIndex);
   const estimate = (messages: Message[]) => agent.guard.estimate(messages, request.systemPrompt, request.tools);
-  const messages = prepared.ok ? prepared.messages : compactMessages(before, { maxTokens: defaultBudget(estimate(before)) });
+  const messages = prepared.ok
+    ? prepared.messages
+    : compactMessages(before, { maxTokens: defaultBudget(estimate(before)) });
   const sizeOf = (list: Message[]) => ({ messages: list.length, tokens: estimate(list) });
   const compacted = (prepared.ok ? prepared.compacted : null) ?? { before: sizeOf(before), after: sizeOf(messages) };
   run.ledger.increment('overflowRecoveries');

@@ -11,7 +11,15 @@ import { runOf } from './run-registry.js';
 import { prepareCalls } from './tool-phases.js';
 import type { RunSession } from './run-session.js';
 import type { ContextView } from './history.js';
-import { ABORTED, isThenable, nextMacrotask, raceAbort, systemClock, type Aborted, type RuntimeClock } from './timers.js';
+import {
+  ABORTED,
+  isThenable,
+  nextMacrotask,
+  raceAbort,
+  systemClock,
+  type Aborted,
+  type RuntimeClock,
+} from './timers.js';
 
 type Reply = Omit<ModelReply, 'published'>;
 type CallInput = Pick<TurnInput, 'turnIndex' | 'attempt' | 'overflowView' | 'modelIndex'>;
@@ -99,12 +107,18 @@ async function attemptReply(run: RunSession, messages: Message[], model: Model, 
   const live = run.agent.options.streaming === 'live';
   if (!host) {
     const deltas: MessageDelta[] = [];
-    const onDelta = live ? (delta: MessageDelta) => run.streamLiveDelta(delta, turnIndex, model.name) : (delta: MessageDelta) => void deltas.push(delta);
+    const onDelta = live
+      ? (delta: MessageDelta) => run.streamLiveDelta(delta, turnIndex, model.name)
+      : (delta: MessageDelta) => void deltas.push(delta);
     return { ...(await streamReply(run, messages, model, { onDelta, clock: run.clock, track: true })), deltas };
   }
   const recorded = await host.modelAttempt(`model ${turnIndex}:${run.nextSeq}`, async () => {
     const deltas: MessageDelta[] = [];
-    const reply = await streamReply(run, messages, model, { onDelta: (delta) => void deltas.push(delta), clock: systemClock, track: false });
+    const reply = await streamReply(run, messages, model, {
+      onDelta: (delta) => void deltas.push(delta),
+      clock: systemClock,
+      track: false,
+    });
     return { reply: { ...reply, deltas: [] }, deltas };
   });
   if (!live) return { ...recorded.reply, deltas: recorded.deltas };
@@ -135,7 +149,12 @@ type Interruption = 'aborted' | 'idle';
  * arrives, a wrong shape or a throw ends the attempt as `invalidResponse`, a silence of
  * `modelIdleMs` as `timeout`, and the iterator is closed on every exit path (after done/error too).
  */
-async function streamReply(run: RunSession, messages: Message[], model: Model, sink: StreamSink): Promise<Omit<Reply, 'deltas'>> {
+async function streamReply(
+  run: RunSession,
+  messages: Message[],
+  model: Model,
+  sink: StreamSink,
+): Promise<Omit<Reply, 'deltas'>> {
   const { agent, signal } = run;
   const accumulator = new StreamAccumulator(model.name);
   if (sink.track) run.live = { open: false, accumulator };

@@ -119,7 +119,10 @@ const OPTION_SHAPE = {
   sessionId: z.string().min(1).optional(),
   /** One owner per session (DESIGN §11): the lease's time to live, renewed while a run is in progress. */
   lease: z
-    .strictObject({ ttlMs: timeout.int({ error: 'expected a whole number of milliseconds' }), owner: z.string().min(1) })
+    .strictObject({
+      ttlMs: timeout.int({ error: 'expected a whole number of milliseconds' }),
+      owner: z.string().min(1),
+    })
     .partial()
     .optional(),
   /** Events of a run replayed to a late subscriber (DESIGN §10). */

@@ -68,13 +68,30 @@ export interface AgentOptions {
   onSubscriberError?: (error: unknown) => void;
 }
 
-export interface ResolvedOptions extends Required<Pick<AgentOptions, 'steeringMode' | 'followUpMode' | 'steeringInterrupts' | 'steeringGraceMs' | 'approvalMode' | 'toolExecution' | 'maxTurns'>> {
+export interface ResolvedOptions extends Required<
+  Pick<
+    AgentOptions,
+    | 'steeringMode'
+    | 'followUpMode'
+    | 'steeringInterrupts'
+    | 'steeringGraceMs'
+    | 'approvalMode'
+    | 'toolExecution'
+    | 'maxTurns'
+  >
+> {
   models: Model[];
   retry: RetryOptions;
   timeouts: { modelIdleMs: number; toolMs: number | null };
 }
 
-export const DEFAULT_RETRY: RetryOptions = { maxAttempts: 3, baseDelayMs: 1_000, maxDelayMs: 30_000, jitter: true, maxRetryAfterMs: 60_000 };
+export const DEFAULT_RETRY: RetryOptions = {
+  maxAttempts: 3,
+  baseDelayMs: 1_000,
+  maxDelayMs: 30_000,
+  jitter: true,
+  maxRetryAfterMs: 60_000,
+};
 export const DEFAULT_MODEL_IDLE_MS = 600_000;
 
 /**

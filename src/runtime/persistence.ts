@@ -2,7 +2,13 @@ import { z } from 'zod';
 import { AgentError } from '../domain/errors.js';
 import type { AgentEvent } from '../domain/events.js';
 import { MessageSchema } from '../domain/messages.js';
-import { SessionHeadSchema, StoredEventSchema, type SessionStep, type SessionStore, type StoredEvent } from '../store/types.js';
+import {
+  SessionHeadSchema,
+  StoredEventSchema,
+  type SessionStep,
+  type SessionStore,
+  type StoredEvent,
+} from '../store/types.js';
 import { checkpointOf, type ApprovalVersions } from './checkpoint.js';
 import { contextViewOf, type SessionHistory } from './history.js';
 import type { AgentState, RunStop, StepWriter } from './run-session.js';

@@ -1,6 +1,12 @@
 import { fromPromise } from 'xstate';
 import type { ResponseOutput } from '../../machines/turn.types.js';
-import { toMessage, toolCallsOf, type AssistantMessage, type Message, type ToolResultMessage } from '../domain/messages.js';
+import {
+  toMessage,
+  toolCallsOf,
+  type AssistantMessage,
+  type Message,
+  type ToolResultMessage,
+} from '../domain/messages.js';
 import { checkPostTurnVerdict, checkVerdict } from '../policies/verdicts.js';
 import type { SessionHistory } from './history.js';
 import type { PolicySlot } from '../domain/events.js';
@@ -63,7 +69,9 @@ export function createPostTurnRunner() {
       const { toolResults, turnIndex } = input;
       const ask = () => policy({ messages, assistant, toolResults, turnIndex, counters: run.countersSnapshot() });
       const report = (s: PolicySlot, e: unknown) => run.reportPolicyError(s, e, turnIndex);
-      const verdict = await run.awaitUser(runIsolated('postTurn', ask, checkPostTurnVerdict, report, withRunSignal(run, signal)));
+      const verdict = await run.awaitUser(
+        runIsolated('postTurn', ask, checkPostTurnVerdict, report, withRunSignal(run, signal)),
+      );
       // An abort while the policy ran: its verdict no longer applies (the history is final).
       if (signal.aborted || run.signal.aborted) break;
       if (!verdict) continue;
@@ -88,7 +96,15 @@ function sameToolCalls(original: AssistantMessage, replacement: AssistantMessage
   if (replacement?.role !== 'assistant' || !Array.isArray(replacement.content)) return false;
   const a = toolCallsOf(original);
   const b = toolCallsOf(replacement);
-  return a.length === b.length && a.every((call, i) => call.id === b[i]?.id && call.name === b[i]?.name && JSON.stringify(call.arguments) === JSON.stringify(b[i]?.arguments));
+  return (
+    a.length === b.length &&
+    a.every(
+      (call, i) =>
+        call.id === b[i]?.id &&
+        call.name === b[i]?.name &&
+        JSON.stringify(call.arguments) === JSON.stringify(b[i]?.arguments),
+    )
+  );
 }
 
 function replaceInHistory(log: SessionHistory, original: AssistantMessage, replacement: AssistantMessage): void {

@@ -49,13 +49,15 @@ export function planResume(state: AgentState, checkpoint: RunCheckpoint): RunSta
     turnsThisRun: checkpoint.turnsThisRun,
   };
   const turn = checkpoint.turn;
-  if (turn) return { ...base, at: { at: 'turn', turn: turnResume(state, turn) }, pendingApproval: turn.pendingApproval };
+  if (turn)
+    return { ...base, at: { at: 'turn', turn: turnResume(state, turn) }, pendingApproval: turn.pendingApproval };
   return { ...base, at: nextStepBetweenTurns(state, checkpoint.pending), pendingApproval: null };
 }
 
 function nextStepBetweenTurns(state: AgentState, pending: Message[]): MasterResume {
   const tail = state.history.at(-1);
-  const moreWork = pending.length > 0 || state.steeringQueue.length > 0 || tail?.role === 'toolResult' || tail?.role === 'user';
+  const moreWork =
+    pending.length > 0 || state.steeringQueue.length > 0 || tail?.role === 'toolResult' || tail?.role === 'user';
   return moreWork ? { at: 'preTurn' } : { at: 'postLoop' };
 }
 
@@ -71,9 +73,18 @@ function turnResume(state: AgentState, turn: TurnCheckpoint): TurnResume {
   };
   if (!turn.reply) return resume;
   // A committed turn's assistant is the one in history (a post-turn policy may have replaced it).
-  const committedAssistant = turn.committed ? [...state.history].reverse().find((message) => message.role === 'assistant') : undefined;
+  const committedAssistant = turn.committed
+    ? [...state.history].reverse().find((message) => message.role === 'assistant')
+    : undefined;
   const message = committedAssistant?.role === 'assistant' ? committedAssistant : turn.reply.message;
-  const reply = { called: true, published: true, message, deltas: [], error: null, invalidCalls: turn.reply.invalidCalls };
+  const reply = {
+    called: true,
+    published: true,
+    message,
+    deltas: [],
+    error: null,
+    invalidCalls: turn.reply.invalidCalls,
+  };
   const published = new Map(turn.results.map((result) => [result.toolCallId, result]));
   const decided = new Map((turn.decided ?? []).map((result) => [result.toolCallId, result]));
   const started = new Set(turn.started);
@@ -83,7 +94,8 @@ function turnResume(state: AgentState, turn: TurnCheckpoint): TurnResume {
     const result = published.get(call.id);
     if (result) results.set(position, result);
     else if (decided.has(call.id)) notRerun.set(position, decided.get(call.id) as ToolResultMessage);
-    else if (started.has(call.id) && state.registry.get(call.name)?.replay !== 'safe') notRerun.set(position, errorResult(call, INTERRUPTED_BY_RESTART));
+    else if (started.has(call.id) && state.registry.get(call.name)?.replay !== 'safe')
+      notRerun.set(position, errorResult(call, INTERRUPTED_BY_RESTART));
   });
   return { ...resume, reply, results, notRerun };
 }

@@ -49,7 +49,12 @@ export function launchRun(state: AgentState, start: RunStart, onSubscriberError:
     persister || userInspect
       ? (event: InspectionEvent) => {
           userInspect?.(event);
-          if (persister && event.type === '@xstate.snapshot' && event.event.type !== 'xstate.init' && run.actionDepth === 0) {
+          if (
+            persister &&
+            event.type === '@xstate.snapshot' &&
+            event.event.type !== 'xstate.init' &&
+            run.actionDepth === 0
+          ) {
             persister.flushStep();
           }
         }
@@ -127,7 +132,12 @@ function executionOf(execution: ToolExecution): TurnFeatures['execution'] {
   return { kind: 'custom' };
 }
 
-function finishRun(state: AgentState, run: RunSession, ended: MasterOutput, resolveResult: (result: RunResult) => void): void {
+function finishRun(
+  state: AgentState,
+  run: RunSession,
+  ended: MasterOutput,
+  resolveResult: (result: RunResult) => void,
+): void {
   if (run.ended) return;
   // A run the runtime stopped (store failure, lost lease) ends failed, whatever the chart decided.
   const end: MasterOutput = run.stopped ? { ...ended, status: 'failed', endReason: 'fatalError', error: null } : ended;
@@ -135,7 +145,8 @@ function finishRun(state: AgentState, run: RunSession, ended: MasterOutput, reso
   // Messages the master never took (sent while it was already ending) stay queued, never lost.
   const untaken = [...state.unacknowledged];
   state.unacknowledged.clear();
-  const untakenOf = (source: 'steering' | 'followUp') => untaken.filter(([, from]) => from === source).map(([message]) => message);
+  const untakenOf = (source: 'steering' | 'followUp') =>
+    untaken.filter(([, from]) => from === source).map(([message]) => message);
   state.steeringQueue = [...end.steeringQueue, ...untakenOf('steering')];
   state.followUpQueue = [...end.followUpQueue, ...untakenOf('followUp')];
   state.turnIndex = end.turnIndex;

@@ -239,7 +239,12 @@ export class RunSession {
   }
 
   reportPolicyError(slot: PolicySlot, error: unknown, turnIndex?: number): void {
-    this.emit({ type: 'policyError', slot, message: errorMessage(error), ...(turnIndex !== undefined ? { turnIndex } : {}) });
+    this.emit({
+      type: 'policyError',
+      slot,
+      message: errorMessage(error),
+      ...(turnIndex !== undefined ? { turnIndex } : {}),
+    });
   }
 
   /** Appends messages to the agent's history, resolving steer()/followUp() receipts (delivered in `turnIndex`). */

@@ -21,7 +21,14 @@ export function provideToolCallLogic() {
       const result = context.result;
       if (!result) return;
       const { toolCallId, toolName, content, isError } = result;
-      run.emit({ type: 'toolExecutionEnd', turnIndex: context.turnIndex, toolCallId, toolName, result: content, isError });
+      run.emit({
+        type: 'toolExecutionEnd',
+        turnIndex: context.turnIndex,
+        toolCallId,
+        toolName,
+        result: content,
+        isError,
+      });
     }),
     awaitStep: ({ system, done }) => runOf(system).boundary.afterStep(done),
     executeTool: ({ input, signal, system, settle }) => {
@@ -66,11 +73,13 @@ function execute(
   const host = run.agent.host;
   if (host) {
     // A journaled step: its updates are recorded and published when it is done, as on every replay.
-    return host.toolCall({ id: toolCallId, name: toolName, replay: tool.replay }, (update) => Promise.resolve(runWith(update))).then((recorded) => {
-      for (const partial of recorded.updates) publish(partial);
-      ended = true;
-      return recorded.result;
-    });
+    return host
+      .toolCall({ id: toolCallId, name: toolName, replay: tool.replay }, (update) => Promise.resolve(runWith(update)))
+      .then((recorded) => {
+        for (const partial of recorded.updates) publish(partial);
+        ended = true;
+        return recorded.result;
+      });
   }
   const result = runWith(publish);
   if (!(result instanceof Promise)) {

@@ -1,8 +1,20 @@
 import { fromPromise } from 'xstate';
 import { errorResult } from '../../machines/tool-results.js';
-import type { ModelReply, PartitionOutput, PreDispatchOutput, PreparedCall, PreprocessOutput } from '../../machines/turn.types.js';
+import type {
+  ModelReply,
+  PartitionOutput,
+  PreDispatchOutput,
+  PreparedCall,
+  PreprocessOutput,
+} from '../../machines/turn.types.js';
 import type { PolicySlot } from '../domain/events.js';
-import { toMessage, toolCallsOf, type Message, type ToolCallBlock, type ToolResultMessage } from '../domain/messages.js';
+import {
+  toMessage,
+  toolCallsOf,
+  type Message,
+  type ToolCallBlock,
+  type ToolResultMessage,
+} from '../domain/messages.js';
 import { checkPreDispatchVerdict } from '../policies/verdicts.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import {
@@ -132,7 +144,12 @@ export function createPreDispatchRunner() {
   });
 }
 
-function validateRewrite(run: RunSession, call: ToolCallBlock, args: Record<string, unknown>, turnIndex: number): Record<string, unknown> | null {
+function validateRewrite(
+  run: RunSession,
+  call: ToolCallBlock,
+  args: Record<string, unknown>,
+  turnIndex: number,
+): Record<string, unknown> | null {
   const outcome = validateToolCall(run.agent.registry, { ...call, arguments: args });
   if (outcome.ok) return outcome.arguments;
   run.reportPolicyError('preDispatch', new Error(`rewritten arguments rejected: ${outcome.message}`), turnIndex);
@@ -142,7 +159,8 @@ function validateRewrite(run: RunSession, call: ToolCallBlock, args: Record<stri
 /** A custom `partition(calls)`: groups of indices into the prepared calls, or why they are invalid. */
 export function partitionCalls(run: RunSession, prepared: readonly PreparedCall[]): PartitionOutput {
   const execution = run.agent.resolved.toolExecution;
-  if (typeof execution !== 'object' || !('partition' in execution)) return { groups: [prepared.map((_, index) => index)] };
+  if (typeof execution !== 'object' || !('partition' in execution))
+    return { groups: [prepared.map((_, index) => index)] };
   let groups: number[][];
   try {
     groups = execution.partition(prepared.map((p) => p.call));
@@ -158,7 +176,8 @@ function partitionProblem(groups: unknown, count: number): string | null {
   const seen = new Set<number>();
   for (const group of groups as unknown[][]) {
     for (const index of group) {
-      if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= count) return `index ${String(index)} is out of range (0..${count - 1})`;
+      if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= count)
+        return `index ${String(index)} is out of range (0..${count - 1})`;
       if (seen.has(index)) return `index ${index} appears twice`;
       seen.add(index);
     }

@@ -29,28 +29,49 @@ export function provideTurnMachine() {
       runPostTurnPolicies: createPostTurnRunner(),
     },
     actions: {
-      announceTurnStart: runAction((run, { context }) => startTurn(run, context.input.turnIndex, context.input.newMessages)),
+      announceTurnStart: runAction((run, { context }) =>
+        startTurn(run, context.input.turnIndex, context.input.newMessages),
+      ),
       startCalls: runAction((run, { context, self }) => startCalls(run, context, self)),
-      commitTurnInput: runAction((run, { context }) => run.commit([...context.input.newMessages, ...context.inputInjected], context.input.turnIndex)),
+      commitTurnInput: runAction((run, { context }) =>
+        run.commit([...context.input.newMessages, ...context.inputInjected], context.input.turnIndex),
+      ),
       publishAssistantMessage: runAction((run, { context }) => publishAssistant(run, context)),
       commitTurn: runAction((run, { context }) => commitTurn(run, context)),
       announceTurnEnd: runAction((run, { context }) => {
         const output = outputOf(context);
         const turnIndex = context.input.turnIndex;
-        publishTurnEnd(run, { turnIndex, reason: output.turnEndReason ?? 'complete', assistant: output.assistant, toolResults: output.toolResults });
+        publishTurnEnd(run, {
+          turnIndex,
+          reason: output.turnEndReason ?? 'complete',
+          assistant: output.assistant,
+          toolResults: output.toolResults,
+        });
       }),
       announceApprovalRequest: runAction((run, { context }) => {
         const asked = approvalAsked(context);
         // A request published before a restart is not published twice.
         if (!asked || context.asked.includes(asked.call.id)) return;
         const { id: toolCallId, name: toolName, arguments: args } = asked.call;
-        run.emit({ type: 'toolApprovalRequested', turnIndex: context.input.turnIndex, toolCallId, toolName, arguments: args });
+        run.emit({
+          type: 'toolApprovalRequested',
+          turnIndex: context.input.turnIndex,
+          toolCallId,
+          toolName,
+          arguments: args,
+        });
       }),
       announceApprovalResolved: runAction((run, { context }, params: { approved: boolean }) => {
         const asked = approvalAsked(context);
         if (!asked) return;
         const { id: toolCallId, name: toolName } = asked.call;
-        run.emit({ type: 'toolApprovalResolved', turnIndex: context.input.turnIndex, toolCallId, toolName, approved: params.approved });
+        run.emit({
+          type: 'toolApprovalResolved',
+          turnIndex: context.input.turnIndex,
+          toolCallId,
+          toolName,
+          approved: params.approved,
+        });
       }),
       countRejectedCall: runAction((run) => run.ledger.increment('toolCallsRejected')),
     },
@@ -64,7 +85,12 @@ function startCalls(run: RunSession, context: TurnContext, self: AnyActorRef): v
   if (run.callActors.turn !== self.sessionId) run.callActors = { turn: self.sessionId, actors: [] };
   for (const index of context.batch?.starting ?? []) {
     const entry = context.prepared[index] as PreparedCall;
-    const options = { parent: self, id: callActorId(entry), systemId: callSystemId(self.sessionId, entry), input: callInput(context, entry) };
+    const options = {
+      parent: self,
+      id: callActorId(entry),
+      systemId: callSystemId(self.sessionId, entry),
+      input: callInput(context, entry),
+    };
     const actor = createActor(toolCallLogic, options);
     run.callActors.actors.push(actor);
     actor.start();

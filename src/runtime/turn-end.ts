@@ -8,7 +8,18 @@ import type { RunSession } from './run-session.js';
  */
 export function publishTurnEnd(
   run: RunSession,
-  turn: { turnIndex: number; reason: TurnEndReason; assistant: AssistantMessage | null; toolResults: ToolResultMessage[] },
+  turn: {
+    turnIndex: number;
+    reason: TurnEndReason;
+    assistant: AssistantMessage | null;
+    toolResults: ToolResultMessage[];
+  },
 ): void {
-  run.emit({ type: 'turnEnd', turnIndex: turn.turnIndex, reason: turn.reason, assistant: turn.assistant, toolResults: turn.toolResults });
+  run.emit({
+    type: 'turnEnd',
+    turnIndex: turn.turnIndex,
+    reason: turn.reason,
+    assistant: turn.assistant,
+    toolResults: turn.toolResults,
+  });
 }

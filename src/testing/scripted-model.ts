@@ -25,9 +25,7 @@ export interface ScriptEntry {
 }
 
 /** One entry per model call, or a function of the request; a function returning `undefined` ends the script. */
-export type Script =
-  | readonly ScriptEntry[]
-  | ((request: ModelRequest, callIndex: number) => ScriptEntry | undefined);
+export type Script = readonly ScriptEntry[] | ((request: ModelRequest, callIndex: number) => ScriptEntry | undefined);
 
 /** A deep copy of a request as the model received it. */
 export interface RecordedRequest {
@@ -154,7 +152,11 @@ async function* play(entry: ScriptEntry, ctx: PlayContext): AsyncGenerator<Model
     return;
   }
   yield { type: 'start', model: ctx.name };
-  if (entry.delayMs !== undefined && entry.delayMs > 0 && (await sleep(ctx.clock, entry.delayMs, signal)) === 'aborted') {
+  if (
+    entry.delayMs !== undefined &&
+    entry.delayMs > 0 &&
+    (await sleep(ctx.clock, entry.delayMs, signal)) === 'aborted'
+  ) {
     yield aborted;
     return;
   }

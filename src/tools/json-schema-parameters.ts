@@ -11,7 +11,8 @@ export interface StandardIssue {
   readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }>;
 }
 
-export type StandardResult<Output> = { readonly value: Output; readonly issues?: undefined } | { readonly issues: readonly StandardIssue[] };
+export type StandardResult<Output> =
+  { readonly value: Output; readonly issues?: undefined } | { readonly issues: readonly StandardIssue[] };
 
 /** A Standard Schema (v1) that can also state its JSON Schema (Standard JSON Schema v1). */
 export interface StandardJsonSchemaParameters<Output = Record<string, unknown>> {
@@ -34,7 +35,10 @@ export type JsonSchemaCheck = (args: Record<string, unknown>) => readonly Standa
  * arguments (e.g. with the schema's own validator); without it any JSON object is accepted and
  * validation is left to whoever runs the tool.
  */
-export function jsonSchemaParameters(schema: Record<string, unknown>, check?: JsonSchemaCheck): StandardJsonSchemaParameters {
+export function jsonSchemaParameters(
+  schema: Record<string, unknown>,
+  check?: JsonSchemaCheck,
+): StandardJsonSchemaParameters {
   // A copy, so the caller's object can change without changing the tool; the registry freezes it.
   const copy = structuredClone(schema);
   const asJsonSchema = () => copy;

@@ -32,7 +32,8 @@ export function parametersJsonSchema(toolName: string, parameters: unknown): Rea
     throw invalid(`parameters must be ${WHAT_WE_NEED}, got ${describeValue(parameters)}.`);
   }
   const schemaObject = parameters as object;
-  const convert = zodType !== undefined ? () => zodJsonSchema(parameters as z.ZodType) : jsonSchemaFacilityOf(schemaObject);
+  const convert =
+    zodType !== undefined ? () => zodJsonSchema(parameters as z.ZodType) : jsonSchemaFacilityOf(schemaObject);
   if (convert === undefined) {
     throw invalid(
       `parameters is ${describeValue(parameters)} without a JSON Schema, which the model needs to see the tool; ` +
@@ -48,7 +49,12 @@ export function parametersJsonSchema(toolName: string, parameters: unknown): Rea
   }
   // Arguments are a JSON object: a schema of anything else (a string, an array) cannot describe them.
   const type = (converted as { type?: unknown } | null)?.type;
-  if (typeof converted !== 'object' || converted === null || Array.isArray(converted) || (type !== undefined && type !== 'object')) {
+  if (
+    typeof converted !== 'object' ||
+    converted === null ||
+    Array.isArray(converted) ||
+    (type !== undefined && type !== 'object')
+  ) {
     throw invalid(
       `parameters must describe an object (JSON Schema type "object"), got ${describeValue(parameters)} ` +
         `whose JSON Schema type is ${JSON.stringify(type) ?? 'missing'}.`,

@@ -15,7 +15,11 @@ export function runTool(tool: AnyTool, args: Record<string, unknown>, ctx: ToolC
 }
 
 /** `runTool`, but a tool that returns synchronously gives its result synchronously (no promise at all). */
-export function runToolNow(tool: AnyTool, args: Record<string, unknown>, ctx: ToolContext): ToolRunResult | Promise<ToolRunResult> {
+export function runToolNow(
+  tool: AnyTool,
+  args: Record<string, unknown>,
+  ctx: ToolContext,
+): ToolRunResult | Promise<ToolRunResult> {
   let output: ToolOutput | Promise<ToolOutput>;
   try {
     output = tool.execute(args, ctx);
@@ -38,7 +42,9 @@ export function normalizeOutput(output: unknown): ToolRunResult {
         if (isError === undefined || typeof isError === 'boolean') return { content, isError: isError === true };
         return invalid(`isError must be a boolean, got ${typeName(isError)}`);
       }
-      return invalid(`expected a string or { content: string, isError?: boolean }, got an object whose content is ${typeName(content)}`);
+      return invalid(
+        `expected a string or { content: string, isError?: boolean }, got an object whose content is ${typeName(content)}`,
+      );
     }
     return invalid(`expected a string or { content: string, isError?: boolean }, got ${typeName(output)}`);
   } catch (error) {

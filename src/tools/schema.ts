@@ -14,7 +14,9 @@ export interface ToolParameters<Output extends Record<string, unknown> = Record<
 
 /** The arguments `execute` receives: the schema's output type (any JSON object if it declares none). */
 export type ToolArguments<Params extends ToolParameters> =
-  NonNullable<Params['~standard']['types']> extends { readonly output: infer Output } ? Output : Record<string, unknown>;
+  NonNullable<Params['~standard']['types']> extends { readonly output: infer Output }
+    ? Output
+    : Record<string, unknown>;
 
 /** The Standard JSON Schema converter (`~standard.jsonSchema`), when the schema has one. */
 interface JsonSchemaConverter {

@@ -5,7 +5,4 @@ import type { ToolCallBlock } from '../domain/messages.js';
  * prepared calls; groups run one after another, the calls inside a group in parallel.
  */
 export type ToolExecution =
-  | 'parallel'
-  | 'sequential'
-  | { concurrency: number }
-  | { partition(calls: readonly ToolCallBlock[]): number[][] };
+  'parallel' | 'sequential' | { concurrency: number } | { partition(calls: readonly ToolCallBlock[]): number[][] };

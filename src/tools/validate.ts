@@ -100,7 +100,8 @@ function validateArguments(parameters: ToolParameters, args: Record<string, unkn
   return { ok: true, value: value as Record<string, unknown> };
 }
 
-type ZodParseResult = { success: true; data: unknown } | { success: false; error: { issues: readonly StandardIssue[] } };
+type ZodParseResult =
+  { success: true; data: unknown } | { success: false; error: { issues: readonly StandardIssue[] } };
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';

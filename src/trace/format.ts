@@ -29,7 +29,13 @@ export const MachineOutlineNodeSchema: z.ZodType<MachineOutlineNode> = z.object(
 
 /** XState's state value: a state key, or nested keys down to the active atomic states. */
 export type StateValue = string | { [key: string]: StateValue };
-export const StateValueSchema: z.ZodType<StateValue> = z.union([z.string(), z.record(z.string(), z.lazy(() => StateValueSchema))]);
+export const StateValueSchema: z.ZodType<StateValue> = z.union([
+  z.string(),
+  z.record(
+    z.string(),
+    z.lazy(() => StateValueSchema),
+  ),
+]);
 
 export const ActorStatusSchema = z.enum(['active', 'done', 'error', 'stopped']);
 export type ActorStatus = z.infer<typeof ActorStatusSchema>;
@@ -131,13 +137,18 @@ export function parseTrace(text: string): Trace {
     }
     if (header === null) {
       const parsed = TraceHeaderSchema.safeParse(value);
-      if (!parsed.success) throw new TraceFormatError(index + 1, `expected the header {"kind":"header","format":"${TRACE_FORMAT}","version":${TRACE_VERSION},…}`);
+      if (!parsed.success)
+        throw new TraceFormatError(
+          index + 1,
+          `expected the header {"kind":"header","format":"${TRACE_FORMAT}","version":${TRACE_VERSION},…}`,
+        );
       header = parsed.data;
       return;
     }
     const parsed = TraceEntrySchema.safeParse(value);
     if (!parsed.success) throw new TraceFormatError(index + 1, z.prettifyError(parsed.error).replace(/\n/g, '; '));
-    if (parsed.data.i !== entries.length) throw new TraceFormatError(index + 1, `entry index ${parsed.data.i}, expected ${entries.length}`);
+    if (parsed.data.i !== entries.length)
+      throw new TraceFormatError(index + 1, `entry index ${parsed.data.i}, expected ${entries.length}`);
     entries.push(parsed.data);
   });
   if (header === null) throw new TraceFormatError(1, 'empty trace: no header line');

@@ -57,7 +57,10 @@ interface RelayServer {
   close(callback?: () => void): void;
 }
 interface WsModule {
-  WebSocketServer: new (options: { server: Server; verifyClient: (info: { origin?: string; req: IncomingMessage }) => boolean }) => RelayServer;
+  WebSocketServer: new (options: {
+    server: Server;
+    verifyClient: (info: { origin?: string; req: IncomingMessage }) => boolean;
+  }) => RelayServer;
 }
 
 export async function startInspector(options: InspectorOptions = {}): Promise<Inspector> {
@@ -82,7 +85,9 @@ export async function startInspector(options: InspectorOptions = {}): Promise<In
   });
   const relay = new WebSocketServer({
     server,
-    verifyClient: ({ origin, req }) => allowedHosts().has(req.headers.host ?? '') && (origin === undefined || origin === 'null' || isLocalOrigin(origin, port)),
+    verifyClient: ({ origin, req }) =>
+      allowedHosts().has(req.headers.host ?? '') &&
+      (origin === undefined || origin === 'null' || isLocalOrigin(origin, port)),
   });
   // The WebSocket server re-emits the HTTP server's errors; the listen below reports them.
   relay.on('error', () => undefined);
@@ -106,16 +111,27 @@ export async function startInspector(options: InspectorOptions = {}): Promise<In
   });
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error) => reject(new InspectorError(`The inspector could not listen on ${LOOPBACK}:${options.port ?? 0}: ${error.message}`, { cause: error })));
+    server.once('error', (error) =>
+      reject(
+        new InspectorError(`The inspector could not listen on ${LOOPBACK}:${options.port ?? 0}: ${error.message}`, {
+          cause: error,
+        }),
+      ),
+    );
     server.listen(options.port ?? 0, LOOPBACK, () => resolve());
   });
   port = (server.address() as AddressInfo).port;
 
   // The app side connects before the session starts, so no inspection event waits in a deferred queue.
-  const appConnected = new Promise<void>((resolve) => relay.on('connection', (_socket, request) => request.url?.includes('role=app') && resolve()));
+  const appConnected = new Promise<void>((resolve) =>
+    relay.on('connection', (_socket, request) => request.url?.includes('role=app') && resolve()),
+  );
   const inspector = createWebSocketInspector({ url: `ws://${LOOPBACK}:${port}/?role=app` });
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const connected = await Promise.race([appConnected.then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), 5_000)))]);
+  const connected = await Promise.race([
+    appConnected.then(() => true),
+    new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), 5_000))),
+  ]);
   clearTimeout(timer);
   if (!connected) {
     inspector.stop();
@@ -163,7 +179,10 @@ const STATELY_INSPECT: OptionalPackage = {
   neededBy: 'startInspector (agentchart/inspect)',
 };
 
-async function loadDependencies(): Promise<{ createWebSocketInspector: typeof import('@statelyai/inspect').createWebSocketInspector; WebSocketServer: WsModule['WebSocketServer'] }> {
+async function loadDependencies(): Promise<{
+  createWebSocketInspector: typeof import('@statelyai/inspect').createWebSocketInspector;
+  WebSocketServer: WsModule['WebSocketServer'];
+}> {
   try {
     const { createWebSocketInspector } = await import('@statelyai/inspect');
     // `ws` is resolved from @statelyai/inspect's location: the relay uses the same copy its client does.
@@ -187,7 +206,8 @@ async function drained(sockets: RelaySocket[], timeoutMs: number): Promise<void>
   const deadline = Date.now() + timeoutMs;
   // One turn of the event loop first: messages the app just sent are still in flight to the relay.
   await delay(50);
-  while (sockets.some((socket) => socket.readyState === OPEN && socket.bufferedAmount > 0) && Date.now() < deadline) await delay(20);
+  while (sockets.some((socket) => socket.readyState === OPEN && socket.bufferedAmount > 0) && Date.now() < deadline)
+    await delay(20);
 }
 
 async function closeServer(server: Server, relay: RelayServer, sockets: RelaySocket[]): Promise<void> {

@@ -22,5 +22,10 @@ function outlineOf(node: StateNodeView): MachineOutlineNode {
 export function isStateMachine(logic: unknown): logic is AnyStateMachine {
   if (typeof logic !== 'object' || logic === null) return false;
   const candidate = logic as { id?: unknown; root?: unknown; transition?: unknown };
-  return typeof candidate.id === 'string' && typeof candidate.root === 'object' && candidate.root !== null && typeof candidate.transition === 'function';
+  return (
+    typeof candidate.id === 'string' &&
+    typeof candidate.root === 'object' &&
+    candidate.root !== null &&
+    typeof candidate.transition === 'function'
+  );
 }

@@ -1,6 +1,14 @@
 import type { ActorRefLike, InspectionEvent, Observer } from 'xstate';
 import type { AgentEvent } from '../domain/events.js';
-import { TRACE_FORMAT, TRACE_VERSION, type ActorStatus, type StateValue, type TraceEntry, type TraceEntryBody, type TraceHeader } from './format.js';
+import {
+  TRACE_FORMAT,
+  TRACE_VERSION,
+  type ActorStatus,
+  type StateValue,
+  type TraceEntry,
+  type TraceEntryBody,
+  type TraceHeader,
+} from './format.js';
 import { isStateMachine, machineOutline } from './outline.js';
 import { AGENT_EVENT_LIMITS, INSPECTION_LIMITS, toJsonValue } from './serialize.js';
 
@@ -60,14 +68,22 @@ export function createTraceRecorder(options: TraceRecorderOptions = {}): TraceRe
       fn();
     } catch (error) {
       try {
-        record({ kind: 'recorderError', message: `${what}: ${error instanceof Error ? error.message : String(error)}` });
+        record({
+          kind: 'recorderError',
+          message: `${what}: ${error instanceof Error ? error.message : String(error)}`,
+        });
       } catch {
         // The sink itself failed (e.g. a closed file): nothing more can be recorded.
       }
     }
   };
 
-  const header: TraceHeader = { kind: 'header', format: TRACE_FORMAT, version: TRACE_VERSION, startedAt: new Date().toISOString() };
+  const header: TraceHeader = {
+    kind: 'header',
+    format: TRACE_FORMAT,
+    version: TRACE_VERSION,
+    startedAt: new Date().toISOString(),
+  };
   emit(JSON.stringify(header));
 
   const machineIdOf = (actorRef: ActorRefLike): string | null => {
@@ -102,7 +118,11 @@ export function createTraceRecorder(options: TraceRecorderOptions = {}): TraceRe
 
   // The last status and value recorded per actor: a snapshot that repeats it is not written again.
   const lastSnapshot = new Map<string, string>();
-  const recordSnapshot = (actorRef: ActorRefLike, snapshot: { status: ActorStatus; error?: unknown }, eventType: string) => {
+  const recordSnapshot = (
+    actorRef: ActorRefLike,
+    snapshot: { status: ActorStatus; error?: unknown },
+    eventType: string,
+  ) => {
     const value = valueOf(snapshot);
     const key = `${snapshot.status} ${JSON.stringify(value)}`;
     if (lastSnapshot.get(actorRef.sessionId) === key) return;
@@ -123,7 +143,8 @@ export function createTraceRecorder(options: TraceRecorderOptions = {}): TraceRe
     // after the parent has reacted: it is recorded here, before the event, so the trace keeps cause first.
     if (event.type === '@xstate.event' && event.sourceRef && machineIdOf(event.sourceRef) !== null) {
       const status = (event.sourceRef.getSnapshot() as { status?: string } | undefined)?.status;
-      if (status === 'done' || status === 'error') recordSnapshot(event.sourceRef, event.sourceRef.getSnapshot(), event.event.type);
+      if (status === 'done' || status === 'error')
+        recordSnapshot(event.sourceRef, event.sourceRef.getSnapshot(), event.event.type);
     }
     // Only machine actors have states; promise and callback actors show up through their parents' events.
     if (machineIdOf(event.actorRef) === null) return;
@@ -132,7 +153,12 @@ export function createTraceRecorder(options: TraceRecorderOptions = {}): TraceRe
       case '@xstate.event': {
         const payload = toJsonValue(event.event, INSPECTION_LIMITS);
         const body = typeof payload === 'object' && payload !== null && !Array.isArray(payload) ? payload : {};
-        record({ kind: 'event', sessionId, sourceId: event.sourceRef?.sessionId ?? null, event: { ...body, type: event.event.type } });
+        record({
+          kind: 'event',
+          sessionId,
+          sourceId: event.sourceRef?.sessionId ?? null,
+          event: { ...body, type: event.event.type },
+        });
         return;
       }
       case '@xstate.action':
@@ -162,7 +188,9 @@ export function createTraceRecorder(options: TraceRecorderOptions = {}): TraceRe
     inspect: { next: (event) => guarded(event.type, () => onInspection(event)) },
     events: {
       next: (event) =>
-        guarded(`agent event ${event.type}`, () => record({ kind: 'agent', event: toJsonValue(event, AGENT_EVENT_LIMITS) as unknown as AgentEvent })),
+        guarded(`agent event ${event.type}`, () =>
+          record({ kind: 'agent', event: toJsonValue(event, AGENT_EVENT_LIMITS) as unknown as AgentEvent }),
+        ),
     },
     lines: () => kept.slice(),
     toJSONL: () => (kept.length === 0 ? '' : `${kept.join('\n')}\n`),

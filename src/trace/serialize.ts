@@ -46,9 +46,16 @@ function convert(value: unknown, limits: JsonLimits, depth: number, seen: Set<ob
   if (depth >= limits.maxDepth) return '[…]';
   seen.add(object);
   try {
-    if (object instanceof Error) return { name: object.name, message: convert(object.message, limits, depth + 1, seen) };
+    if (object instanceof Error)
+      return { name: object.name, message: convert(object.message, limits, depth + 1, seen) };
     if (object instanceof Date) return object.toISOString();
-    if (object instanceof Map) return items([...object.entries()].map(([key, item]) => [String(key), item]), limits, depth, seen);
+    if (object instanceof Map)
+      return items(
+        [...object.entries()].map(([key, item]) => [String(key), item]),
+        limits,
+        depth,
+        seen,
+      );
     if (object instanceof Set) return list([...object], limits, depth, seen);
     if (Array.isArray(object)) return list(object, limits, depth, seen);
     if (isActorRef(object)) return `[actor ${object.sessionId}]`;
@@ -64,7 +71,12 @@ function list(values: readonly unknown[], limits: JsonLimits, depth: number, see
   return kept;
 }
 
-function items(entries: ReadonlyArray<[string, unknown]>, limits: JsonLimits, depth: number, seen: Set<object>): { [key: string]: JsonValue } {
+function items(
+  entries: ReadonlyArray<[string, unknown]>,
+  limits: JsonLimits,
+  depth: number,
+  seen: Set<object>,
+): { [key: string]: JsonValue } {
   const result: { [key: string]: JsonValue } = {};
   for (const [key, item] of entries.slice(0, limits.maxItems)) {
     if (typeof item === 'function') continue;
@@ -76,5 +88,10 @@ function items(entries: ReadonlyArray<[string, unknown]>, limits: JsonLimits, de
 
 /** XState actor references are live objects with a system behind them: name them, never walk them. */
 function isActorRef(object: object): object is { sessionId: string } {
-  return 'sessionId' in object && typeof object.sessionId === 'string' && 'send' in object && typeof object.send === 'function';
+  return (
+    'sessionId' in object &&
+    typeof object.sessionId === 'string' &&
+    'send' in object &&
+    typeof object.send === 'function'
+  );
 }

@@ -23,7 +23,10 @@ export function viewerHtml(options: ViewerHtmlOptions = {}): string {
 export function renderViewerPage(script: string, options: ViewerHtmlOptions): string {
   const title = options.title ?? 'agentchart trace viewer';
   const charts = Object.entries(options.charts ?? {})
-    .map(([machineId, svg]) => `<template data-chart-machine="${escapeAttribute(machineId)}">${svgElementOf(svg)}</template>`)
+    .map(
+      ([machineId, svg]) =>
+        `<template data-chart-machine="${escapeAttribute(machineId)}">${svgElementOf(svg)}</template>`,
+    )
     .join('\n');
   const trace = options.trace === undefined ? '' : embeddable(options.trace);
   return `<!DOCTYPE html>

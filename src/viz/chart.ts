@@ -73,7 +73,9 @@ export function chartOf(machine: AnyStateMachine): ChartState {
 
 /** Actions worth showing a reader: named ones, and context updates as `assign`; timers and inline code are left out. */
 export function shownActions(actions: readonly string[]): string[] {
-  return actions.filter((action) => action !== 'inline' && action !== 'xstate.raise').map((action) => action.replace(/^xstate\./, ''));
+  return actions
+    .filter((action) => action !== 'inline' && action !== 'xstate.raise')
+    .map((action) => action.replace(/^xstate\./, ''));
 }
 
 /** Every state of the chart, depth first in definition order (the root first). */
@@ -156,7 +158,8 @@ export function guardName(guard: unknown): string | null {
   if (typeof guard === 'object' && 'type' in guard) return String(guard.type);
   if (typeof guard === 'function') {
     const operands = (guard as { guards?: unknown }).guards;
-    if (Array.isArray(operands)) return `${guard.name}(${operands.map((operand) => guardName(operand) ?? '?').join(', ')})`;
+    if (Array.isArray(operands))
+      return `${guard.name}(${operands.map((operand) => guardName(operand) ?? '?').join(', ')})`;
     return inlineExpression(guard);
   }
   return 'inline';

@@ -42,7 +42,9 @@ function writeChildren(state: ChartState, depth: number, lines: string[], compou
   if (state.initial) {
     lines.push(`${pad}${quote(initialOf(state.id))} [shape=point, width=0.12, label=""];`);
     const target = state.initial;
-    const edge = compound.has(target) ? `${quote(initialOf(target))} [lhead=${quote(`cluster_${target}`)}]` : quote(target);
+    const edge = compound.has(target)
+      ? `${quote(initialOf(target))} [lhead=${quote(`cluster_${target}`)}]`
+      : quote(target);
     lines.push(`${pad}${quote(initialOf(state.id))} -> ${edge};`);
   }
   for (const child of state.states) {
@@ -72,12 +74,14 @@ function edgesOf(source: ChartState, transition: ChartTransition, compound: Read
   const label = labelOf(transition);
   const from = compound.has(source.id) ? initialOf(source.id) : source.id;
   // A targetless transition (actions only) is a self-loop on its state.
-  if (transition.targets.length === 0) return [`  ${quote(from)} -> ${quote(from)} [label=${quote(label)}, style=dashed];`];
+  if (transition.targets.length === 0)
+    return [`  ${quote(from)} -> ${quote(from)} [label=${quote(label)}, style=dashed];`];
   return transition.targets.map((target) => {
     const attributes = [`label=${quote(label)}`];
     const to = compound.has(target) ? initialOf(target) : target;
     const inside = (outer: string, inner: string) => inner === outer || inner.startsWith(`${outer}.`);
-    if (compound.has(source.id) && !inside(source.id, target)) attributes.push(`ltail=${quote(`cluster_${source.id}`)}`);
+    if (compound.has(source.id) && !inside(source.id, target))
+      attributes.push(`ltail=${quote(`cluster_${source.id}`)}`);
     if (compound.has(target) && !inside(target, source.id)) attributes.push(`lhead=${quote(`cluster_${target}`)}`);
     if (transition.kind === 'always') attributes.push('style=dashed');
     return `  ${quote(from)} -> ${quote(to)} [${attributes.join(', ')}];`;

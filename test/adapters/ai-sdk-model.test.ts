@@ -1,4 +1,9 @@
-import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart, LanguageModelV3Usage } from '@ai-sdk/provider';
+import type {
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+  LanguageModelV3StreamPart,
+  LanguageModelV3Usage,
+} from '@ai-sdk/provider';
 import { AgentError, type ModelStreamEvent } from 'agentchart';
 import { fromAISDK } from 'agentchart/ai-sdk';
 import { describe, expect, it } from 'vitest';
@@ -8,7 +13,9 @@ import { HISTORY_REQUEST, WEATHER_PARAMETERS } from './history.js';
 /** A hand-made LanguageModelV3: records its call options and streams the given parts (or a custom stream). */
 function fakeModel(
   source: LanguageModelV3StreamPart[] | (() => ReadableStream<LanguageModelV3StreamPart>),
-  doStream?: (options: LanguageModelV3CallOptions) => PromiseLike<{ stream: ReadableStream<LanguageModelV3StreamPart> }>,
+  doStream?: (
+    options: LanguageModelV3CallOptions,
+  ) => PromiseLike<{ stream: ReadableStream<LanguageModelV3StreamPart> }>,
 ): LanguageModelV3 & { calls: LanguageModelV3CallOptions[] } {
   const calls: LanguageModelV3CallOptions[] = [];
   const stream = () =>
@@ -39,7 +46,10 @@ const usage = (input: number, output: number, cacheRead?: number, cacheWrite?: n
   outputTokens: { total: output, text: undefined, reasoning: undefined },
 });
 
-const finish = (unified: 'stop' | 'tool-calls' | 'length' | 'error', tokens = usage(10, 5)): LanguageModelV3StreamPart => ({
+const finish = (
+  unified: 'stop' | 'tool-calls' | 'length' | 'error',
+  tokens = usage(10, 5),
+): LanguageModelV3StreamPart => ({
   type: 'finish',
   finishReason: { unified, raw: unified },
   usage: tokens,
@@ -49,7 +59,11 @@ describe('fromAISDK', () => {
   it('passes the history in the LanguageModelV3 prompt format, with tools, settings and the abort signal', async () => {
     const model = fakeModel([{ type: 'stream-start', warnings: [] }, finish('stop')]);
     const controller = new AbortController();
-    await collect(fromAISDK(model, { callSettings: { maxOutputTokens: 500, temperature: 0.2 } }), controller.signal, HISTORY_REQUEST);
+    await collect(
+      fromAISDK(model, { callSettings: { maxOutputTokens: 500, temperature: 0.2 } }),
+      controller.signal,
+      HISTORY_REQUEST,
+    );
     // The request's own signal: the caller's abort and the adapter's idle limit both abort it.
     const passed = model.calls[0]?.abortSignal;
     expect(passed).toBeInstanceOf(AbortSignal);
@@ -59,7 +73,14 @@ describe('fromAISDK', () => {
         temperature: 0.2,
         abortSignal: passed,
         toolChoice: { type: 'auto' },
-        tools: [{ type: 'function', name: 'get_weather', description: 'Current weather for a city', inputSchema: WEATHER_PARAMETERS }],
+        tools: [
+          {
+            type: 'function',
+            name: 'get_weather',
+            description: 'Current weather for a city',
+            inputSchema: WEATHER_PARAMETERS,
+          },
+        ],
         prompt: [
           { role: 'system', content: 'You are terse.' },
           { role: 'user', content: [{ type: 'text', text: 'Weather in Paris and Rome?' }] },
@@ -74,8 +95,18 @@ describe('fromAISDK', () => {
           {
             role: 'tool',
             content: [
-              { type: 'tool-result', toolCallId: 'call_1', toolName: 'get_weather', output: { type: 'text', value: '18°C, sunny' } },
-              { type: 'tool-result', toolCallId: 'call_2', toolName: 'get_weather', output: { type: 'error-text', value: 'upstream timeout' } },
+              {
+                type: 'tool-result',
+                toolCallId: 'call_1',
+                toolName: 'get_weather',
+                output: { type: 'text', value: '18°C, sunny' },
+              },
+              {
+                type: 'tool-result',
+                toolCallId: 'call_2',
+                toolName: 'get_weather',
+                output: { type: 'error-text', value: 'upstream timeout' },
+              },
             ],
           },
           { role: 'user', content: [{ type: 'text', text: 'Answer in one line.' }] },
@@ -127,7 +158,10 @@ describe('fromAISDK', () => {
     expect(events).toEqual([
       { type: 'start', model: 'gpt-4o-mini' },
       { type: 'textDelta', delta: 'Hi' },
-      { type: 'error', error: { kind: 'unknown', message: 'provider finished with an error (error)', retryable: false } },
+      {
+        type: 'error',
+        error: { kind: 'unknown', message: 'provider finished with an error (error)', retryable: false },
+      },
     ]);
   });
 
@@ -164,13 +198,17 @@ describe('fromAISDK', () => {
     const pending = collect(fromAISDK(model), controller.signal);
     await Promise.resolve();
     controller.abort();
-    expect(await pending).toEqual([{ type: 'error', error: { kind: 'aborted', message: 'aborted', retryable: false } }]);
+    expect(await pending).toEqual([
+      { type: 'error', error: { kind: 'aborted', message: 'aborted', retryable: false } },
+    ]);
   });
 
   it('rejects a model of another specification version with a typed error', () => {
     const legacy = { ...fakeModel([]), specificationVersion: 'v2' } as unknown as LanguageModelV3;
     expect(() => fromAISDK(legacy)).toThrow(AgentError);
-    expect(() => fromAISDK(legacy)).toThrow('fromAISDK needs a LanguageModelV3 or LanguageModelV4 (AI SDK 6 or 7 providers); got specificationVersion "v2"');
+    expect(() => fromAISDK(legacy)).toThrow(
+      'fromAISDK needs a LanguageModelV3 or LanguageModelV4 (AI SDK 6 or 7 providers); got specificationVersion "v2"',
+    );
   });
 
   it('names the model after its modelId unless told otherwise', () => {

@@ -71,9 +71,18 @@ export const anthropicWire: Wire = {
     }
     for (const call of reply.toolCalls ?? []) {
       const start = { type: 'tool_use', id: call.id, name: call.name, input: {} };
-      const [opening, ...rest] = blockEvents(index++, start, call.fragments.map((partial_json) => ({ type: 'input_json_delta', partial_json })), 'toolFragment');
+      const [opening, ...rest] = blockEvents(
+        index++,
+        start,
+        call.fragments.map((partial_json) => ({ type: 'input_json_delta', partial_json })),
+        'toolFragment',
+      );
       // The API opens every tool_use block with an empty partial_json.
-      const empty = event('content_block_delta', { type: 'content_block_delta', index: index - 1, delta: { type: 'input_json_delta', partial_json: '' } });
+      const empty = event('content_block_delta', {
+        type: 'content_block_delta',
+        index: index - 1,
+        delta: { type: 'input_json_delta', partial_json: '' },
+      });
       events.push(opening as WireEvent, { sse: empty }, ...rest);
     }
     // As in the documented example, a ping follows the first content_block_start.
@@ -95,7 +104,11 @@ export const anthropicWire: Wire = {
   midStreamOverloaded(text: string): string[] {
     return [
       messageStart({ usage: { input: 10, output: 1 } }),
-      event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+      event('content_block_start', {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'text', text: '' },
+      }),
       event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }),
       event('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
     ];

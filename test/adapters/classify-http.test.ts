@@ -29,7 +29,9 @@ describe('classifyProviderFailure', () => {
     classifyProviderFailure({ ...(status !== undefined ? { status } : {}), message, codes }, NOW).kind;
 
   it('maps statuses as documented in classify-http.ts', () => {
-    expect([429, 529, 503, 500, 501, 502, 504, 408, 401, 403, 413, 404, 422, 400].map((status) => [status, kindOf(status)])).toEqual([
+    expect(
+      [429, 529, 503, 500, 501, 502, 504, 408, 401, 403, 413, 404, 422, 400].map((status) => [status, kindOf(status)]),
+    ).toEqual([
       [429, 'rateLimit'],
       [529, 'overloaded'],
       [503, 'overloaded'],
@@ -56,7 +58,11 @@ describe('classifyProviderFailure', () => {
     expect(kindOf(400, 'prompt is too long: 208310 tokens > 200000 maximum')).toBe('contextOverflow');
     expect(kindOf(400, "This model's maximum context length is 8192 tokens")).toBe('contextOverflow');
     expect(
-      classifyProviderFailure({ status: 400, message: 'Bad Request', body: '{"error":"the request exceeds the available context size"}' }).kind,
+      classifyProviderFailure({
+        status: 400,
+        message: 'Bad Request',
+        body: '{"error":"the request exceeds the available context size"}',
+      }).kind,
     ).toBe('contextOverflow');
   });
 
@@ -70,29 +76,45 @@ describe('classifyProviderFailure', () => {
 
   it('carries status, message and retry-after', () => {
     expect(
-      classifyProviderFailure({ status: 429, message: '429 Rate limit', headers: new Headers({ 'retry-after': '2' }) }, NOW),
+      classifyProviderFailure(
+        { status: 429, message: '429 Rate limit', headers: new Headers({ 'retry-after': '2' }) },
+        NOW,
+      ),
     ).toEqual({ kind: 'rateLimit', message: '429 Rate limit', retryable: true, status: 429, retryAfterMs: 2000 });
   });
 });
 
 describe('classifyTransportFailure', () => {
-  const reset = Object.assign(new TypeError('terminated'), { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) });
+  const reset = Object.assign(new TypeError('terminated'), {
+    cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
+  });
 
   it('classifies resets, refusals and cut streams as network, with the cause in the message', () => {
-    expect(classifyTransportFailure(reset)).toEqual({ kind: 'network', message: 'terminated: read ECONNRESET', retryable: true });
+    expect(classifyTransportFailure(reset)).toEqual({
+      kind: 'network',
+      message: 'terminated: read ECONNRESET',
+      retryable: true,
+    });
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
     expect(classifyTransportFailure(new TypeError('fetch failed', { cause: refused })).kind).toBe('network');
   });
 
   it('classifies timeouts as timeout', () => {
     expect(classifyTransportFailure(new DOMException('The operation timed out.', 'TimeoutError')).kind).toBe('timeout');
-    expect(classifyTransportFailure(Object.assign(new Error('Headers Timeout Error'), { code: 'UND_ERR_HEADERS_TIMEOUT' })).kind).toBe('timeout');
+    expect(
+      classifyTransportFailure(Object.assign(new Error('Headers Timeout Error'), { code: 'UND_ERR_HEADERS_TIMEOUT' }))
+        .kind,
+    ).toBe('timeout');
   });
 
   it('lets an aborted signal win, with its reason as the message', () => {
     const controller = new AbortController();
     controller.abort('user pressed stop');
-    expect(classifyTransportFailure(reset, controller.signal)).toEqual({ kind: 'aborted', message: 'user pressed stop', retryable: false });
+    expect(classifyTransportFailure(reset, controller.signal)).toEqual({
+      kind: 'aborted',
+      message: 'user pressed stop',
+      retryable: false,
+    });
     expect(classifyTransportFailure(new DOMException('This operation was aborted', 'AbortError')).kind).toBe('aborted');
   });
 

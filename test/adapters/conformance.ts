@@ -1,4 +1,11 @@
-import { costOf, type Model, type ModelPricing, type ModelRequest, type ModelStreamEvent, type Usage } from 'agentchart';
+import {
+  costOf,
+  type Model,
+  type ModelPricing,
+  type ModelRequest,
+  type ModelStreamEvent,
+  type Usage,
+} from 'agentchart';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { connectionReset, httpError, noAnswer, ProtocolServer, sse } from './protocol-server.js';
 import {
@@ -29,7 +36,12 @@ export const WEATHER_REQUEST: ModelRequest = {
     {
       name: 'get_weather',
       description: 'Current weather for a city',
-      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string' } },
+        required: ['city'],
+        additionalProperties: false,
+      },
     },
   ],
 };
@@ -64,11 +76,20 @@ export interface FoldedStream {
 }
 
 export function fold(events: readonly ModelStreamEvent[]): FoldedStream {
-  const folded: FoldedStream = { model: undefined, thinking: [], text: [], toolCalls: [], usage: undefined, terminal: undefined, problems: [] };
+  const folded: FoldedStream = {
+    model: undefined,
+    thinking: [],
+    text: [],
+    toolCalls: [],
+    usage: undefined,
+    terminal: undefined,
+    problems: [],
+  };
   const open = new Map<number, FoldedToolCall>();
   events.forEach((event, position) => {
     if (folded.terminal) folded.problems.push(`${event.type} after the terminal event`);
-    if (position === 0 && event.type !== 'start' && event.type !== 'error') folded.problems.push(`first event is ${event.type}`);
+    if (position === 0 && event.type !== 'start' && event.type !== 'error')
+      folded.problems.push(`first event is ${event.type}`);
     switch (event.type) {
       case 'start':
         if (position !== 0) folded.problems.push('start is not first');
@@ -82,7 +103,13 @@ export function fold(events: readonly ModelStreamEvent[]): FoldedStream {
         break;
       case 'toolCallStart': {
         if (open.has(event.index)) folded.problems.push(`toolCallStart for open index ${event.index}`);
-        const call: FoldedToolCall = { index: event.index, id: event.id, name: event.name, fragments: [], ended: false };
+        const call: FoldedToolCall = {
+          index: event.index,
+          id: event.id,
+          name: event.name,
+          fragments: [],
+          ended: false,
+        };
         open.set(event.index, call);
         folded.toolCalls.push(call);
         break;
@@ -126,7 +153,8 @@ function expectedUsage(wire: Wire, usage: Usage): Usage {
 
 const USAGE: Usage = { input: 25, output: 12 };
 
-const HTML_502 = '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
+const HTML_502 =
+  '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
 
 interface HttpCase {
   title: string;
@@ -139,16 +167,46 @@ interface HttpCase {
 }
 
 const HTTP_CASES: HttpCase[] = [
-  { title: '429 + retry-after seconds → rateLimit', status: 429, body: 'rateLimit', headers: { 'retry-after': '2' }, kind: 'rateLimit', retryable: true, retryAfterMs: 2000 },
-  { title: '429 + retry-after-ms → rateLimit (ms wins)', status: 429, body: 'rateLimit', headers: { 'retry-after-ms': '1500', 'retry-after': '2' }, kind: 'rateLimit', retryable: true, retryAfterMs: 1500 },
+  {
+    title: '429 + retry-after seconds → rateLimit',
+    status: 429,
+    body: 'rateLimit',
+    headers: { 'retry-after': '2' },
+    kind: 'rateLimit',
+    retryable: true,
+    retryAfterMs: 2000,
+  },
+  {
+    title: '429 + retry-after-ms → rateLimit (ms wins)',
+    status: 429,
+    body: 'rateLimit',
+    headers: { 'retry-after-ms': '1500', 'retry-after': '2' },
+    kind: 'rateLimit',
+    retryable: true,
+    retryAfterMs: 1500,
+  },
   { title: '529 → overloaded', status: 529, body: 'overloaded', kind: 'overloaded', retryable: true },
-  { title: '503 + retry-after → overloaded', status: 503, body: 'overloaded', headers: { 'retry-after': '3' }, kind: 'overloaded', retryable: true, retryAfterMs: 3000 },
+  {
+    title: '503 + retry-after → overloaded',
+    status: 503,
+    body: 'overloaded',
+    headers: { 'retry-after': '3' },
+    kind: 'overloaded',
+    retryable: true,
+    retryAfterMs: 3000,
+  },
   { title: '500 → overloaded', status: 500, body: 'serverError', kind: 'overloaded', retryable: true },
   { title: '502 from a gateway → network', status: 502, body: 'html502', kind: 'network', retryable: true },
   { title: '504 → timeout', status: 504, body: 'gatewayTimeout', kind: 'timeout', retryable: true },
   { title: '401 → auth', status: 401, body: 'unauthorized', kind: 'auth', retryable: false },
   { title: '403 → auth', status: 403, body: 'forbidden', kind: 'auth', retryable: false },
-  { title: '400 context length → contextOverflow', status: 400, body: 'contextOverflow', kind: 'contextOverflow', retryable: false },
+  {
+    title: '400 context length → contextOverflow',
+    status: 400,
+    body: 'contextOverflow',
+    kind: 'contextOverflow',
+    retryable: false,
+  },
   { title: '400 other → badRequest', status: 400, body: 'badRequest', kind: 'badRequest', retryable: false },
 ];
 
@@ -235,7 +293,10 @@ export function describeConformance(harness: AdapterHarness): void {
         finish: 'toolUse',
         usage: USAGE,
       });
-      expect(folded.toolCalls.map((call) => JSON.parse(call.fragments.join('')))).toEqual([{ city: 'Paris' }, { city: 'Rome' }]);
+      expect(folded.toolCalls.map((call) => JSON.parse(call.fragments.join('')))).toEqual([
+        { city: 'Paris' },
+        { city: 'Rome' },
+      ]);
     });
 
     it('reassembles tool JSON fragmented into 3-character pieces over 5-byte TCP writes', async () => {
@@ -266,7 +327,10 @@ export function describeConformance(harness: AdapterHarness): void {
       expect(model.pricing).toEqual(wire.listPrice);
       const price = wire.listPrice;
       const expected =
-        (1200 * price.input + 300 * price.output + 400 * (price.cacheRead ?? 0) + (wire.reportsCacheWrite ? 100 * (price.cacheWrite ?? 0) : 0)) /
+        (1200 * price.input +
+          300 * price.output +
+          400 * (price.cacheRead ?? 0) +
+          (wire.reportsCacheWrite ? 100 * (price.cacheWrite ?? 0) : 0)) /
         1_000_000;
       expect(costOf(folded.usage, model.pricing)).toBeCloseTo(expected, 12);
     });
@@ -304,10 +368,15 @@ export function describeConformance(harness: AdapterHarness): void {
       vi.useFakeTimers({ toFake: ['Date'] });
       try {
         vi.setSystemTime(new Date('2025-06-01T12:00:00.000Z'));
-        server.respondWith(httpError(429, wire.errorBody('rateLimit'), { 'retry-after': 'Sun, 01 Jun 2025 12:00:07 GMT' }));
+        server.respondWith(
+          httpError(429, wire.errorBody('rateLimit'), { 'retry-after': 'Sun, 01 Jun 2025 12:00:07 GMT' }),
+        );
         const events = await collect(harness.createModel(server));
         expect(events).toEqual([
-          { type: 'error', error: { kind: 'rateLimit', message: expect.any(String), retryable: true, status: 429, retryAfterMs: 7000 } },
+          {
+            type: 'error',
+            error: { kind: 'rateLimit', message: expect.any(String), retryable: true, status: 429, retryAfterMs: 7000 },
+          },
         ]);
       } finally {
         vi.useRealTimers();
@@ -317,7 +386,9 @@ export function describeConformance(harness: AdapterHarness): void {
     it('classifies a connection reset before any response → network', async () => {
       server.respondWith(connectionReset());
       const events = await collect(harness.createModel(server));
-      expect(events).toEqual([{ type: 'error', error: { kind: 'network', message: expect.any(String), retryable: true } }]);
+      expect(events).toEqual([
+        { type: 'error', error: { kind: 'network', message: expect.any(String), retryable: true } },
+      ]);
       expect(server.requests).toHaveLength(1);
     });
 
@@ -334,7 +405,9 @@ export function describeConformance(harness: AdapterHarness): void {
         model: wire.responseModel,
         thinking: [],
         text: ['Checking.'],
-        toolCalls: [{ index: toolIndex(reply, 0), id: 'call_paris_1', name: 'get_weather', fragments: ['{"city"'], ended: false }],
+        toolCalls: [
+          { index: toolIndex(reply, 0), id: 'call_paris_1', name: 'get_weather', fragments: ['{"city"'], ended: false },
+        ],
         usage: undefined,
         terminal: { type: 'error', error: { kind: 'network', message: expect.any(String), retryable: true } },
         problems: [],
@@ -345,7 +418,10 @@ export function describeConformance(harness: AdapterHarness): void {
       server.respondWith(sse(withoutFinish(wire.events({ text: ['Half an ans'], finish: 'stop', usage: USAGE }))));
       const folded = fold(await collect(harness.createModel(server)));
       expect(folded.text).toEqual(['Half an ans']);
-      expect(folded.terminal).toEqual({ type: 'error', error: { kind: 'network', message: expect.any(String), retryable: true } });
+      expect(folded.terminal).toEqual({
+        type: 'error',
+        error: { kind: 'network', message: expect.any(String), retryable: true },
+      });
       expect(folded.problems).toEqual([]);
     });
 
@@ -353,7 +429,10 @@ export function describeConformance(harness: AdapterHarness): void {
       server.respondWith(sse(wire.midStreamOverloaded('Partial')));
       const folded = fold(await collect(harness.createModel(server)));
       expect(folded.text).toEqual(['Partial']);
-      expect(folded.terminal).toEqual({ type: 'error', error: { kind: 'overloaded', message: expect.any(String), retryable: true } });
+      expect(folded.terminal).toEqual({
+        type: 'error',
+        error: { kind: 'overloaded', message: expect.any(String), retryable: true },
+      });
       expect(folded.problems).toEqual([]);
     });
 
@@ -379,7 +458,9 @@ export function describeConformance(harness: AdapterHarness): void {
     it('cancels the request when the consumer stops reading', async () => {
       const reply: ScriptedReply = { text: ['Hel', 'lo'], finish: 'stop', usage: USAGE };
       server.respondWith(sse(withoutFinish(wire.events(reply)), { then: 'hold' }));
-      for await (const event of harness.createModel(server).stream(WEATHER_REQUEST, { signal: new AbortController().signal })) {
+      for await (const event of harness
+        .createModel(server)
+        .stream(WEATHER_REQUEST, { signal: new AbortController().signal })) {
         if (event.type === 'textDelta') break;
       }
       await server.clientClosedEarly();
@@ -399,7 +480,9 @@ export function describeConformance(harness: AdapterHarness): void {
       it('classifies its own request timeout → timeout', async () => {
         server.respondWith(noAnswer());
         const events = await collect(harness.createModel(server, { timeoutMs: 40 }));
-        expect(events).toEqual([{ type: 'error', error: { kind: 'timeout', message: expect.any(String), retryable: true } }]);
+        expect(events).toEqual([
+          { type: 'error', error: { kind: 'timeout', message: expect.any(String), retryable: true } },
+        ]);
         expect(server.requests).toHaveLength(1);
       });
     }

@@ -35,7 +35,10 @@ export const aiSdkAnthropicHarness: AdapterHarness = {
   clientTimeout: false,
   toolIndex: ordinalToolIndex,
   createModel: (server, options = {}) =>
-    fromAISDK(createAnthropic({ baseURL: `${server.url}/v1`, apiKey: 'sk-ant-test' })(anthropicWire.requestModel), options),
+    fromAISDK(
+      createAnthropic({ baseURL: `${server.url}/v1`, apiKey: 'sk-ant-test' })(anthropicWire.requestModel),
+      options,
+    ),
 };
 
 export const aiSdkOpenAIHarness: AdapterHarness = {
@@ -45,7 +48,9 @@ export const aiSdkOpenAIHarness: AdapterHarness = {
   toolIndex: ordinalToolIndex,
   createModel: (server, options = {}) =>
     fromAISDK(
-      createOpenAICompatible({ name: 'local', baseURL: `${server.url}/v1`, apiKey: 'sk-test', includeUsage: true })(openAIWire.requestModel),
+      createOpenAICompatible({ name: 'local', baseURL: `${server.url}/v1`, apiKey: 'sk-test', includeUsage: true })(
+        openAIWire.requestModel,
+      ),
       options,
     ),
 };

@@ -30,7 +30,12 @@ export const HISTORY_REQUEST: ModelRequest = {
     {
       name: 'get_weather',
       description: 'Current weather for a city',
-      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string' } },
+        required: ['city'],
+        additionalProperties: false,
+      },
     },
   ],
 };

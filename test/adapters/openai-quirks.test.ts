@@ -15,7 +15,11 @@ afterEach(() => {
   server.reset();
 });
 
-const chunk = (delta: Record<string, unknown>, finishReason: string | null = null, extra: Record<string, unknown> = {}) =>
+const chunk = (
+  delta: Record<string, unknown>,
+  finishReason: string | null = null,
+  extra: Record<string, unknown> = {},
+) =>
   `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'qwen3:8b', choices: [{ index: 0, delta, finish_reason: finishReason }], ...extra })}\n\n`;
 
 it('reads Ollama-style `reasoning`, a whole tool call in one chunk without an id, and finish_reason stop with tool calls', async () => {

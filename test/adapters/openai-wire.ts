@@ -41,11 +41,16 @@ export const openAIWire: Wire = {
     (reply.toolCalls ?? []).forEach((call, index) => {
       events.push({
         sse: chunk([
-          choice({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }),
+          choice({
+            tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }],
+          }),
         ]),
       });
       for (const fragment of call.fragments) {
-        events.push({ sse: chunk([choice({ tool_calls: [{ index, function: { arguments: fragment } }] })]), mark: 'toolFragment' });
+        events.push({
+          sse: chunk([choice({ tool_calls: [{ index, function: { arguments: fragment } }] })]),
+          mark: 'toolFragment',
+        });
       }
     });
     const cached = reply.usage.cacheRead ?? 0;
@@ -107,7 +112,11 @@ export const openAIWire: Wire = {
           'invalid_api_key',
         );
       case 'forbidden':
-        return error('Project `proj_abc` does not have access to model `gpt-4o-mini`', 'invalid_request_error', 'model_not_found');
+        return error(
+          'Project `proj_abc` does not have access to model `gpt-4o-mini`',
+          'invalid_request_error',
+          'model_not_found',
+        );
       case 'contextOverflow':
         return error(
           "This model's maximum context length is 128000 tokens. However, your messages resulted in 130412 tokens. Please reduce the length of the messages.",

@@ -6,18 +6,22 @@ import { AgentError } from 'agentchart';
 import { assertInstalled, lazyPackage } from '../../src/model/optional-sdk.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const SPECIFIER = /(?:import|export)\s[^'";]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|import\s+['"]([^'"]+)['"]/g;
+const SPECIFIER =
+  /(?:import|export)\s[^'";]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|import\s+['"]([^'"]+)['"]/g;
 const PROVIDER_SDK = /^(openai|@anthropic-ai\/sdk|ai|@ai-sdk\/[^/]+)(\/|$)/;
 const { peerDependenciesMeta } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   peerDependenciesMeta: Record<string, { optional?: boolean }>;
 };
 const OPTIONAL_PEERS = Object.keys(peerDependenciesMeta).filter((name) => peerDependenciesMeta[name]?.optional);
-const isOptionalPeer = (specifier: string) => OPTIONAL_PEERS.some((name) => specifier === name || specifier.startsWith(`${name}/`));
+const isOptionalPeer = (specifier: string) =>
+  OPTIONAL_PEERS.some((name) => specifier === name || specifier.startsWith(`${name}/`));
 /** A static import or re-export that loads its module (`import type` / `export type` load nothing). */
 const LOADING_IMPORT =
   /^\s*(?:import|export)\s+(?!type\b)[^'";]*?from\s*['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]/gm;
 /** Every entry point: `src/<name>.ts`. */
-const ENTRIES = readdirSync(join(ROOT, 'src')).filter((file) => file.endsWith('.ts')).map((file) => `src/${file}`);
+const ENTRIES = readdirSync(join(ROOT, 'src'))
+  .filter((file) => file.endsWith('.ts'))
+  .map((file) => `src/${file}`);
 
 /** Every source file an entry reaches through its relative imports. */
 function filesReachedFrom(entry: string): string[] {
@@ -49,7 +53,9 @@ function packagesReachedFrom(entry: string): Map<string, string> {
 }
 
 const sdksReachedFrom = (entry: string) =>
-  [...packagesReachedFrom(entry)].filter(([name]) => PROVIDER_SDK.test(name)).map(([name, file]) => `${name} (from ${file})`);
+  [...packagesReachedFrom(entry)]
+    .filter(([name]) => PROVIDER_SDK.test(name))
+    .map(([name, file]) => `${name} (from ${file})`);
 
 describe('provider SDKs stay optional', () => {
   it('the core and the testing entry never reach a provider SDK', () => {
@@ -65,18 +71,15 @@ describe('provider SDKs stay optional', () => {
 });
 
 describe('a missing optional peer is a typed error, not ERR_MODULE_NOT_FOUND at import', () => {
-  it.each(ENTRIES)(
-    '%s loads no optional peer statically (they are loaded at first use)',
-    (entry) => {
-      const loading = filesReachedFrom(entry).flatMap((file) =>
-        [...readFileSync(file, 'utf8').matchAll(LOADING_IMPORT)]
-          .map((match) => match[1] ?? match[2] ?? '')
-          .filter(isOptionalPeer)
-          .map((specifier) => `${specifier} (from ${relative(ROOT, file)})`),
-      );
-      expect(loading).toEqual([]);
-    },
-  );
+  it.each(ENTRIES)('%s loads no optional peer statically (they are loaded at first use)', (entry) => {
+    const loading = filesReachedFrom(entry).flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(LOADING_IMPORT)]
+        .map((match) => match[1] ?? match[2] ?? '')
+        .filter(isOptionalPeer)
+        .map((specifier) => `${specifier} (from ${relative(ROOT, file)})`),
+    );
+    expect(loading).toEqual([]);
+  });
 
   const NOT_INSTALLED = { name: 'agentchart-not-installed-anywhere', range: '^1', neededBy: 'agentchart/example' };
   const MESSAGE =

@@ -6,8 +6,18 @@ describe('lookupPricing', () => {
     expect(lookupPricing('gpt-4o')).toEqual({ input: 2.5, output: 10, cacheRead: 1.25 });
     expect(lookupPricing('gpt-4o-mini-2024-07-18')).toEqual({ input: 0.15, output: 0.6, cacheRead: 0.075 });
     expect(lookupPricing('gpt-4o-2024-08-06')).toEqual({ input: 2.5, output: 10, cacheRead: 1.25 });
-    expect(lookupPricing('claude-sonnet-4-5-20250929')).toEqual({ input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 });
-    expect(lookupPricing('claude-sonnet-4-5@20250929')).toEqual({ input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 });
+    expect(lookupPricing('claude-sonnet-4-5-20250929')).toEqual({
+      input: 3,
+      output: 15,
+      cacheRead: 0.3,
+      cacheWrite: 3.75,
+    });
+    expect(lookupPricing('claude-sonnet-4-5@20250929')).toEqual({
+      input: 3,
+      output: 15,
+      cacheRead: 0.3,
+      cacheWrite: 3.75,
+    });
     expect(lookupPricing('openai/gpt-4.1-mini')).toEqual({ input: 0.4, output: 1.6, cacheRead: 0.1 });
   });
 

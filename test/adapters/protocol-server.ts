@@ -1,4 +1,10 @@
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 /** One request as the local provider server received it. */
@@ -61,7 +67,10 @@ export class ProtocolServer {
   clientClosedEarly(withinMs = 2000): Promise<void> {
     if (this.closedEarlyCount > 0) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the client kept the connection open for ${withinMs} ms`)), withinMs);
+      const timer = setTimeout(
+        () => reject(new Error(`the client kept the connection open for ${withinMs} ms`)),
+        withinMs,
+      );
       this.closedEarlyWaiters.push(() => {
         clearTimeout(timer);
         resolve();

@@ -26,7 +26,12 @@ const OK = { text: ['ok'], finish: 'stop' as const, usage: { input: 1, output: 1
 describe('openAICompatible request', () => {
   it('sends the history as Chat Completions messages, streaming with usage, extras passed through', async () => {
     server.respondWith(sse(sseText(openAIWire.events(OK))));
-    const model = openAICompatible({ baseURL: `${server.url}/v1`, apiKey: 'sk-test', model: 'gpt-4o-mini', body: { temperature: 0.2 } });
+    const model = openAICompatible({
+      baseURL: `${server.url}/v1`,
+      apiKey: 'sk-test',
+      model: 'gpt-4o-mini',
+      body: { temperature: 0.2 },
+    });
     const events = await collect(model, undefined, HISTORY_REQUEST);
     expect(events.at(-1)).toEqual({ type: 'done', stopReason: 'stop' });
     const [request] = server.requests;
@@ -54,7 +59,12 @@ describe('openAICompatible request', () => {
         { role: 'user', content: 'Answer in one line.' },
         { role: 'user', content: 'Go on.' },
       ],
-      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Current weather for a city', parameters: WEATHER_PARAMETERS } }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'get_weather', description: 'Current weather for a city', parameters: WEATHER_PARAMETERS },
+        },
+      ],
     });
   });
 
@@ -64,7 +74,11 @@ describe('openAICompatible request', () => {
     await collect(model, undefined, {
       messages: [
         { role: 'user', content: 'hi' },
-        { role: 'assistant', content: [{ type: 'toolCall', id: 'c1', name: 'noop', arguments: {} }], stopReason: 'toolUse' },
+        {
+          role: 'assistant',
+          content: [{ type: 'toolCall', id: 'c1', name: 'noop', arguments: {} }],
+          stopReason: 'toolUse',
+        },
         { role: 'toolResult', toolCallId: 'c1', toolName: 'noop', content: '', isError: false },
       ],
       tools: [],
@@ -75,14 +89,20 @@ describe('openAICompatible request', () => {
       stream_options: { include_usage: true },
       messages: [
         { role: 'user', content: 'hi' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'noop', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'noop', arguments: '{}' } }],
+        },
         { role: 'tool', tool_call_id: 'c1', content: '' },
       ],
     });
   });
 
   it('has no price for a model outside the table, so its cost is 0', () => {
-    expect(openAICompatible({ baseURL: `${server.url}/v1`, apiKey: 'x', model: 'llama3.1:8b' }).pricing).toBeUndefined();
+    expect(
+      openAICompatible({ baseURL: `${server.url}/v1`, apiKey: 'x', model: 'llama3.1:8b' }).pricing,
+    ).toBeUndefined();
   });
 
   it('throws a typed InvalidOptions error when there is neither an API key nor a server', () => {
@@ -123,7 +143,12 @@ describe('openAICompatible request', () => {
 describe('anthropic request', () => {
   it('sends the history as Messages turns: tool results merged into one user turn, tool_result blocks first', async () => {
     server.respondWith(sse(sseText(anthropicWire.events(OK))));
-    const model = anthropic({ baseURL: server.url, apiKey: 'sk-ant-test', model: 'claude-haiku-4-5', body: { stop_sequences: ['END'] } });
+    const model = anthropic({
+      baseURL: server.url,
+      apiKey: 'sk-ant-test',
+      model: 'claude-haiku-4-5',
+      body: { stop_sequences: ['END'] },
+    });
     const events = await collect(model, undefined, HISTORY_REQUEST);
     expect(events.at(-1)).toEqual({ type: 'done', stopReason: 'stop' });
     const [request] = server.requests;
@@ -168,7 +193,14 @@ describe('anthropic request', () => {
     await collect(model, undefined, {
       messages: [
         { role: 'user', content: 'hi' },
-        { role: 'assistant', content: [{ type: 'text', text: '' }, { type: 'toolCall', id: 'c1', name: 'noop', arguments: {} }], stopReason: 'toolUse' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: '' },
+            { type: 'toolCall', id: 'c1', name: 'noop', arguments: {} },
+          ],
+          stopReason: 'toolUse',
+        },
         { role: 'toolResult', toolCallId: 'c1', toolName: 'noop', content: '', isError: false },
         { role: 'user', content: '' },
       ],

@@ -53,7 +53,13 @@ describe.each(ALL_HARNESSES)('a full session through $name', (harness) => {
     );
     const model = harness.createModel(server);
     const clock = new SimulatedClock();
-    const agent = createAgent({ model, clock, systemPrompt: 'You are terse.', tools: [weather], retry: { jitter: false } });
+    const agent = createAgent({
+      model,
+      clock,
+      systemPrompt: 'You are terse.',
+      tools: [weather],
+      retry: { jitter: false },
+    });
     const run = agent.prompt('Weather in Paris and Rome?');
     const events: AgentEvent[] = [];
     run.events.subscribe((event) => {
@@ -66,12 +72,17 @@ describe.each(ALL_HARNESSES)('a full session through $name', (harness) => {
     expect(checkInvariants(events, result.messages).violations).toEqual([]);
     expect(result.status).toBe('completed');
     expect(result.endReason).toBe('naturalEnd');
-    expect(events.filter((event) => event.type === 'retry').map((event) => event.type === 'retry' && [event.delayMs, event.error.kind])).toEqual([
-      [2000, 'rateLimit'],
-    ]);
+    expect(
+      events
+        .filter((event) => event.type === 'retry')
+        .map((event) => event.type === 'retry' && [event.delayMs, event.error.kind]),
+    ).toEqual([[2000, 'rateLimit']]);
 
     const cacheWrite = wire.reportsCacheWrite ? (TOOL_TURN_USAGE.cacheWrite ?? 0) : 0;
-    const reported = (usage: Usage): Usage => ({ ...usage, ...(wire.reportsCacheWrite ? {} : { cacheWrite: undefined }) });
+    const reported = (usage: Usage): Usage => ({
+      ...usage,
+      ...(wire.reportsCacheWrite ? {} : { cacheWrite: undefined }),
+    });
     expect(result.counters).toEqual({
       ...zeroCounters(),
       turns: 2,
@@ -85,10 +96,19 @@ describe.each(ALL_HARNESSES)('a full session through $name', (harness) => {
       tokensOut: 45,
       tokensCacheRead: 40,
       tokensCacheWrite: cacheWrite,
-      costUsd: expect.closeTo(costOf(reported(TOOL_TURN_USAGE), wire.listPrice) + costOf(FINAL_TURN_USAGE, wire.listPrice), 12),
+      costUsd: expect.closeTo(
+        costOf(reported(TOOL_TURN_USAGE), wire.listPrice) + costOf(FINAL_TURN_USAGE, wire.listPrice),
+        12,
+      ),
     });
 
-    expect(result.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'toolResult', 'toolResult', 'assistant']);
+    expect(result.messages.map((message) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'toolResult',
+      'toolResult',
+      'assistant',
+    ]);
     expect(result.messages.slice(1)).toMatchObject([
       {
         role: 'assistant',

@@ -124,7 +124,12 @@ describe('compactMessages', () => {
 
   it('rejects bad options with a typed error', () => {
     const { messages } = sampleHistory();
-    for (const options of [{ maxTokens: -1 }, { maxTokens: Number.NaN }, { maxTokens: 10, keepRecent: 0 }, { maxTokens: 10, anchor: 1.5 }]) {
+    for (const options of [
+      { maxTokens: -1 },
+      { maxTokens: Number.NaN },
+      { maxTokens: 10, keepRecent: 0 },
+      { maxTokens: 10, anchor: 1.5 },
+    ]) {
       let caught: unknown;
       try {
         compactMessages(messages, options);

@@ -35,7 +35,11 @@ describe('estimateTokens', () => {
   });
 
   it('counts thinking text and tool-call argument JSON', () => {
-    const thinking: Message = { role: 'assistant', content: [{ type: 'thinking', text: 'x'.repeat(40) }], stopReason: 'stop' };
+    const thinking: Message = {
+      role: 'assistant',
+      content: [{ type: 'thinking', text: 'x'.repeat(40) }],
+      stopReason: 'stop',
+    };
     expect(estimateTokens(thinking)).toBe(14);
     const bigArgs: Message = {
       role: 'assistant',
@@ -106,7 +110,11 @@ describe('TokenLedger', () => {
     let expected = 0;
     for (let turn = 0; turn < 2_000; turn++) {
       const question: Message = { role: 'user', content: `question ${turn}` };
-      const answer: Message = { role: 'assistant', content: [{ type: 'text', text: `answer ${turn}` }], stopReason: 'stop' };
+      const answer: Message = {
+        role: 'assistant',
+        content: [{ type: 'text', text: `answer ${turn}` }],
+        stopReason: 'stop',
+      };
       history.push(question, answer);
       expected += estimateTokens(question) + estimateTokens(answer);
       expect(ledger.messages(history)).toBe(expected);

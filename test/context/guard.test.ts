@@ -76,7 +76,12 @@ describe('createContextGuard without a transform', () => {
   });
 
   it('rejects bad options with a typed error', () => {
-    const bad = [{ maxTokens: 0 }, { maxTokens: Number.NaN }, { maxTokens: 10, keepRecent: 0 }, { maxTokens: 10, transform: 'x' }];
+    const bad = [
+      { maxTokens: 0 },
+      { maxTokens: Number.NaN },
+      { maxTokens: 10, keepRecent: 0 },
+      { maxTokens: 10, transform: 'x' },
+    ];
     for (const options of bad) {
       expect(() => createContextGuard(options as ContextGuardOptions)).toThrow(AgentError);
       try {
@@ -125,7 +130,13 @@ describe('createContextGuard with a transform', () => {
 
   it('accepts an async transform that returns new, valid messages', async () => {
     const { messages, u0, a2, u3, a4, r3, u5, a6 } = sampleHistory();
-    const summary: Message = { role: 'toolResult', toolCallId: 'c2', toolName: 'read', content: 'short', isError: false };
+    const summary: Message = {
+      role: 'toolResult',
+      toolCallId: 'c2',
+      toolName: 'read',
+      content: 'short',
+      isError: false,
+    };
     const guard = createContextGuard({
       maxTokens: 1_000,
       transform: async (input) => {
@@ -163,7 +174,8 @@ describe('createContextGuard with a transform', () => {
 
   it('replaces output that breaks parity with the default compaction and reports it', async () => {
     const { messages, u0, u3, a4, r2, r3, u5, a6 } = sampleHistory();
-    const dropResult = (input: Message[]) => input.filter((message) => message.role !== 'toolResult' || message.toolCallId !== 'c1');
+    const dropResult = (input: Message[]) =>
+      input.filter((message) => message.role !== 'toolResult' || message.toolCallId !== 'c1');
     const guard = createContextGuard({ maxTokens: 1_000, transform: dropResult });
     const rejection = {
       reason: 'transform output breaks tool-call/result parity',
@@ -190,8 +202,14 @@ describe('createContextGuard with a transform', () => {
       expect(result.ok && result.messages).toBe(messages);
       return result.ok ? result.transformRejected : null;
     };
-    expect(await rejectionFor(undefined)).toEqual({ reason: 'transform did not return an array of messages', violations: ['got undefined'] });
-    expect(await rejectionFor(null)).toEqual({ reason: 'transform did not return an array of messages', violations: ['got null'] });
+    expect(await rejectionFor(undefined)).toEqual({
+      reason: 'transform did not return an array of messages',
+      violations: ['got undefined'],
+    });
+    expect(await rejectionFor(null)).toEqual({
+      reason: 'transform did not return an array of messages',
+      violations: ['got null'],
+    });
     expect(await rejectionFor([])).toEqual({ reason: 'transform returned no messages', violations: [] });
     const invalid = await rejectionFor([...messages, { role: 'bogus', content: 1 }]);
     expect(invalid?.reason).toBe('transform returned invalid messages');

@@ -5,7 +5,9 @@ import { assistantMsg, resultMsg, sampleHistory, userMsg } from './fixtures.js';
 describe('checkToolParity', () => {
   it('accepts a history where every call is answered once, in any order', () => {
     expect(checkToolParity(sampleHistory().messages)).toEqual({ ok: true });
-    expect(checkToolParity([userMsg('go'), assistantMsg('', 'a', 'b'), resultMsg('b'), resultMsg('a')])).toEqual({ ok: true });
+    expect(checkToolParity([userMsg('go'), assistantMsg('', 'a', 'b'), resultMsg('b'), resultMsg('a')])).toEqual({
+      ok: true,
+    });
     expect(checkToolParity([])).toEqual({ ok: true });
   });
 

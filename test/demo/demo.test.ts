@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zeroCounters } from 'agentchart';
 import { eventTypes } from 'agentchart/testing';
-import { chooseProvider, DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, describeChoice, loadProviderModel } from '../../src/demo/provider.js';
+import {
+  chooseProvider,
+  DEFAULT_ANTHROPIC_MODEL,
+  DEFAULT_OPENAI_MODEL,
+  describeChoice,
+  loadProviderModel,
+} from '../../src/demo/provider.js';
 import { counterRows } from '../../src/demo/renderer.js';
 import { runDemo, type DemoOutcome } from '../../src/demo/run-demo.js';
 import { FINAL_ANSWER, STEERING_MESSAGE, USER_PROMPT } from '../../src/demo/script.js';
@@ -54,7 +60,12 @@ describe('npm run demo (offline, scripted model)', () => {
 
   it("gives the model the prompt first and the steering message as the next turn's input", () => {
     const calls = outcome.events.flatMap((event) => (event.type === 'beforeModelCall' ? [event] : []));
-    expect(calls.map((call) => [call.turnIndex, call.messages.length])).toEqual([[0, 1], [1, 6], [2, 8], [3, 10]]);
+    expect(calls.map((call) => [call.turnIndex, call.messages.length])).toEqual([
+      [0, 1],
+      [1, 6],
+      [2, 8],
+      [3, 10],
+    ]);
     expect(calls[0]?.messages).toEqual([{ role: 'user', content: USER_PROMPT }]);
     expect(calls[1]?.messages.at(-1)).toEqual({ role: 'user', content: STEERING_MESSAGE });
     expect(lines.filter((line) => line.startsWith('  ⋯ calling'))).toEqual([
@@ -68,9 +79,20 @@ describe('npm run demo (offline, scripted model)', () => {
   it('runs the three first tools in parallel: all start before any ends', () => {
     const turn0 = outcome.events.filter((event) => event.turnIndex === 0);
     const toolEvents = eventTypes(turn0).filter((type) => type === 'toolExecutionStart' || type === 'toolExecutionEnd');
-    expect(toolEvents).toEqual(['toolExecutionStart', 'toolExecutionStart', 'toolExecutionStart', 'toolExecutionEnd', 'toolExecutionEnd', 'toolExecutionEnd']);
+    expect(toolEvents).toEqual([
+      'toolExecutionStart',
+      'toolExecutionStart',
+      'toolExecutionStart',
+      'toolExecutionEnd',
+      'toolExecutionEnd',
+      'toolExecutionEnd',
+    ]);
     const ends = turn0.flatMap((event) => (event.type === 'toolExecutionEnd' ? [[event.toolName, event.isError]] : []));
-    expect(ends).toEqual([['read_file', false], ['grep', false], ['run_tests', true]]);
+    expect(ends).toEqual([
+      ['read_file', false],
+      ['grep', false],
+      ['run_tests', true],
+    ]);
   });
 
   it('prints the lifecycle: turns, live progress, steering, approval, turn ends and the answer, in order', () => {
@@ -82,7 +104,7 @@ describe('npm run demo (offline, scripted model)', () => {
       '  → grep {"pattern":"parseConfig","path":"src"}',
       '  → run_tests {}',
       '  ✓ read_file: export function parseConfig(text: string): Record<string, string> { (+8 lines)',
-      '  ✓ grep: src/cli.ts:2: import { parseConfig } from \'./parser.js\'; (+4 lines)',
+      "  ✓ grep: src/cli.ts:2: import { parseConfig } from './parser.js'; (+4 lines)",
       '  ⚙ run_tests 40% 12/30 tests',
       `  you (steering): ${STEERING_MESSAGE}`,
       '  ✉ steering queued: unfinished tools get 120 ms, then are cancelled',
@@ -117,7 +139,13 @@ describe('npm run demo (offline, scripted model)', () => {
   it('prints every progress update of the first read_file and grep, indented in their turn', () => {
     const progress = lines.filter((line) => line.startsWith('  ⚙ read_file') || line.startsWith('  ⚙ grep'));
     expect(progress.sort()).toEqual(
-      ['  ⚙ grep 33% 1/3 files', '  ⚙ grep 67% 2/3 files', '  ⚙ grep 100% 3/3 files', '  ⚙ read_file 50% 129/258 bytes', '  ⚙ read_file 100% 258/258 bytes'].sort(),
+      [
+        '  ⚙ grep 33% 1/3 files',
+        '  ⚙ grep 67% 2/3 files',
+        '  ⚙ grep 100% 3/3 files',
+        '  ⚙ read_file 50% 129/258 bytes',
+        '  ⚙ read_file 100% 258/258 bytes',
+      ].sort(),
     );
   });
 
@@ -150,8 +178,14 @@ describe('counter table', () => {
 
 describe('provider choice from the environment', () => {
   it('uses the offline script when no provider is configured, or with --offline', () => {
-    expect(chooseProvider({})).toEqual({ kind: 'scripted', reason: 'no OPENAI_BASE_URL, OPENAI_API_KEY or ANTHROPIC_API_KEY set' });
-    expect(chooseProvider({ OPENAI_API_KEY: 'sk-x' }, ['--offline'])).toEqual({ kind: 'scripted', reason: '--offline' });
+    expect(chooseProvider({})).toEqual({
+      kind: 'scripted',
+      reason: 'no OPENAI_BASE_URL, OPENAI_API_KEY or ANTHROPIC_API_KEY set',
+    });
+    expect(chooseProvider({ OPENAI_API_KEY: 'sk-x' }, ['--offline'])).toEqual({
+      kind: 'scripted',
+      reason: '--offline',
+    });
     expect(chooseProvider({ OPENAI_API_KEY: '  ' })).toMatchObject({ kind: 'scripted' });
   });
 
@@ -161,7 +195,11 @@ describe('provider choice from the environment', () => {
       model: DEFAULT_OPENAI_MODEL,
       baseURL: 'http://127.0.0.1:11434/v1',
     });
-    expect(chooseProvider({ OPENAI_API_KEY: 'sk-x', OPENAI_MODEL: 'gpt-4.1' })).toEqual({ kind: 'openai', model: 'gpt-4.1', apiKey: 'sk-x' });
+    expect(chooseProvider({ OPENAI_API_KEY: 'sk-x', OPENAI_MODEL: 'gpt-4.1' })).toEqual({
+      kind: 'openai',
+      model: 'gpt-4.1',
+      apiKey: 'sk-x',
+    });
   });
 
   it('uses Anthropic when only ANTHROPIC_API_KEY is set', () => {
@@ -190,10 +228,16 @@ describe('demo on a real provider protocol', () => {
     if (choice.kind === 'scripted') throw new Error('expected a provider');
     const model = await loadProviderModel(choice);
     let transcript = '';
-    const outcome = await runDemo({ write: (text) => (transcript += text), model, modelDescription: describeChoice(choice) });
+    const outcome = await runDemo({
+      write: (text) => (transcript += text),
+      model,
+      modelDescription: describeChoice(choice),
+    });
     expect(outcome.result.status).toBe('completed');
     expect(outcome.violations).toEqual([]);
-    expect(transcript).toContain(`agentchart demo · ${DEFAULT_OPENAI_MODEL}\nOpenAI-compatible model ${DEFAULT_OPENAI_MODEL} at ${server.url}/v1\n`);
+    expect(transcript).toContain(
+      `agentchart demo · ${DEFAULT_OPENAI_MODEL}\nOpenAI-compatible model ${DEFAULT_OPENAI_MODEL} at ${server.url}/v1\n`,
+    );
     expect(transcript).toContain('  assistant: Nothing to fix here.\n');
     expect(server.requests.map((request) => request.path)).toEqual(['/v1/chat/completions']);
   });

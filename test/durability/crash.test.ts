@@ -37,30 +37,48 @@ describe('durable sessions survive SIGKILL at every step boundary', () => {
       // The stored log of the whole session (crashed run + its resumption) is well-formed.
       expect(checkInvariants(report.events, report.history).violations, where).toEqual([]);
       expect(report.events.at(-1)?.type, where).toBe('agentEnd');
-      expect(new Set(report.events.map((event) => event.runId)).size, `${where}: the resumed run continues the same run`).toBe(1);
+      expect(
+        new Set(report.events.map((event) => event.runId)).size,
+        `${where}: the resumed run continues the same run`,
+      ).toBe(1);
 
       // The session finished its work.
       const last = report.history.at(-1);
-      expect(last?.role === 'assistant' && last.content.some((block) => block.type === 'text' && block.text === 'All done.'), where).toBe(true);
+      expect(
+        last?.role === 'assistant' && last.content.some((block) => block.type === 'text' && block.text === 'All done.'),
+        where,
+      ).toBe(true);
 
       // A replay 'never' tool never runs twice; an interrupted one gets the restart result instead.
       expect(journal.filter((line) => line === 'never:w1').length, where).toBeLessThanOrEqual(1);
       const neverResult = report.history.find((m) => m.role === 'toolResult' && m.toolCallId === 'w1');
-      expect(neverResult && neverResult.role === 'toolResult' && ['wrote a', INTERRUPTED_BY_RESTART].includes(neverResult.content), where).toBe(true);
+      expect(
+        neverResult &&
+          neverResult.role === 'toolResult' &&
+          ['wrote a', INTERRUPTED_BY_RESTART].includes(neverResult.content),
+        where,
+      ).toBe(true);
       expect(journal.filter((line) => line === 'deploy:d1').length, where).toBe(1);
 
       // Every tool call has exactly one result.
       for (const message of report.history) {
         if (message.role !== 'assistant') continue;
         for (const call of toolCallsOf(message)) {
-          expect(report.history.filter((m) => m.role === 'toolResult' && m.toolCallId === call.id).length, `${where}: ${call.id}`).toBe(1);
+          expect(
+            report.history.filter((m) => m.role === 'toolResult' && m.toolCallId === call.id).length,
+            `${where}: ${call.id}`,
+          ).toBe(1);
         }
       }
 
       // A steering message accepted before the crash is delivered exactly once.
-      const steeringInHistory = report.history.filter((m) => m.role === 'user' && m.content === 'Also mention the changelog.').length;
+      const steeringInHistory = report.history.filter(
+        (m) => m.role === 'user' && m.content === 'Also mention the changelog.',
+      ).length;
       if (journal.includes('steer-accepted')) expect(steeringInHistory, where).toBe(1);
-      summary.push(`${where}: resumed=${report.resumed} never-runs=${journal.filter((l) => l === 'never:w1').length} safe-runs=${journal.filter((l) => l === 'safe:f1').length} steering=${steeringInHistory}`);
+      summary.push(
+        `${where}: resumed=${report.resumed} never-runs=${journal.filter((l) => l === 'never:w1').length} safe-runs=${journal.filter((l) => l === 'safe:f1').length} steering=${steeringInHistory}`,
+      );
     }
     reportStats(summary.join('\n'));
   }, 240_000);

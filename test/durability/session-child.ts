@@ -47,7 +47,13 @@ const model = scriptedModel(
     const stepsDone = assistants(request.messages);
     const entry: ScriptEntry =
       stepsDone === 0
-        ? { text: 'Writing the log and fetching the page.', toolCalls: [{ id: 'w1', name: 'write_log', arguments: { line: 'a' } }, { id: 'f1', name: 'fetch', arguments: { url: 'x' } }] }
+        ? {
+            text: 'Writing the log and fetching the page.',
+            toolCalls: [
+              { id: 'w1', name: 'write_log', arguments: { line: 'a' } },
+              { id: 'f1', name: 'fetch', arguments: { url: 'x' } },
+            ],
+          }
         : stepsDone === 1 && !rateLimited
           ? ((rateLimited = true), { text: 'partial', error: { kind: 'rateLimit', retryAfterMs: 20 } })
           : stepsDone === 1
@@ -63,10 +69,11 @@ const model = scriptedModel(
   { recordRequests: false },
 );
 
-const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
-  const timer = setTimeout(resolve, ms);
-  signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-});
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+  });
 
 const tools = [
   defineTool({
@@ -154,7 +161,11 @@ async function main(): Promise<void> {
   } else if (config.approve) {
     const [pending] = agent.pendingApprovals();
     try {
-      agent.resolveApproval(config.approve.toolCallId ?? pending?.toolCallId ?? '', config.approve.approved ? { approved: true } : { approved: false, reason: 'declined after restart' }, { version: config.approve.version ?? pending?.version ?? -1 });
+      agent.resolveApproval(
+        config.approve.toolCallId ?? pending?.toolCallId ?? '',
+        config.approve.approved ? { approved: true } : { approved: false, reason: 'declined after restart' },
+        { version: config.approve.version ?? pending?.version ?? -1 },
+      );
     } catch (error) {
       await agent.close();
       console.log(JSON.stringify({ error: error instanceof AgentError ? error.code : String(error) }));
@@ -166,7 +177,13 @@ async function main(): Promise<void> {
   }
   await agent.flush();
   await agent.close();
-  console.log(JSON.stringify({ events: await raw.loadEvents(config.sessionId), history: agent.messages, resumed: resumedRun !== null }));
+  console.log(
+    JSON.stringify({
+      events: await raw.loadEvents(config.sessionId),
+      history: agent.messages,
+      resumed: resumedRun !== null,
+    }),
+  );
   raw.close();
 }
 

@@ -16,7 +16,8 @@ import { DEPLOY_REPLIES, deployAgent, reinjectDeclined } from './fixtures.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`[counterexample viewer test] SKIPPED: ${CHROMIUM} is missing (.ci/run installs it as root).`);
+if (!hasChromium)
+  console.warn(`[counterexample viewer test] SKIPPED: ${CHROMIUM} is missing (.ci/run installs it as root).`);
 
 describe.skipIf(!hasChromium)('a counterexample in the trace viewer', () => {
   let context: BrowserContext;
@@ -27,7 +28,14 @@ describe.skipIf(!hasChromium)('a counterexample in the trace viewer', () => {
     context = await chromium.launchPersistentContext(join(dir, 'user-data'), {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-sync',
+      ],
     });
   }, 60_000);
 
@@ -56,7 +64,9 @@ describe.skipIf(!hasChromium)('a counterexample in the trace viewer', () => {
     expect(await page.locator('#trace-name').textContent()).toBe(violation.replay);
     expect(await page.locator('#step-label').textContent()).toMatch(new RegExp(`^step 1 / ${model.steps.length} `));
     await page.keyboard.press('End');
-    expect(await page.locator('#step-label').textContent()).toMatch(new RegExp(`^step ${model.steps.length} / ${model.steps.length} `));
+    expect(await page.locator('#step-label').textContent()).toMatch(
+      new RegExp(`^step ${model.steps.length} / ${model.steps.length} `),
+    );
     expect(errors).toEqual([]);
   }, 60_000);
 });

@@ -125,7 +125,10 @@ describe('internal errors keep the log whole and the session loadable', () => {
         ],
       },
     ]);
-    const { result, events } = await internalFailure({ model, tools: [slow, broken], approvalMode: 'bypass', clock }, clock);
+    const { result, events } = await internalFailure(
+      { model, tools: [slow, broken], approvalMode: 'bypass', clock },
+      clock,
+    );
     release();
     await macrotasks(2);
     expect(

@@ -79,22 +79,28 @@ async function main(): Promise<number> {
   let lastPrint = started;
   let lastFailure: string | null = null;
 
-  const property = fc.asyncProperty(arbitrary, fc.scheduler(), async ({ suite, scenario }: { suite: string; scenario: Scenario }, scheduler) => {
-    const report = await runScenario(scenario, scheduler);
-    done++;
-    perSuite.set(suite, (perSuite.get(suite) ?? 0) + 1);
-    const now = performance.now();
-    if (now - lastPrint > 5_000) {
-      lastPrint = now;
-      const rate = (now - started) / done;
-      console.log(`  ${done.toLocaleString('en')} / ${args.runs.toLocaleString('en')} interleavings, ${rate.toFixed(2)} ms each, ~${Math.round(((args.runs - done) * rate) / 1000)} s left`);
-    }
-    if (report.violations.length > 0) {
-      lastFailure = `suite ${suite}\n${describeReport(report, scheduler)}`;
-      return false;
-    }
-    return true;
-  });
+  const property = fc.asyncProperty(
+    arbitrary,
+    fc.scheduler(),
+    async ({ suite, scenario }: { suite: string; scenario: Scenario }, scheduler) => {
+      const report = await runScenario(scenario, scheduler);
+      done++;
+      perSuite.set(suite, (perSuite.get(suite) ?? 0) + 1);
+      const now = performance.now();
+      if (now - lastPrint > 5_000) {
+        lastPrint = now;
+        const rate = (now - started) / done;
+        console.log(
+          `  ${done.toLocaleString('en')} / ${args.runs.toLocaleString('en')} interleavings, ${rate.toFixed(2)} ms each, ~${Math.round(((args.runs - done) * rate) / 1000)} s left`,
+        );
+      }
+      if (report.violations.length > 0) {
+        lastFailure = `suite ${suite}\n${describeReport(report, scheduler)}`;
+        return false;
+      }
+      return true;
+    },
+  );
 
   const seed = args.seed ?? (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
   const replaying = args.path !== undefined;
@@ -115,11 +121,19 @@ async function main(): Promise<number> {
     console.log(`${done.toLocaleString('en')} interleavings (${tally}), 0 violations, in ${seconds} s`);
     return 0;
   }
-  console.log(`VIOLATION after ${result.numRuns.toLocaleString('en')} runs and ${result.numShrinks} shrinks, in ${seconds} s`);
+  console.log(
+    `VIOLATION after ${result.numRuns.toLocaleString('en')} runs and ${result.numShrinks} shrinks, in ${seconds} s`,
+  );
   if (lastFailure) console.log(lastFailure);
-  else if (result.errorInstance) console.log(String(result.errorInstance instanceof Error ? result.errorInstance.stack : result.errorInstance));
+  else if (result.errorInstance)
+    console.log(String(result.errorInstance instanceof Error ? result.errorInstance.stack : result.errorInstance));
   console.log(`counterexample: ${fc.stringify(result.counterexample?.[0])}`);
-  const replay = ['npm run fuzz --', ...args.flags, `--seed ${result.seed}`, `--path ${result.counterexamplePath}`].join(' ');
+  const replay = [
+    'npm run fuzz --',
+    ...args.flags,
+    `--seed ${result.seed}`,
+    `--path ${result.counterexamplePath}`,
+  ].join(' ');
   console.log(`seed ${result.seed} path ${result.counterexamplePath}\nreplay: ${replay}`);
   return 1;
 }

@@ -10,7 +10,11 @@ import { invoked, type Gate, type WorldRecord } from './world.js';
 
 const REWRITE = { outcome: 'ok', updates: 0, honorsSignal: true };
 
-function verdictFor(slot: keyof PolicySpecs, spec: VerdictSpec, label: string): Verdict | PreDispatchVerdict | PostTurnVerdict | { verdict: 'replace'; assistant: AssistantMessage } | 'same' {
+function verdictFor(
+  slot: keyof PolicySpecs,
+  spec: VerdictSpec,
+  label: string,
+): Verdict | PreDispatchVerdict | PostTurnVerdict | { verdict: 'replace'; assistant: AssistantMessage } | 'same' {
   switch (spec) {
     case 'continue':
       return { verdict: 'continue' };
@@ -41,8 +45,10 @@ export function worldPolicies(specs: PolicySpecs, gate: Gate, record: WorldRecor
     return verdictFor(slot, spec, label);
   };
   if (specs.preTurn) policies.preTurn = [async (ctx) => (await next('preTurn', ` (turn ${ctx.turnIndex})`)) as Verdict];
-  if (specs.postLoop) policies.postLoop = [async (ctx) => (await next('postLoop', ` (turn ${ctx.turnIndex})`)) as Verdict];
-  if (specs.preDispatch) policies.preDispatch = [async (ctx) => (await next('preDispatch', ` (${ctx.toolCall.id})`)) as PreDispatchVerdict];
+  if (specs.postLoop)
+    policies.postLoop = [async (ctx) => (await next('postLoop', ` (turn ${ctx.turnIndex})`)) as Verdict];
+  if (specs.preDispatch)
+    policies.preDispatch = [async (ctx) => (await next('preDispatch', ` (${ctx.toolCall.id})`)) as PreDispatchVerdict];
   if (specs.postTurn) {
     policies.postTurn = [
       async (ctx) => {
@@ -50,7 +56,16 @@ export function worldPolicies(specs: PolicySpecs, gate: Gate, record: WorldRecor
         // A replacement with the same tool-call blocks and a different text: the accepted kind.
         if (verdict === 'same') {
           if (!ctx.assistant) return { verdict: 'continue' };
-          return { verdict: 'replace', assistant: { ...ctx.assistant, content: [{ type: 'text', text: 'replaced' }, ...ctx.assistant.content.filter((b) => b.type === 'toolCall')] } };
+          return {
+            verdict: 'replace',
+            assistant: {
+              ...ctx.assistant,
+              content: [
+                { type: 'text', text: 'replaced' },
+                ...ctx.assistant.content.filter((b) => b.type === 'toolCall'),
+              ],
+            },
+          };
         }
         return verdict as PostTurnVerdict;
       },

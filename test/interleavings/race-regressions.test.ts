@@ -24,19 +24,43 @@ const text = { text: true, calls: [], end: { kind: 'done' as const } };
 describe('race regressions: violations the interleavings found stay fixed', () => {
   it('V5 abort while a post-turn policy runs: its later replace verdict rewrites the history of the ended run', async () => {
     const replies = [{ text: false, calls: [run('work')], end: { kind: 'done' as const } }];
-    const scenario = scenarioOf({ replies, policies: { postTurn: ['replace'] }, actions: [afterSteps({ kind: 'abort' })] });
-    expect(await violationsOf(scenario, ['model call 0 (primary) first event', 'model call 0 (primary) done', 'tool c0_0 finishes', 'action 0: abort', 'postTurn #0'])).toEqual([]);
+    const scenario = scenarioOf({
+      replies,
+      policies: { postTurn: ['replace'] },
+      actions: [afterSteps({ kind: 'abort' })],
+    });
+    expect(
+      await violationsOf(scenario, [
+        'model call 0 (primary) first event',
+        'model call 0 (primary) done',
+        'tool c0_0 finishes',
+        'action 0: abort',
+        'postTurn #0',
+      ]),
+    ).toEqual([]);
   });
 
   it('V7 abort while a pre-dispatch policy runs: the policies of the remaining calls run after agentEnd', async () => {
     const replies = [{ text: false, calls: [run('work'), run('work')], end: { kind: 'done' as const } }];
     const scenario = scenarioOf({ replies, policies: { preDispatch: [] }, actions: [afterSteps({ kind: 'abort' })] });
-    expect(await violationsOf(scenario, ['model call 0 (primary) first event', 'model call 0 (primary) done', 'action 0: abort', 'preDispatch #0'])).toEqual([]);
+    expect(
+      await violationsOf(scenario, [
+        'model call 0 (primary) first event',
+        'model call 0 (primary) done',
+        'action 0: abort',
+        'preDispatch #0',
+      ]),
+    ).toEqual([]);
   });
 
   it('V9 a steering message committed by a pre-turn Stop gets a receipt naming the previous turn', async () => {
-    const scenario = scenarioOf({ replies: [text], policies: { preTurn: ['continue', 'stop'] }, actions: [afterSteps({ kind: 'steer' })] });
-    expect(await violationsOf(scenario, ['preTurn #0', 'model call 0 (primary) first event', 'action 0: steer'])).toEqual([]);
+    const scenario = scenarioOf({
+      replies: [text],
+      policies: { preTurn: ['continue', 'stop'] },
+      actions: [afterSteps({ kind: 'steer' })],
+    });
+    expect(
+      await violationsOf(scenario, ['preTurn #0', 'model call 0 (primary) first event', 'action 0: steer']),
+    ).toEqual([]);
   });
-
 });

@@ -21,7 +21,9 @@ describe('interleaving regressions', () => {
   });
 
   it('a reply cut by a rate limit (no retry left) after a complete tool call: the call gets a result', async () => {
-    const replies = [{ text: false, calls: [run('work')], end: { kind: 'error' as const, error: 'rateLimit' as const } }];
+    const replies = [
+      { text: false, calls: [run('work')], end: { kind: 'error' as const, error: 'rateLimit' as const } },
+    ];
     const report = await checked(scenarioOf({ replies }));
     expect(report.results.map((r) => r && `${r.status}/${r.endReason}`)).toEqual(['failed/retryExhausted']);
     const results = report.checked.agent.messages.filter((m) => m.role === 'toolResult');

@@ -1,9 +1,25 @@
 import { drive, type TaskScheduler } from '../../src/testing/race/scheduler.js';
-import { AgentError, createAgent, type AgentEvent, type AgentOptions, type RunResult, type SteerReceipt } from 'agentchart';
+import {
+  AgentError,
+  createAgent,
+  type AgentEvent,
+  type AgentOptions,
+  type RunResult,
+  type SteerReceipt,
+} from 'agentchart';
 import { checkScenario, type CheckInput, type RunRecord, type SentMessage } from './checks.js';
 import type { Action, Scenario } from './spec.js';
 import { worldPolicies } from './policies.js';
-import { gateOn, NEVER_MS, TrackedClock, worldApproval, worldModels, worldTools, type Gate, type WorldRecord } from './world.js';
+import {
+  gateOn,
+  NEVER_MS,
+  TrackedClock,
+  worldApproval,
+  worldModels,
+  worldTools,
+  type Gate,
+  type WorldRecord,
+} from './world.js';
 
 export { scenarioArbitrary, FULL_FOCUS, type Focus, type Scenario } from './spec.js';
 
@@ -35,7 +51,15 @@ export async function runScenario(scenario: Scenario, scheduler: TaskScheduler):
   // One counter orders events, aborts and calls into the world.
   let moment = 0;
   const momentOf: number[] = [];
-  const record: WorldRecord = { requests: [], executions: [], approvalCalls: [], stalledStreams: 0, providerAborted: false, invocations: [], stamp: () => ++moment };
+  const record: WorldRecord = {
+    requests: [],
+    executions: [],
+    approvalCalls: [],
+    stalledStreams: 0,
+    providerAborted: false,
+    invocations: [],
+    stamp: () => ++moment,
+  };
   let tasks = 0;
   let releases = 0;
   let runaway = false;
@@ -70,8 +94,17 @@ export async function runScenario(scenario: Scenario, scheduler: TaskScheduler):
     steeringInterrupts: config.steeringInterrupts,
     streaming: config.liveStreaming ? 'live' : 'buffered',
     steeringGraceMs: config.steeringGraceMs,
-    retry: { maxAttempts: config.maxAttempts, baseDelayMs: config.baseDelayMs, maxDelayMs: 30_000, jitter: false, maxRetryAfterMs: 60_000 },
-    timeouts: { modelIdleMs: config.modelIdleMs ?? NEVER_MS, ...(config.toolTimeoutMs !== undefined ? { toolMs: config.toolTimeoutMs } : {}) },
+    retry: {
+      maxAttempts: config.maxAttempts,
+      baseDelayMs: config.baseDelayMs,
+      maxDelayMs: 30_000,
+      jitter: false,
+      maxRetryAfterMs: 60_000,
+    },
+    timeouts: {
+      modelIdleMs: config.modelIdleMs ?? NEVER_MS,
+      ...(config.toolTimeoutMs !== undefined ? { toolMs: config.toolTimeoutMs } : {}),
+    },
     ...(config.maxTurns !== undefined ? { maxTurns: config.maxTurns } : {}),
     clock,
     onSubscriberError: (error) => violations.push(`subscriber: an event subscriber threw: ${String(error)}`),
@@ -126,7 +159,14 @@ export async function runScenario(scenario: Scenario, scheduler: TaskScheduler):
         const source = action.kind === 'steer' ? 'steering' : 'followUp';
         const text = `${action.kind} ${index}`;
         trace.push(`action ${index}: ${action.kind}("${text}") (${during})`);
-        const message: SentMessage = { text, source, receipt: null, inHistoryWhenResolved: false, moment: ++moment, duringRun: running };
+        const message: SentMessage = {
+          text,
+          source,
+          receipt: null,
+          inHistoryWhenResolved: false,
+          moment: ++moment,
+          duringRun: running,
+        };
         sent.push(message);
         void (source === 'steering' ? agent.steer(text) : agent.followUp(text)).then((receipt: SteerReceipt) => {
           message.receipt = receipt;
@@ -158,7 +198,8 @@ export async function runScenario(scenario: Scenario, scheduler: TaskScheduler):
   scenario.actions.forEach(({ action, trigger }, index) => {
     if (trigger.kind !== 'steps') return;
     void (async () => {
-      for (let step = 1; step <= trigger.after; step++) await gate(`action ${index} (${action.kind}) waits ${step}/${trigger.after}`);
+      for (let step = 1; step <= trigger.after; step++)
+        await gate(`action ${index} (${action.kind}) waits ${step}/${trigger.after}`);
       await gate(`action ${index}: ${action.kind}`);
       perform(index, action);
     })();
@@ -182,7 +223,10 @@ export async function runScenario(scenario: Scenario, scheduler: TaskScheduler):
       return false;
     },
   });
-  if (stuck) violations.push(`${stuck} (runs started ${runs.length}/${plannedRuns}, ended ${runs.filter((r) => r.result).length})`);
+  if (stuck)
+    violations.push(
+      `${stuck} (runs started ${runs.length}/${plannedRuns}, ended ${runs.filter((r) => r.result).length})`,
+    );
   if (runaway) violations.push(`runaway: more than ${MAX_TASKS} scheduler tasks`);
   if (agent.running) agent.abort('driver: cleanup');
 

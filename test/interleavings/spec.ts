@@ -164,7 +164,17 @@ export const FULL_FOCUS: Focus = {
   maxActions: 5,
 };
 
-const ERROR_KINDS: ErrorKind[] = ['rateLimit', 'overloaded', 'network', 'timeout', 'contextOverflow', 'auth', 'badRequest', 'unknown', 'aborted'];
+const ERROR_KINDS: ErrorKind[] = [
+  'rateLimit',
+  'overloaded',
+  'network',
+  'timeout',
+  'contextOverflow',
+  'auth',
+  'badRequest',
+  'unknown',
+  'aborted',
+];
 
 const toolArgs: fc.Arbitrary<ToolArgs> = fc.record({
   outcome: fc.constantFrom('ok', 'fail', 'throw'),
@@ -176,16 +186,25 @@ function callSpec(focus: Focus): fc.Arbitrary<CallSpec> {
   const tool = focus.approvals ? fc.constantFrom<'work' | 'guarded'>('work', 'guarded') : fc.constant<'work'>('work');
   return fc.oneof(
     { weight: 6, arbitrary: fc.record({ kind: fc.constant('run' as const), tool, args: toolArgs }) },
-    { weight: 1, arbitrary: fc.constantFrom<CallSpec>({ kind: 'unknown' }, { kind: 'invalid' }, { kind: 'malformed' }) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom<CallSpec>({ kind: 'unknown' }, { kind: 'invalid' }, { kind: 'malformed' }),
+    },
   );
 }
 
 function replyEnd(focus: Focus): fc.Arbitrary<ReplyEnd> {
-  const ends: Array<fc.WeightedArbitrary<ReplyEnd>> = [{ weight: 6, arbitrary: fc.constant({ kind: 'done' as const }) }];
+  const ends: Array<fc.WeightedArbitrary<ReplyEnd>> = [
+    { weight: 6, arbitrary: fc.constant({ kind: 'done' as const }) },
+  ];
   if (focus.tools) ends.push({ weight: 1, arbitrary: fc.constant({ kind: 'length' as const }) });
   if (focus.errors) {
     const error = fc.record(
-      { kind: fc.constant('error' as const), error: fc.constantFrom(...ERROR_KINDS), retryAfterMs: fc.constantFrom(50, 2_000) },
+      {
+        kind: fc.constant('error' as const),
+        error: fc.constantFrom(...ERROR_KINDS),
+        retryAfterMs: fc.constantFrom(50, 2_000),
+      },
       { requiredKeys: ['kind', 'error'] },
     );
     ends.push({ weight: 3, arbitrary: error });
@@ -201,11 +220,22 @@ function replySpec(focus: Focus): fc.Arbitrary<ReplySpec> {
     calls: focus.tools ? fc.array(callSpec(focus), { maxLength: 3 }) : fc.constant<CallSpec[]>([]),
     end: replyEnd(focus),
   });
-  return focus.callsBeforeError ? reply : reply.map((r): ReplySpec => (r.end.kind === 'error' ? { ...r, calls: [] } : r));
+  return focus.callsBeforeError
+    ? reply
+    : reply.map((r): ReplySpec => (r.end.kind === 'error' ? { ...r, calls: [] } : r));
 }
 
 const approvalSpec: fc.Arbitrary<ApprovalSpec> = fc.oneof(
-  fc.record({ kind: fc.constantFrom('approve' as const, 'deny' as const, 'reject' as const, 'invalid' as const, 'throwSync' as const), honorsSignal: fc.boolean() }),
+  fc.record({
+    kind: fc.constantFrom(
+      'approve' as const,
+      'deny' as const,
+      'reject' as const,
+      'invalid' as const,
+      'throwSync' as const,
+    ),
+    honorsSignal: fc.boolean(),
+  }),
   fc.record({ kind: fc.constant('approveWith' as const), args: toolArgs, honorsSignal: fc.boolean() }),
 );
 
@@ -225,19 +255,37 @@ function policySpecs(focus: Focus): fc.Arbitrary<PolicySpecs> {
   if (slots.length === 0) return fc.constant({});
   // Continue is the common verdict; the others are drawn less often.
   const verdicts = (allowed: readonly VerdictSpec[]) =>
-    fc.array(fc.oneof(...allowed.map((verdict) => ({ weight: verdict === 'continue' ? 4 : 1, arbitrary: fc.constant(verdict) }))), { maxLength: 3 });
-  const specs = fc.record(Object.fromEntries(slots.map(([slot, allowed]) => [slot, verdicts(allowed)])) as Record<PolicySlot, fc.Arbitrary<VerdictSpec[]>>, { requiredKeys: [] });
+    fc.array(
+      fc.oneof(
+        ...allowed.map((verdict) => ({ weight: verdict === 'continue' ? 4 : 1, arbitrary: fc.constant(verdict) })),
+      ),
+      { maxLength: 3 },
+    );
+  const specs = fc.record(
+    Object.fromEntries(slots.map(([slot, allowed]) => [slot, verdicts(allowed)])) as Record<
+      PolicySlot,
+      fc.Arbitrary<VerdictSpec[]>
+    >,
+    { requiredKeys: [] },
+  );
   return fc.oneof(fc.constant({}), specs);
 }
 
 /** An action fires after scheduler steps, or re-entrantly from a subscriber when the focus allows that event type. */
 function timedAction(focus: Focus): fc.Arbitrary<TimedAction> {
   const steps = fc.record({ kind: fc.constant('steps' as const), after: fc.integer({ min: 0, max: 8 }) });
-  const onEvent = fc.record({ kind: fc.constant('event' as const), type: fc.constantFrom(...TRIGGER_EVENTS), nth: fc.integer({ min: 0, max: 2 }) });
+  const onEvent = fc.record({
+    kind: fc.constant('event' as const),
+    type: fc.constantFrom(...TRIGGER_EVENTS),
+    nth: fc.integer({ min: 0, max: 2 }),
+  });
   const anyReentrant = Object.values(focus.reentrant).some((types) => types.length > 0);
-  const trigger: fc.Arbitrary<Trigger> = anyReentrant ? fc.oneof({ weight: 3, arbitrary: steps }, { weight: 1, arbitrary: onEvent }) : steps;
+  const trigger: fc.Arbitrary<Trigger> = anyReentrant
+    ? fc.oneof({ weight: 3, arbitrary: steps }, { weight: 1, arbitrary: onEvent })
+    : steps;
   return fc.record({ action: action(focus), trigger }).map(({ action, trigger }): TimedAction => {
-    if (trigger.kind === 'event' && !focus.reentrant[action.kind].includes(trigger.type)) return { action, trigger: { kind: 'steps', after: trigger.nth } };
+    if (trigger.kind === 'event' && !focus.reentrant[action.kind].includes(trigger.type))
+      return { action, trigger: { kind: 'steps', after: trigger.nth } };
     return { action, trigger };
   });
 }
@@ -260,7 +308,19 @@ function config(focus: Focus): fc.Arbitrary<AgentConfig> {
       modelIdleMs: focus.timeouts ? fc.constantFrom(500, 30_000) : fc.constant(undefined),
       toolTimeoutMs: focus.timeouts ? fc.constantFrom(200, 5_000) : fc.constant(undefined),
     },
-    { requiredKeys: ['toolExecution', 'approvalMode', 'steeringMode', 'followUpMode', 'steeringInterrupts', 'steeringGraceMs', 'maxAttempts', 'baseDelayMs', 'fallback'] },
+    {
+      requiredKeys: [
+        'toolExecution',
+        'approvalMode',
+        'steeringMode',
+        'followUpMode',
+        'steeringInterrupts',
+        'steeringGraceMs',
+        'maxAttempts',
+        'baseDelayMs',
+        'fallback',
+      ],
+    },
   );
 }
 
@@ -278,7 +338,10 @@ export function scenarioArbitrary(overrides: Partial<Focus> = {}): fc.Arbitrary<
   // A maxTurns limit turns follow-ups into steering messages.
   return scenario.map((s): Scenario => {
     if (s.config.maxTurns === undefined) return s;
-    return { ...s, actions: s.actions.map((a) => (a.action.kind === 'followUp' ? { ...a, action: { kind: 'steer' } } : a)) };
+    return {
+      ...s,
+      actions: s.actions.map((a) => (a.action.kind === 'followUp' ? { ...a, action: { kind: 'steer' } } : a)),
+    };
   });
 }
 
@@ -306,6 +369,9 @@ export function scenarioOf(partial: { config?: Partial<AgentConfig> } & Partial<
 }
 
 export const afterSteps = (action: Action, after = 0): TimedAction => ({ action, trigger: { kind: 'steps', after } });
-export const onEvent = (type: TriggerEvent, action: Action, nth = 0): TimedAction => ({ action, trigger: { kind: 'event', type, nth } });
+export const onEvent = (type: TriggerEvent, action: Action, nth = 0): TimedAction => ({
+  action,
+  trigger: { kind: 'event', type, nth },
+});
 export const OK: ToolArgs = { outcome: 'ok', updates: 0, honorsSignal: false };
 export const run = (tool: 'work' | 'guarded', args: ToolArgs = OK): CallSpec => ({ kind: 'run', tool, args });

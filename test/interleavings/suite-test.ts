@@ -6,12 +6,16 @@ import { assertSuite, suiteNamed } from './suites.js';
 export function suiteTest(name: string): void {
   const suite = suiteNamed(name);
   describe(`interleavings: ${suite.name}`, () => {
-    it(suite.title, async () => {
-      const started = performance.now();
-      const runs = await assertSuite(suite);
-      const ms = Math.round(performance.now() - started);
-      reportStats(`interleavings/${suite.name}: ${runs} interleavings, 0 violations, ${ms} ms`);
-      expect(runs).toBe(suite.ciRuns);
-    }, 120_000);
+    it(
+      suite.title,
+      async () => {
+        const started = performance.now();
+        const runs = await assertSuite(suite);
+        const ms = Math.round(performance.now() - started);
+        reportStats(`interleavings/${suite.name}: ${runs} interleavings, 0 violations, ${ms} ms`);
+        expect(runs).toBe(suite.ciRuns);
+      },
+      120_000,
+    );
   });
 }

@@ -21,25 +21,35 @@ const NO_REENTRY: Focus['reentrant'] = { abort: [], steer: [], followUp: [], tic
 export const SUITES: Suite[] = [
   {
     name: 'tools',
-    title: 'tool completions, progress updates, tool time limits, steering (grace on the clock), follow-ups and abort race on the real actors',
+    title:
+      'tool completions, progress updates, tool time limits, steering (grace on the clock), follow-ups and abort race on the real actors',
     focus: { approvals: false, errors: false, stalls: false, policies: {}, reentrant: NO_REENTRY },
     ciRuns: 600,
   },
   {
     name: 'approvals',
-    title: 'approval resolutions (approve, deny, approveWith, throw, reject, invalid) race tool completions, steering and abort',
-    focus: { errors: false, stalls: false, policies: {}, reentrant: NO_REENTRY, actions: { abort: 2, steer: 2, followUp: 1, tick: 1 } },
+    title:
+      'approval resolutions (approve, deny, approveWith, throw, reject, invalid) race tool completions, steering and abort',
+    focus: {
+      errors: false,
+      stalls: false,
+      policies: {},
+      reentrant: NO_REENTRY,
+      actions: { abort: 2, steer: 2, followUp: 1, tick: 1 },
+    },
     ciRuns: 500,
   },
   {
     name: 'model',
-    title: 'model replies (0–3 tool calls, every error kind, stalls, truncation, fallback) race backoff and the model idle timeout on the clock, abort and steering',
+    title:
+      'model replies (0–3 tool calls, every error kind, stalls, truncation, fallback) race backoff and the model idle timeout on the clock, abort and steering',
     focus: { approvals: false, policies: {}, reentrant: NO_REENTRY },
     ciRuns: 600,
   },
   {
     name: 'queues',
-    title: 'steering and follow-up messages are delivered exactly once or stay queued, across two runs, also when sent from subscribers',
+    title:
+      'steering and follow-up messages are delivered exactly once or stay queued, across two runs, also when sent from subscribers',
     focus: {
       approvals: false,
       errors: false,
@@ -52,17 +62,23 @@ export const SUITES: Suite[] = [
   },
   {
     name: 'policies',
-    title: 'pre-turn, post-turn and post-loop policies waiting on the scheduler race abort, steering and tool completions',
+    title:
+      'pre-turn, post-turn and post-loop policies waiting on the scheduler race abort, steering and tool completions',
     focus: {
       errors: false,
-      policies: { preTurn: ['continue', 'inject', 'throw'], postTurn: ['continue', 'stop', 'inject', 'throw'], postLoop: ['continue', 'stop', 'inject', 'throw'] },
+      policies: {
+        preTurn: ['continue', 'inject', 'throw'],
+        postTurn: ['continue', 'stop', 'inject', 'throw'],
+        postLoop: ['continue', 'stop', 'inject', 'throw'],
+      },
       reentrant: NO_REENTRY,
     },
     ciRuns: 500,
   },
   {
     name: 'reentrant',
-    title: 'abort() and clock moves called from inside event subscribers while the runtime is publishing (steer and follow-up: see queues)',
+    title:
+      'abort() and clock moves called from inside event subscribers while the runtime is publishing (steer and follow-up: see queues)',
     focus: {
       policies: {},
       reentrant: { abort: TRIGGER_EVENTS, steer: [], followUp: [], tick: TRIGGER_EVENTS },
@@ -76,7 +92,8 @@ export const FULL_SUITE: Suite = { name: 'full', title: 'the whole scenario spac
 
 export function suiteNamed(name: string): Suite {
   const suite = [...SUITES, FULL_SUITE].find((s) => s.name === name);
-  if (!suite) throw new Error(`unknown suite "${name}"; suites: ${[...SUITES, FULL_SUITE].map((s) => s.name).join(', ')}`);
+  if (!suite)
+    throw new Error(`unknown suite "${name}"; suites: ${[...SUITES, FULL_SUITE].map((s) => s.name).join(', ')}`);
   return suite;
 }
 

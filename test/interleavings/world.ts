@@ -62,7 +62,10 @@ const TOOL_PARAMETERS = z.object({
 });
 
 function toolBody(name: string, gate: Gate, record: WorldRecord) {
-  return async (args: ToolArgs, ctx: { toolCallId: string; signal: AbortSignal; update(partial: unknown): Promise<void> }) => {
+  return async (
+    args: ToolArgs,
+    ctx: { toolCallId: string; signal: AbortSignal; update(partial: unknown): Promise<void> },
+  ) => {
     record.executions.push(ctx.toolCallId);
     invoked(record, `tool ${ctx.toolCallId}`);
     const signal = args.honorsSignal ? ctx.signal : undefined;
@@ -79,7 +82,12 @@ function toolBody(name: string, gate: Gate, record: WorldRecord) {
 
 /** `work` runs freely; `guarded` asks for approval in 'smart' mode. Both wait on the scheduler. */
 export function worldTools(gate: Gate, record: WorldRecord) {
-  const work = defineTool({ name: 'work', description: 'does some work', parameters: TOOL_PARAMETERS, execute: toolBody('work', gate, record) });
+  const work = defineTool({
+    name: 'work',
+    description: 'does some work',
+    parameters: TOOL_PARAMETERS,
+    execute: toolBody('work', gate, record),
+  });
   const guarded = defineTool({
     name: 'guarded',
     description: 'does sensitive work',
@@ -116,7 +124,13 @@ export function entryOf(reply: ReplySpec, callIndex: number): ScriptEntry {
     case 'length':
       return { ...content, stopReason: 'length' };
     case 'error':
-      return { ...content, error: { kind: reply.end.error, ...(reply.end.retryAfterMs !== undefined ? { retryAfterMs: reply.end.retryAfterMs } : {}) } };
+      return {
+        ...content,
+        error: {
+          kind: reply.end.error,
+          ...(reply.end.retryAfterMs !== undefined ? { retryAfterMs: reply.end.retryAfterMs } : {}),
+        },
+      };
     case 'stall':
       return { ...content, stall: true };
   }
@@ -129,7 +143,12 @@ const FINAL: ReplySpec = { text: true, calls: [], end: { kind: 'done' } };
  * The primary and fallback models share one script: model call k (counted across both) plays
  * reply k. The stream waits for the scheduler before its first event and before its terminal one.
  */
-export function worldModels(names: readonly string[], replies: readonly ReplySpec[], gate: Gate, record: WorldRecord): Model[] {
+export function worldModels(
+  names: readonly string[],
+  replies: readonly ReplySpec[],
+  gate: Gate,
+  record: WorldRecord,
+): Model[] {
   let callIndex = 0;
   return names.map((name) => {
     const inner = scriptedModel(() => entryOf(replies[callIndex] ?? FINAL, callIndex), { name, recordRequests: false });
@@ -142,7 +161,14 @@ export function worldModels(names: readonly string[], replies: readonly ReplySpe
         invoked(record, `model call ${index} (${name})`);
         const source = inner.stream(request, options);
         callIndex++;
-        return gatedStream(source, gate, `model call ${index} (${name})`, reply.end.kind === 'stall', options.signal, record);
+        return gatedStream(
+          source,
+          gate,
+          `model call ${index} (${name})`,
+          reply.end.kind === 'stall',
+          options.signal,
+          record,
+        );
       },
     } satisfies Model;
   });

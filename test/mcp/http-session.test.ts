@@ -44,9 +44,18 @@ describe.skipIf(skip !== null)('MCP over Streamable HTTP: server-everything on 1
       ['e', 'Echo: over http'],
       ['p', 'Long running operation completed. Duration: 0.06 seconds, Steps: 3.'],
     ]);
-    expect(ofType(events, 'toolExecutionUpdate').map((event) => event.partial)).toEqual([1, 2, 3].map((progress) => ({ progress, total: 3 })));
+    expect(ofType(events, 'toolExecutionUpdate').map((event) => event.partial)).toEqual(
+      [1, 2, 3].map((progress) => ({ progress, total: 3 })),
+    );
     expectInvariants(events, agent.messages);
-    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 2, toolCallsExecuted: 2, tokensIn: 20, tokensOut: 10 });
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 2,
+      toolCallsExecuted: 2,
+      tokensIn: 20,
+      tokensOut: 10,
+    });
   });
 
   it('after a server restart the expired session is re-initialized: the call that met it fails (replay never), the next succeeds', async () => {
@@ -85,8 +94,19 @@ describe.skipIf(skip !== null)('MCP over Streamable HTTP: server-everything on 1
     ]);
     const agent = createAgent({ model, tools: [...safe.tools] });
     const { result, events } = await finished(agent.prompt('go'));
-    expect(ofType(events, 'toolExecutionEnd')[0]).toMatchObject({ toolCallId: 'again', isError: false, result: 'The sum of 20 and 22 is 42.' });
+    expect(ofType(events, 'toolExecutionEnd')[0]).toMatchObject({
+      toolCallId: 'again',
+      isError: false,
+      result: 'The sum of 20 and 22 is 42.',
+    });
     expectInvariants(events, agent.messages);
-    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 1, toolCallsExecuted: 1, tokensIn: 20, tokensOut: 10 });
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 1,
+      toolCallsExecuted: 1,
+      tokensIn: 20,
+      tokensOut: 10,
+    });
   });
 });

@@ -25,7 +25,12 @@ describe.skipIf(skip !== null)('MCP tools/list_changed: applied between turns, a
 
   it('a list change shows up at the next turn, never inside the turn that caused it; static tools stay', async () => {
     expect(switchboard.tools.map((tool) => tool.name)).toEqual(['switchboard__retired', 'switchboard__switch']);
-    const local = defineTool({ name: 'local', description: 'A static tool.', parameters: z.object({}), execute: () => 'local' });
+    const local = defineTool({
+      name: 'local',
+      description: 'A static tool.',
+      parameters: z.object({}),
+      execute: () => 'local',
+    });
     const model = scriptedModel([
       { toolCalls: [{ id: 's', name: 'switchboard__switch', arguments: {} }], usage: USAGE },
       { toolCalls: [{ id: 'x', name: 'switchboard__extra', arguments: { word: 'hello' } }], usage: USAGE },
@@ -50,6 +55,13 @@ describe.skipIf(skip !== null)('MCP tools/list_changed: applied between turns, a
     expect(ofType(events, 'toolExecutionEnd').map((event) => event.result)).toEqual(['switched', 'extra hello']);
     expect(switchboard.version).toBe(2);
     expectInvariants(events, agent.messages);
-    expectCounters(result.counters, { turns: 3, modelCalls: 3, toolCallsRequested: 2, toolCallsExecuted: 2, tokensIn: 30, tokensOut: 15 });
+    expectCounters(result.counters, {
+      turns: 3,
+      modelCalls: 3,
+      toolCallsRequested: 2,
+      toolCallsExecuted: 2,
+      tokensIn: 30,
+      tokensOut: 15,
+    });
   });
 });

@@ -3,7 +3,16 @@ import { createAgent } from 'agentchart';
 import { mcpTools, type McpElicitationRequest, type McpToolset } from 'agentchart/mcp';
 import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, finished, ofType } from '../support/harness.js';
-import { atFirstUpdate, closeQuickly, EVERYTHING, kill, missingServers, observedStdio, ServerLog, tempDir } from './support/servers.js';
+import {
+  atFirstUpdate,
+  closeQuickly,
+  EVERYTHING,
+  kill,
+  missingServers,
+  observedStdio,
+  ServerLog,
+  tempDir,
+} from './support/servers.js';
 
 const USAGE = { input: 10, output: 5 };
 const skip = missingServers();
@@ -59,12 +68,24 @@ describe.skipIf(skip !== null)('MCP options: overrides, replay safe, elicitation
     expect(end?.result).toContain('✅ User provided the requested information!');
     expect(end?.result).toContain('- Name: Ada Lovelace');
     expectInvariants(events, agent.messages);
-    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 1, toolCallsExecuted: 1, tokensIn: 20, tokensOut: 10 });
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 1,
+      toolCallsExecuted: 1,
+      tokensIn: 20,
+      tokensOut: 10,
+    });
   });
 
   it('replay safe: a call in flight when the stdio server dies is run once more on the new server and succeeds', async () => {
     const model = scriptedModel([
-      { toolCalls: [{ id: 'again', name: 'ev__trigger-long-running-operation', arguments: { duration: 0.5, steps: 5 } }], usage: USAGE },
+      {
+        toolCalls: [
+          { id: 'again', name: 'ev__trigger-long-running-operation', arguments: { duration: 0.5, steps: 5 } },
+        ],
+        usage: USAGE,
+      },
       { text: 'Done.', usage: USAGE },
     ]);
     const agent = createAgent({ model, tools: [...everything.tools], approvalMode: 'bypass' });
@@ -79,12 +100,23 @@ describe.skipIf(skip !== null)('MCP options: overrides, replay safe, elicitation
       result: 'Long running operation completed. Duration: 0.5 seconds, Steps: 5.',
     });
     // The first run's progress, then the re-run's from the start: all attributed to the one call.
-    const progress = ofType(events, 'toolExecutionUpdate').map((event) => (event.partial as { progress: number }).progress);
+    const progress = ofType(events, 'toolExecutionUpdate').map(
+      (event) => (event.partial as { progress: number }).progress,
+    );
     expect(progress[0]).toBe(1);
     expect(progress.slice(-5)).toEqual([1, 2, 3, 4, 5]);
     expect(log.pids()).toHaveLength(pids.length + 1);
-    expect(log.received('tools/call').filter((message) => message.params?.name === 'trigger-long-running-operation')).toHaveLength(2);
+    expect(
+      log.received('tools/call').filter((message) => message.params?.name === 'trigger-long-running-operation'),
+    ).toHaveLength(2);
     expectInvariants(events, agent.messages);
-    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 1, toolCallsExecuted: 1, tokensIn: 20, tokensOut: 10 });
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 1,
+      toolCallsExecuted: 1,
+      tokensIn: 20,
+      tokensOut: 10,
+    });
   });
 });

@@ -5,7 +5,18 @@ import { createAgent } from 'agentchart';
 import { mcpTools, CANCEL_REASON, type McpToolset } from 'agentchart/mcp';
 import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, finished, ofType } from '../support/harness.js';
-import { atFirstUpdate, closeQuickly, eventually, EVERYTHING, FILESYSTEM, kill, missingServers, observedStdio, ServerLog, tempDir } from './support/servers.js';
+import {
+  atFirstUpdate,
+  closeQuickly,
+  eventually,
+  EVERYTHING,
+  FILESYSTEM,
+  kill,
+  missingServers,
+  observedStdio,
+  ServerLog,
+  tempDir,
+} from './support/servers.js';
 
 const USAGE = { input: 10, output: 5 };
 const skip = missingServers();
@@ -71,7 +82,9 @@ describe.skipIf(skip !== null)('MCP over stdio: server-everything and server-fil
     expect(read).toMatchObject({ toolCallId: 'f1', content: 'the notes', isError: false });
     expect(denied?.isError).toBe(true);
     // The server's own text, unchanged.
-    expect(denied?.content).toBe(`Access denied - path outside allowed directories: ${resolve(outside)} not in ${realpathSync(dir)}`);
+    expect(denied?.content).toBe(
+      `Access denied - path outside allowed directories: ${resolve(outside)} not in ${realpathSync(dir)}`,
+    );
     expect(ofType(events, 'toolsChanged')).toEqual([]);
     expectInvariants(events, agent.messages);
     expectCounters(result.counters, {
@@ -99,14 +112,25 @@ describe.skipIf(skip !== null)('MCP over stdio: server-everything and server-fil
       result: `Invalid arguments for tool "everything__echo": (root): must have required property 'message'`,
     });
     expectInvariants(events, agent.messages);
-    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 1, toolCallsInvalid: 1, tokensIn: 20, tokensOut: 10 });
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 1,
+      toolCallsInvalid: 1,
+      tokensIn: 20,
+      tokensOut: 10,
+    });
   });
 
   it('progress notifications arrive as toolExecutionUpdate { progress, total }, all of them, inside their calls', async () => {
     const ids = ['p1', 'p2', 'p3'];
     const model = scriptedModel([
       {
-        toolCalls: ids.map((id) => ({ id, name: 'everything__trigger-long-running-operation', arguments: { duration: 0.06, steps: 3 } })),
+        toolCalls: ids.map((id) => ({
+          id,
+          name: 'everything__trigger-long-running-operation',
+          arguments: { duration: 0.06, steps: 3 },
+        })),
         usage: USAGE,
       },
       { text: 'Done.', usage: USAGE },
@@ -123,12 +147,24 @@ describe.skipIf(skip !== null)('MCP over stdio: server-everything and server-fil
       ids.map(() => 'Long running operation completed. Duration: 0.06 seconds, Steps: 3.'),
     );
     expectInvariants(events, agent.messages);
-    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 3, toolCallsExecuted: 3, tokensIn: 20, tokensOut: 10 });
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 3,
+      toolCallsExecuted: 3,
+      tokensIn: 20,
+      tokensOut: 10,
+    });
   });
 
   it('an abort mid-call sends notifications/cancelled (seen by the server) and gives the call an aborted result', async () => {
     const model = scriptedModel([
-      { toolCalls: [{ id: 'long', name: 'everything__trigger-long-running-operation', arguments: { duration: 5, steps: 50 } }], usage: USAGE },
+      {
+        toolCalls: [
+          { id: 'long', name: 'everything__trigger-long-running-operation', arguments: { duration: 5, steps: 50 } },
+        ],
+        usage: USAGE,
+      },
     ]);
     const agent = createAgent({ model, tools: [...everything.tools] });
     const run = agent.prompt('work');
@@ -141,7 +177,13 @@ describe.skipIf(skip !== null)('MCP over stdio: server-everything and server-fil
       isError: true,
       result: 'aborted: the run was cancelled before this tool call finished',
     });
-    const call = everythingLog.received('tools/call').find((message) => message.params?.name === 'trigger-long-running-operation' && (message.params.arguments as { steps?: number }).steps === 50);
+    const call = everythingLog
+      .received('tools/call')
+      .find(
+        (message) =>
+          message.params?.name === 'trigger-long-running-operation' &&
+          (message.params.arguments as { steps?: number }).steps === 50,
+      );
     expect(call?.id).toBeTypeOf('number');
     const cancelled = await eventually(
       () => everythingLog.received('notifications/cancelled').find((message) => message.params?.requestId === call?.id),
@@ -163,7 +205,12 @@ describe.skipIf(skip !== null)('MCP over stdio: server-everything and server-fil
 
   it('a killed stdio server: a call in flight with replay never is interrupted and not re-run; the server is restarted and the next turn works', async () => {
     const model = scriptedModel([
-      { toolCalls: [{ id: 'cut', name: 'everything__trigger-long-running-operation', arguments: { duration: 5, steps: 50 } }], usage: USAGE },
+      {
+        toolCalls: [
+          { id: 'cut', name: 'everything__trigger-long-running-operation', arguments: { duration: 5, steps: 50 } },
+        ],
+        usage: USAGE,
+      },
       { toolCalls: [{ id: 'after', name: 'everything__echo', arguments: { message: 'still here' } }], usage: USAGE },
       { text: 'Recovered.', usage: USAGE },
     ]);
@@ -207,7 +254,10 @@ describe.skipIf(skip !== null)('MCP over stdio: server-everything and server-fil
     const second = await finished(agent.prompt('2 + 3'));
 
     expect(ofType(first.events, 'toolExecutionEnd')[0]?.result).toBe('The sum of 1 and 2 is 3.');
-    expect(ofType(second.events, 'toolExecutionEnd')[0]).toMatchObject({ result: 'The sum of 2 and 3 is 5.', isError: false });
+    expect(ofType(second.events, 'toolExecutionEnd')[0]).toMatchObject({
+      result: 'The sum of 2 and 3 is 5.',
+      isError: false,
+    });
     expect(everythingLog.pids()).toHaveLength(pids.length + 1);
     expectInvariants([...first.events, ...second.events], agent.messages);
     expectCounters(second.result.counters, {
@@ -226,7 +276,12 @@ describe.skipIf(skip !== null)('MCP over stdio: server-everything and server-fil
     expect(byName.get('secure-filesystem-server__read_text_file')?.requiresApproval).toBe(false);
     const target = join(dir, 'written.txt');
     const model = scriptedModel([
-      { toolCalls: [{ id: 'w', name: 'secure-filesystem-server__write_file', arguments: { path: target, content: 'new text' } }], usage: USAGE },
+      {
+        toolCalls: [
+          { id: 'w', name: 'secure-filesystem-server__write_file', arguments: { path: target, content: 'new text' } },
+        ],
+        usage: USAGE,
+      },
       { text: 'Written.', usage: USAGE },
     ]);
     const asked: string[] = [];
@@ -237,7 +292,10 @@ describe.skipIf(skip !== null)('MCP over stdio: server-everything and server-fil
     });
     const { result, events } = await finished(agent.prompt('write'));
     expect(asked).toEqual(['secure-filesystem-server__write_file']);
-    expect(ofType(events, 'toolExecutionEnd')[0]).toMatchObject({ isError: false, result: `Successfully wrote to ${target}` });
+    expect(ofType(events, 'toolExecutionEnd')[0]).toMatchObject({
+      isError: false,
+      result: `Successfully wrote to ${target}`,
+    });
     expectInvariants(events, agent.messages);
     expectCounters(result.counters, {
       turns: 2,
@@ -261,6 +319,13 @@ describe.skipIf(skip !== null)('MCP over stdio: server-everything and server-fil
     expect(end?.isError).toBe(false);
     expect(end?.result).toContain('User declined to provide the requested information.');
     expectInvariants(events, agent.messages);
-    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 1, toolCallsExecuted: 1, tokensIn: 20, tokensOut: 10 });
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 1,
+      toolCallsExecuted: 1,
+      tokensIn: 20,
+      tokensOut: 10,
+    });
   });
 });

@@ -3,7 +3,16 @@ import { createAgent } from 'agentchart';
 import { CANCEL_REASON, mcpTools, type McpToolset } from 'agentchart/mcp';
 import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, finished, ofType } from '../support/harness.js';
-import { atFirstUpdate, closeQuickly, eventually, EVERYTHING, missingServers, observedStdio, ServerLog, tempDir } from './support/servers.js';
+import {
+  atFirstUpdate,
+  closeQuickly,
+  eventually,
+  EVERYTHING,
+  missingServers,
+  observedStdio,
+  ServerLog,
+  tempDir,
+} from './support/servers.js';
 
 const USAGE = { input: 10, output: 5 };
 const LONG = 'ev__trigger-long-running-operation';
@@ -16,7 +25,10 @@ describe.skipIf(skip !== null)('MCP call timeouts reset by progress, and cancell
 
   beforeAll(async () => {
     log = new ServerLog(tempDir('timeouts'), 'everything');
-    everything = await mcpTools(observedStdio(EVERYTHING, ['stdio'], log), { name: 'ev', timeouts: { callMs: 400, totalMs: 900 } });
+    everything = await mcpTools(observedStdio(EVERYTHING, ['stdio'], log), {
+      name: 'ev',
+      timeouts: { callMs: 400, totalMs: 900 },
+    });
   });
   afterAll(async () => {
     await closeQuickly(everything, log);
@@ -37,9 +49,18 @@ describe.skipIf(skip !== null)('MCP call timeouts reset by progress, and cancell
     const agent = createAgent({ model, tools: [...everything.tools] });
     const { result, events } = await finished(agent.prompt('work'));
     const ends = new Map(ofType(events, 'toolExecutionEnd').map((event) => [event.toolCallId, event]));
-    expect(ends.get('steady')).toMatchObject({ isError: false, result: 'Long running operation completed. Duration: 0.6 seconds, Steps: 12.' });
-    expect(ends.get('silent')).toMatchObject({ isError: true, result: 'timed out after 400 ms without a result or a progress notification' });
-    expect(ends.get('endless')).toMatchObject({ isError: true, result: 'timed out: the call passed its overall limit of 900 ms' });
+    expect(ends.get('steady')).toMatchObject({
+      isError: false,
+      result: 'Long running operation completed. Duration: 0.6 seconds, Steps: 12.',
+    });
+    expect(ends.get('silent')).toMatchObject({
+      isError: true,
+      result: 'timed out after 400 ms without a result or a progress notification',
+    });
+    expect(ends.get('endless')).toMatchObject({
+      isError: true,
+      result: 'timed out: the call passed its overall limit of 900 ms',
+    });
     expect(ofType(events, 'toolExecutionUpdate').filter((event) => event.toolCallId === 'steady')).toHaveLength(12);
     expectInvariants(events, agent.messages);
     expectCounters(result.counters, {
@@ -69,7 +90,9 @@ describe.skipIf(skip !== null)('MCP call timeouts reset by progress, and cancell
       result: 'cancelled: steering (the user sent a new message; this call was interrupted)',
     });
     expect(ofType(events, 'turnEnd')[0]?.reason).toBe('steeringInterrupt');
-    const call = log.received('tools/call').find((message) => (message.params?.arguments as { steps?: number } | undefined)?.steps === 50);
+    const call = log
+      .received('tools/call')
+      .find((message) => (message.params?.arguments as { steps?: number } | undefined)?.steps === 50);
     const cancelled = await eventually(
       () => log.received('notifications/cancelled').find((message) => message.params?.requestId === call?.id),
       'notifications/cancelled on the server side',

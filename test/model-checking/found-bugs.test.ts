@@ -12,7 +12,12 @@ import { NO_FEATURES, provideTurn, turnEnvironment, turnInput, type TurnConfig }
  * A failure lists its first counterexample paths.
  */
 
-const plain: TurnConfig = { name: 'plain', approvals: false, partition: 'valid', replies: ['text', 'oneCall', 'rateLimited', 'contextOverflow'] };
+const plain: TurnConfig = {
+  name: 'plain',
+  approvals: false,
+  partition: 'valid',
+  replies: ['text', 'oneCall', 'rateLimited', 'contextOverflow'],
+};
 
 function checkMaster(config: MasterConfig): Checks {
   const graph = explore(provideMaster(), masterEnvironment(config), { input: config.input, limit: 200_000 });
@@ -37,19 +42,37 @@ describe('lifecycle bugs found by model checking stay fixed', () => {
   it('master: model calls exceed maxTurns × maxAttempts after an overflow recovery', () => {
     // Recoveries are bounded by `withinCallBudget`, fresh turns are not: a turn that used an extra
     // call (overflow recovery, retries, fallback) leaves later turns nothing to stay within the budget.
-    const checks = checkMaster({ name: 'budget', input: session({ maxAttempts: 1 }), turn: plain, maxSteers: 0, maxFollowUps: 0 });
+    const checks = checkMaster({
+      name: 'budget',
+      input: session({ maxAttempts: 1 }),
+      turn: plain,
+      maxSteers: 0,
+      maxFollowUps: 0,
+    });
     expect(checks.violations).toEqual([]);
   });
 
   it('master: model calls exceed maxTurns × maxAttempts with a fallback model', () => {
-    const checks = checkMaster({ name: 'budget+fallback', input: session({ modelCount: 2 }), turn: { ...plain, replies: ['text', 'oneCall', 'rateLimited'] }, maxSteers: 0, maxFollowUps: 0 });
+    const checks = checkMaster({
+      name: 'budget+fallback',
+      input: session({ modelCount: 2 }),
+      turn: { ...plain, replies: ['text', 'oneCall', 'rateLimited'] },
+      maxSteers: 0,
+      maxFollowUps: 0,
+    });
     expect(checks.violations).toEqual([]);
   });
 
   it('master: a follow-up taken after the last allowed turn is lost', () => {
     // pollingFollowUps moves the follow-up into `pending`, then preTurn ends the run on maxTurns:
     // the message is neither delivered nor in the output queues (its receipt never settles).
-    const checks = checkMaster({ name: 'follow-up at max turns', input: session({ maxAttempts: 1 }), turn: { ...plain, replies: ['text', 'oneCall'] }, maxSteers: 0, maxFollowUps: 1 });
+    const checks = checkMaster({
+      name: 'follow-up at max turns',
+      input: session({ maxAttempts: 1 }),
+      turn: { ...plain, replies: ['text', 'oneCall'] },
+      maxSteers: 0,
+      maxFollowUps: 1,
+    });
     expect(checks.violations).toEqual([]);
   });
 

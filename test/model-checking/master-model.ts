@@ -4,7 +4,15 @@ import type { MasterConfig as MasterSessionConfig, MasterContext, MasterInput } 
 import type { TurnContext } from '../../machines/turn.machine.js';
 import type { TurnInput } from '../../machines/turn.types.js';
 import type { Message } from '../../src/domain/messages.js';
-import { activeDelays, activeInvocations, doneEvent, recorder, type Environment, type Move, type Walk } from './harness/explore.js';
+import {
+  activeDelays,
+  activeInvocations,
+  doneEvent,
+  recorder,
+  type Environment,
+  type Move,
+  type Walk,
+} from './harness/explore.js';
 import { reachableTurnOutcomes, type TurnOutcome } from './turn-outcomes.js';
 import { POLICY_NOTE, PROMPT } from './turn-fixtures.js';
 import { NO_FEATURES, type TurnConfig } from './turn-model.js';
@@ -127,9 +135,16 @@ export function masterEnvironment(config: MasterConfig): Environment<MasterLogic
       const { env } = walk;
       if (walk.snapshot.matches('idle')) return [{ label: 'START', event: { type: 'START' } }];
       const moves: Move[] = [];
-      if (env.steers < config.maxSteers) moves.push({ label: 'STEER', event: { type: 'STEER', message: { role: 'user', content: `steer ${env.steers + 1}` } } });
+      if (env.steers < config.maxSteers)
+        moves.push({
+          label: 'STEER',
+          event: { type: 'STEER', message: { role: 'user', content: `steer ${env.steers + 1}` } },
+        });
       if (env.followUps < config.maxFollowUps) {
-        moves.push({ label: 'FOLLOW_UP', event: { type: 'FOLLOW_UP', message: { role: 'user', content: `follow-up ${env.followUps + 1}` } } });
+        moves.push({
+          label: 'FOLLOW_UP',
+          event: { type: 'FOLLOW_UP', message: { role: 'user', content: `follow-up ${env.followUps + 1}` } },
+        });
       }
       if (env.aborts < 1) moves.push({ label: 'ABORT', event: { type: 'ABORT' } });
       for (const { id, src } of activeInvocations(walk.snapshot)) {
@@ -139,7 +154,9 @@ export function masterEnvironment(config: MasterConfig): Environment<MasterLogic
             const input = currentTurnInput(walk);
             if (!input) throw new Error('model checking: the turn is invoked but its input is unreadable');
             const outcomes = outcomesFor(input);
-            const offered: TurnOutcome[] = env.abortForwarded ? outcomes.afterAbort : [...outcomes.plain, ...(env.steeringForwarded ? outcomes.afterSteering : [])];
+            const offered: TurnOutcome[] = env.abortForwarded
+              ? outcomes.afterAbort
+              : [...outcomes.plain, ...(env.steeringForwarded ? outcomes.afterSteering : [])];
             for (const outcome of offered) done(`turn:${outcome.name}`, outcome.output);
             break;
           }

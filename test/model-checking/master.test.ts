@@ -17,8 +17,20 @@ const plainFeatures = NO_FEATURES;
 
 /** Each configuration exercises one part of the master; together they reach every resting state and end reason. */
 const CASES: MasterConfig[] = [
-  { name: 'recovery: 2 turns × 2 attempts, overflow, post-loop', input: session({ turnFeatures: POLICIES, postLoopPolicies: true }), turn, maxSteers: 0, maxFollowUps: 0 },
-  { name: 'fallback: 1 turn × 2 attempts, 2 models', input: session({ turnFeatures: POLICIES, maxTurns: 1, modelCount: 2 }), turn, maxSteers: 0, maxFollowUps: 0 },
+  {
+    name: 'recovery: 2 turns × 2 attempts, overflow, post-loop',
+    input: session({ turnFeatures: POLICIES, postLoopPolicies: true }),
+    turn,
+    maxSteers: 0,
+    maxFollowUps: 0,
+  },
+  {
+    name: 'fallback: 1 turn × 2 attempts, 2 models',
+    input: session({ turnFeatures: POLICIES, maxTurns: 1, modelCount: 2 }),
+    turn,
+    maxSteers: 0,
+    maxFollowUps: 0,
+  },
   {
     name: 'steering: 2 messages, one at a time',
     input: session({ maxTurns: 3, maxAttempts: 1, postLoopPolicies: true, turnFeatures: plainFeatures }),
@@ -42,8 +54,16 @@ const CASES: MasterConfig[] = [
   },
   {
     name: 'report mode: 2 turns, no retry of a failed turn',
-    input: session({ turnFeatures: POLICIES, maxAttempts: 1, reportToolName: REPORT_TOOL, progressToolNames: [PROGRESS_TOOL] }),
-    turn: { ...turn, replies: [...STANDARD_REPLIES.filter((name) => name !== 'contextOverflow'), 'report', 'progress'] },
+    input: session({
+      turnFeatures: POLICIES,
+      maxAttempts: 1,
+      reportToolName: REPORT_TOOL,
+      progressToolNames: [PROGRESS_TOOL],
+    }),
+    turn: {
+      ...turn,
+      replies: [...STANDARD_REPLIES.filter((name) => name !== 'contextOverflow'), 'report', 'progress'],
+    },
     maxSteers: 0,
     maxFollowUps: 0,
   },
@@ -53,26 +73,32 @@ const CASES: MasterConfig[] = [
 const visited = new Set<string>();
 const endings = new Set<string>();
 
-const endsAborted = (walk: MasterWalk) => (walk.snapshot.output?.status === 'aborted' ? null : `ended ${walk.snapshot.output?.status ?? JSON.stringify(walk.snapshot.value)}`);
+const endsAborted = (walk: MasterWalk) =>
+  walk.snapshot.output?.status === 'aborted'
+    ? null
+    : `ended ${walk.snapshot.output?.status ?? JSON.stringify(walk.snapshot.value)}`;
 
 describe('model checking: master machine', () => {
-  it.each(CASES)('$name: session invariants on every path; ABORT from every running state ends the session aborted', (config) => {
-    const graph = explore(provideMaster(), masterEnvironment(config), { input: config.input, limit: 200_000 });
-    const checks = new Checks();
-    const stats = checkEveryPath(graph, masterMonitor(config.input), checks);
-    const abortChecked = checkAbortAlwaysEnds(graph, 'ABORT', endsAborted, checks);
-    reportStats(
-      `master [${config.name}]: ${graph.nodes.size} states, ${graph.edgeCount} transitions, ${stats.paths} paths (longest ${stats.longest}), ` +
-        `${abortChecked} abort checks, ${checks.count} invariants checked`,
-    );
-    expect(checks.violations).toEqual([]);
+  it.each(CASES)(
+    '$name: session invariants on every path; ABORT from every running state ends the session aborted',
+    (config) => {
+      const graph = explore(provideMaster(), masterEnvironment(config), { input: config.input, limit: 200_000 });
+      const checks = new Checks();
+      const stats = checkEveryPath(graph, masterMonitor(config.input), checks);
+      const abortChecked = checkAbortAlwaysEnds(graph, 'ABORT', endsAborted, checks);
+      reportStats(
+        `master [${config.name}]: ${graph.nodes.size} states, ${graph.edgeCount} transitions, ${stats.paths} paths (longest ${stats.longest}), ` +
+          `${abortChecked} abort checks, ${checks.count} invariants checked`,
+      );
+      expect(checks.violations).toEqual([]);
 
-    for (const id of visitedStates(graph)) visited.add(id);
-    for (const node of graph.nodes.values()) {
-      const output = node.walk.snapshot.output as MasterOutput | undefined;
-      if (output) endings.add(`${output.status}/${output.endReason}`);
-    }
-  });
+      for (const id of visitedStates(graph)) visited.add(id);
+      for (const node of graph.nodes.values()) {
+        const output = node.walk.snapshot.output as MasterOutput | undefined;
+        if (output) endings.add(`${output.status}/${output.endReason}`);
+      }
+    },
+  );
 
   it('the configurations together reach every resting state and every end reason', () => {
     expect([...visited].sort()).toEqual(restingStates(masterMachine));

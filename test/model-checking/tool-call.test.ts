@@ -2,41 +2,67 @@ import { describe, expect, it } from 'vitest';
 import { getSimplePaths } from 'xstate/graph';
 import { explore } from './harness/explore.js';
 import { Checks, checkAbortAlwaysEnds, checkEveryPath } from './harness/paths.js';
-import { callInput, exploreLogic, provideToolCall, TIME_LIMIT_MS, toolCallEnvironment, toolCallMonitor } from './tool-call-model.js';
+import {
+  callInput,
+  exploreLogic,
+  provideToolCall,
+  TIME_LIMIT_MS,
+  toolCallEnvironment,
+  toolCallMonitor,
+} from './tool-call-model.js';
 import { reportStats } from '../support/stats.js';
 
 const CASES = [
   { name: 'no time limit', timeoutMs: null, finals: ['cancelled', 'failed', 'skipped', 'succeeded'] },
-  { name: `a ${TIME_LIMIT_MS} ms time limit`, timeoutMs: TIME_LIMIT_MS, finals: ['cancelled', 'failed', 'skipped', 'succeeded', 'timedOut'] },
+  {
+    name: `a ${TIME_LIMIT_MS} ms time limit`,
+    timeoutMs: TIME_LIMIT_MS,
+    finals: ['cancelled', 'failed', 'skipped', 'succeeded', 'timedOut'],
+  },
 ];
 
 describe('model checking: tool-call machine', () => {
-  it.each(CASES)('$name: every path has one end, a start iff it started, one result for the call; cancel always ends it', ({ name, timeoutMs, finals: expectedFinals }) => {
-    const graph = explore(provideToolCall(), toolCallEnvironment, { input: callInput(timeoutMs), limit: 1_000 });
-    const checks = new Checks();
-    const stats = checkEveryPath(graph, toolCallMonitor, checks);
-    const abortChecked = checkAbortAlwaysEnds(
-      graph,
-      'cancel:abort',
-      (walk) => (['cancelled', 'skipped'].includes(String(walk.snapshot.value)) && walk.snapshot.output?.result?.isError === true ? null : `ended in ${String(walk.snapshot.value)}`),
-      checks,
-    );
-    reportStats(
-      `tool-call [${name}]: ${graph.nodes.size} states, ${graph.edgeCount} transitions, ${stats.paths} paths, ` +
-        `${abortChecked} abort checks, ${checks.count} invariants checked`,
-    );
-    expect(checks.violations).toEqual([]);
-    // Every final state is reachable, each with its own paths (the exploration is not vacuous).
-    const finals = [...graph.nodes.values()].filter((node) => node.walk.status === 'done').map((node) => String(node.walk.snapshot.value));
-    expect([...new Set(finals)].sort()).toEqual(expectedFinals);
-    // xstate/graph's own simple-path search over the same graph finds the same paths.
-    const simplePaths = getSimplePaths(graph.logic, { ...graph.traversal, toState: (walk) => walk.status === 'done' });
-    expect(simplePaths.length).toBe(stats.paths);
-  });
+  it.each(CASES)(
+    '$name: every path has one end, a start iff it started, one result for the call; cancel always ends it',
+    ({ name, timeoutMs, finals: expectedFinals }) => {
+      const graph = explore(provideToolCall(), toolCallEnvironment, { input: callInput(timeoutMs), limit: 1_000 });
+      const checks = new Checks();
+      const stats = checkEveryPath(graph, toolCallMonitor, checks);
+      const abortChecked = checkAbortAlwaysEnds(
+        graph,
+        'cancel:abort',
+        (walk) =>
+          ['cancelled', 'skipped'].includes(String(walk.snapshot.value)) &&
+          walk.snapshot.output?.result?.isError === true
+            ? null
+            : `ended in ${String(walk.snapshot.value)}`,
+        checks,
+      );
+      reportStats(
+        `tool-call [${name}]: ${graph.nodes.size} states, ${graph.edgeCount} transitions, ${stats.paths} paths, ` +
+          `${abortChecked} abort checks, ${checks.count} invariants checked`,
+      );
+      expect(checks.violations).toEqual([]);
+      // Every final state is reachable, each with its own paths (the exploration is not vacuous).
+      const finals = [...graph.nodes.values()]
+        .filter((node) => node.walk.status === 'done')
+        .map((node) => String(node.walk.snapshot.value));
+      expect([...new Set(finals)].sort()).toEqual(expectedFinals);
+      // xstate/graph's own simple-path search over the same graph finds the same paths.
+      const simplePaths = getSimplePaths(graph.logic, {
+        ...graph.traversal,
+        toState: (walk) => walk.status === 'done',
+      });
+      expect(simplePaths.length).toBe(stats.paths);
+    },
+  );
 
   it.each(CASES)('$name: the light actor logic the runtime runs has the same graph as the chart', ({ timeoutMs }) => {
     const chart = explore(provideToolCall(), toolCallEnvironment, { input: callInput(timeoutMs), limit: 1_000 });
-    const keyOf = (snapshot: { value: unknown; status: string; context: { result: unknown; started: boolean } }, env: unknown) =>
+    const keyOf = (
+      snapshot: { value: unknown; status: string; context: { result: unknown; started: boolean } },
+      env: unknown,
+    ) =>
       `${JSON.stringify([snapshot.value, snapshot.status, snapshot.context.result, snapshot.context.started])}|${JSON.stringify(env)}`;
     const chartGraph = new Map<string, Map<string, { to: string; effects: string[] }>>();
     for (const node of chart.nodes.values()) {
@@ -44,7 +70,10 @@ describe('model checking: tool-call machine', () => {
       for (const edge of node.edges) {
         const target = chart.nodes.get(edge.to);
         if (!target) throw new Error('no target');
-        edges.set(edge.label, { to: keyOf(target.walk.snapshot, target.walk.env), effects: edge.effects.map((effect) => effect.action) });
+        edges.set(edge.label, {
+          to: keyOf(target.walk.snapshot, target.walk.env),
+          effects: edge.effects.map((effect) => effect.action),
+        });
       }
       chartGraph.set(keyOf(node.walk.snapshot, node.walk.env), edges);
     }

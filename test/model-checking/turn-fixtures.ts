@@ -17,8 +17,17 @@ export const KNOWN_TOOLS: Readonly<Record<string, { requiresApproval: boolean }>
   [PROGRESS_TOOL]: { requiresApproval: false },
 };
 
-const call = (id: string, name: string, args: Record<string, unknown> = { path: 'a.txt' }): ToolCallBlock => ({ type: 'toolCall', id, name, arguments: args });
-const assistant = (content: AssistantMessage['content'], stopReason: AssistantMessage['stopReason'], errorMessage?: string): AssistantMessage => ({
+const call = (id: string, name: string, args: Record<string, unknown> = { path: 'a.txt' }): ToolCallBlock => ({
+  type: 'toolCall',
+  id,
+  name,
+  arguments: args,
+});
+const assistant = (
+  content: AssistantMessage['content'],
+  stopReason: AssistantMessage['stopReason'],
+  errorMessage?: string,
+): AssistantMessage => ({
   role: 'assistant',
   content,
   stopReason,
@@ -26,7 +35,14 @@ const assistant = (content: AssistantMessage['content'], stopReason: AssistantMe
   ...(errorMessage ? { errorMessage } : {}),
 });
 const text = (value: string) => ({ type: 'text' as const, text: value });
-const ok = (message: AssistantMessage): ModelReply => ({ called: true, published: false, message, deltas: [], error: null, invalidCalls: [] });
+const ok = (message: AssistantMessage): ModelReply => ({
+  called: true,
+  published: false,
+  message,
+  deltas: [],
+  error: null,
+  invalidCalls: [],
+});
 const failed = (error: ReturnType<typeof modelError>, content: AssistantMessage['content'] = []): ModelReply => ({
   called: true,
   published: false,
@@ -59,13 +75,26 @@ export const REPLIES = {
   /** The model stream was silent for modelIdleMs (the runtime's timer on the agent's clock). */
   idleTimeout: failed(modelError('timeout', 'model stream silent for 600000 ms')),
   /** The stream broke the port's contract (a wrong shape, a duplicate tool-call start, a throw). */
-  invalidResponse: failed(modelError('invalidResponse', 'invalid model response: a second toolCallStart for the open tool-call index 0'), [call('call_1', 'read')]),
+  invalidResponse: failed(
+    modelError('invalidResponse', 'invalid model response: a second toolCallStart for the open tool-call index 0'),
+    [call('call_1', 'read')],
+  ),
   contextOverflow: failed(modelError('contextOverflow', 'prompt is too long')),
   authFailed: failed(modelError('auth', '401 bad key')),
   aborted: failed(modelError('aborted', 'aborted'), [text('Read'), call('call_1', 'read')]),
   /** Live streaming: the text was already shown when the rate limit cut the stream (never redone). */
-  rateLimitedAfterLiveText: { ...failed(modelError('rateLimit', '429 slow down', { retryAfterMs: 2_000 }), [text('Partly shown')]), published: true },
-  notCalled: { called: false, published: false, message: assistant([], 'error', 'aborted'), deltas: [], error: modelError('aborted', 'aborted'), invalidCalls: [] },
+  rateLimitedAfterLiveText: {
+    ...failed(modelError('rateLimit', '429 slow down', { retryAfterMs: 2_000 }), [text('Partly shown')]),
+    published: true,
+  },
+  notCalled: {
+    called: false,
+    published: false,
+    message: assistant([], 'error', 'aborted'),
+    deltas: [],
+    error: modelError('aborted', 'aborted'),
+    invalidCalls: [],
+  },
   /** The closing attempt of a turn a deferred failure left open: no model call, an empty aborted message. */
   closing: ok(assistant([], 'aborted')),
   /** A stream cut by a network error after one complete tool call (the accumulator keeps the block). */

@@ -14,8 +14,21 @@ import type {
   TurnFeatures,
   TurnInput,
 } from '../../machines/turn.types.js';
-import { toolCallsOf, type AssistantMessage, type ToolCallBlock, type ToolResultMessage } from '../../src/domain/messages.js';
-import { activeDelays, activeInvocations, doneEvent, recorder, type Environment, type Move, type Walk } from './harness/explore.js';
+import {
+  toolCallsOf,
+  type AssistantMessage,
+  type ToolCallBlock,
+  type ToolResultMessage,
+} from '../../src/domain/messages.js';
+import {
+  activeDelays,
+  activeInvocations,
+  doneEvent,
+  recorder,
+  type Environment,
+  type Move,
+  type Walk,
+} from './harness/explore.js';
 import { KNOWN_TOOLS, POLICY_NOTE, PROMPT, REPLIES, type ReplyName } from './turn-fixtures.js';
 
 /**
@@ -58,7 +71,12 @@ export const ALL_FEATURES: TurnFeatures = {
   // The dispatch states (and an invalid custom partition) stay on every explored path.
   execution: { kind: 'custom' },
 };
-export const NO_FEATURES: TurnFeatures = { ...ALL_FEATURES, preTurnPolicies: false, preDispatchPolicies: false, postTurnPolicies: false };
+export const NO_FEATURES: TurnFeatures = {
+  ...ALL_FEATURES,
+  preTurnPolicies: false,
+  preDispatchPolicies: false,
+  postTurnPolicies: false,
+};
 
 export interface TurnEnv {
   aborts: number;
@@ -68,26 +86,40 @@ export interface TurnEnv {
   held: boolean;
 }
 
-const callIds = (message: AssistantMessage | null | undefined) => (message ? toolCallsOf(message).map((block) => block.id) : []);
-const orderedResultIds = (context: TurnContext) => resultsInCallOrder(context.reply?.message ?? null, context.settled).map((result) => result.toolCallId);
+const callIds = (message: AssistantMessage | null | undefined) =>
+  message ? toolCallsOf(message).map((block) => block.id) : [];
+const orderedResultIds = (context: TurnContext) =>
+  resultsInCallOrder(context.reply?.message ?? null, context.settled).map((result) => result.toolCallId);
 
 /** Stand-ins for what `src/runtime` provides: recording effects (the preparation comes with the replies). */
 export function provideTurn() {
   return turnMachine.provide({
     actions: {
       announceTurnStart: recorder<TurnContext>('announceTurnStart'),
-      commitTurnInput: recorder<TurnContext>('commitTurnInput', (context) => [...context.input.newMessages, ...context.inputInjected].length),
+      commitTurnInput: recorder<TurnContext>(
+        'commitTurnInput',
+        (context) => [...context.input.newMessages, ...context.inputInjected].length,
+      ),
       publishAssistantMessage: recorder<TurnContext>('publishAssistantMessage'),
       commitTurn: recorder<TurnContext>('commitTurn', (context) => ({
         calls: callIds(context.reply?.message),
         results: orderedResultIds(context),
       })),
-      announceTurnEnd: recorder<TurnContext>('announceTurnEnd', (context) => ({ reason: context.ending?.reason ?? null, results: orderedResultIds(context) })),
-      announceApprovalRequest: recorder<TurnContext>('announceApprovalRequest', (context) => approvalAsked(context)?.call.id ?? null),
-      announceApprovalResolved: recorder<TurnContext, { approved: boolean }>('announceApprovalResolved', (context, params) => ({
-        call: approvalAsked(context)?.call.id ?? null,
-        approved: params.approved,
+      announceTurnEnd: recorder<TurnContext>('announceTurnEnd', (context) => ({
+        reason: context.ending?.reason ?? null,
+        results: orderedResultIds(context),
       })),
+      announceApprovalRequest: recorder<TurnContext>(
+        'announceApprovalRequest',
+        (context) => approvalAsked(context)?.call.id ?? null,
+      ),
+      announceApprovalResolved: recorder<TurnContext, { approved: boolean }>(
+        'announceApprovalResolved',
+        (context, params) => ({
+          call: approvalAsked(context)?.call.id ?? null,
+          approved: params.approved,
+        }),
+      ),
       countRejectedCall: recorder<TurnContext>('countRejectedCall'),
       cancelRunningCalls: recorder<TurnContext, { result: string }>('cancelRunningCalls', (_, params) => params.result),
       holdStartingCalls: recorder<TurnContext>('holdStartingCalls'),
@@ -99,11 +131,27 @@ export function provideTurn() {
 export type TurnLogic = ReturnType<typeof provideTurn>;
 export type TurnWalk = Walk<TurnLogic, TurnEnv>;
 
-const errorResult = (call: ToolCallBlock, content: string): ToolResultMessage => ({ role: 'toolResult', toolCallId: call.id, toolName: call.name, content, isError: true });
-const toolResult = (call: ToolCallBlock, content: string, isError: boolean): ToolResultMessage => ({ role: 'toolResult', toolCallId: call.id, toolName: call.name, content, isError });
+const errorResult = (call: ToolCallBlock, content: string): ToolResultMessage => ({
+  role: 'toolResult',
+  toolCallId: call.id,
+  toolName: call.name,
+  content,
+  isError: true,
+});
+const toolResult = (call: ToolCallBlock, content: string, isError: boolean): ToolResultMessage => ({
+  role: 'toolResult',
+  toolCallId: call.id,
+  toolName: call.name,
+  content,
+  isError,
+});
 
 /** Preprocessing as the runtime does it: unknown tools and invalid arguments get an error result and never start. */
-export function prepare(reply: ModelReply, config: TurnConfig, decided: ReadonlySet<number> = new Set()): PreprocessOutput {
+export function prepare(
+  reply: ModelReply,
+  config: TurnConfig,
+  decided: ReadonlySet<number> = new Set(),
+): PreprocessOutput {
   const invalid = new Set(reply.invalidCalls.map((entry) => entry.id));
   const prepared: PreparedCall[] = [];
   const errors: PreprocessOutput['invalid'] = [];
@@ -112,7 +160,14 @@ export function prepare(reply: ModelReply, config: TurnConfig, decided: Readonly
     const tool = KNOWN_TOOLS[call.name];
     if (!tool) errors.push({ position, result: errorResult(call, `Unknown tool "${call.name}".`) });
     else if (invalid.has(call.id)) errors.push({ position, result: errorResult(call, 'invalid arguments') });
-    else prepared.push({ position, call, approved: !(config.approvals && tool.requiresApproval), cleared: false, timeoutMs: null });
+    else
+      prepared.push({
+        position,
+        call,
+        approved: !(config.approvals && tool.requiresApproval),
+        cleared: false,
+        timeoutMs: null,
+      });
   });
   return { prepared, invalid: errors };
 }
@@ -120,7 +175,9 @@ export function prepare(reply: ModelReply, config: TurnConfig, decided: Readonly
 /** A reply as the model-call effect hands it over: tool calls of a reply that did not fail come prepared. */
 function replyFor(name: ReplyName, config: TurnConfig): ModelReply {
   const reply: ModelReply = REPLIES[name];
-  return reply.error === null && toolCallsOf(reply.message).length > 0 ? { ...reply, prepared: prepare(reply, config) } : reply;
+  return reply.error === null && toolCallsOf(reply.message).length > 0
+    ? { ...reply, prepared: prepare(reply, config) }
+    : reply;
 }
 
 function settledPositions(context: TurnContext): Set<number> {
@@ -203,7 +260,10 @@ function callMoves(context: TurnContext, env: TurnEnv): Move[] {
   for (const position of runningPositions(context)) {
     const call = (context.prepared.find((entry) => entry.position === position) as PreparedCall).call;
     const end = (label: string, result: ToolResultMessage, started: boolean) =>
-      moves.push({ label: `call:${position}:${label}`, event: doneEvent(callActorId({ position }), { position, result, started } satisfies ToolCallOutput) });
+      moves.push({
+        label: `call:${position}:${label}`,
+        event: doneEvent(callActorId({ position }), { position, result, started } satisfies ToolCallOutput),
+      });
     if (env.cancel) {
       end('cancelled', toolResult(call, env.cancel, true), true);
       continue;
@@ -216,8 +276,12 @@ function callMoves(context: TurnContext, env: TurnEnv): Move[] {
 }
 
 function approvalMoves(walk: TurnWalk): Move[] {
-  if (walk.snapshot.matches({ TOOL_EXECUTION: { askingApproval: 'requesting' } })) return [{ label: 'approval:requested', event: { type: 'APPROVAL_REQUESTED' } }];
-  const verdict = (label: string, value: ApprovalVerdict): Move => ({ label: `approval:${label}`, event: { type: 'APPROVAL_VERDICT', verdict: value } });
+  if (walk.snapshot.matches({ TOOL_EXECUTION: { askingApproval: 'requesting' } }))
+    return [{ label: 'approval:requested', event: { type: 'APPROVAL_REQUESTED' } }];
+  const verdict = (label: string, value: ApprovalVerdict): Move => ({
+    label: `approval:${label}`,
+    event: { type: 'APPROVAL_VERDICT', verdict: value },
+  });
   return [
     verdict('yes', { kind: 'approved' }),
     verdict('no', { kind: 'denied', reason: 'the user declined this tool call' }),
@@ -237,13 +301,17 @@ function preDispatchOutputs(context: TurnContext): Array<[string, PreDispatchOut
   const first = context.prepared.find((entry) => !entry.cleared);
   if (first) {
     const skipped = [{ position: first.position, result: errorResult(first.call, 'skipped: not allowed here') }];
-    outputs.push(['preDispatch:skipFirst', { ...base, prepared: cleared.filter((entry) => entry.position !== first.position), skipped }]);
+    outputs.push([
+      'preDispatch:skipFirst',
+      { ...base, prepared: cleared.filter((entry) => entry.position !== first.position), skipped },
+    ]);
   }
   return outputs;
 }
 
 function partitionOutputs(context: TurnContext, config: TurnConfig): Array<[string, PartitionOutput]> {
-  if (config.partition === 'invalid') return [['partition:invalid', { invalid: `index ${context.prepared.length} is out of range` }]];
+  if (config.partition === 'invalid')
+    return [['partition:invalid', { invalid: `index ${context.prepared.length} is out of range` }]];
   // A custom partition: one call per group, so the groups' order and the cancellation between them are explored.
   return [['partition:valid', { groups: context.prepared.map((_, index) => [index]) }]];
 }
@@ -256,24 +324,56 @@ function postTurnOutputs(context: TurnContext): Array<[string, ResponseOutput]> 
     ['postTurn:inject', { stopped: false, injected: [POLICY_NOTE], assistant: null }],
   ];
   if (message) {
-    const replaced = { ...message, content: message.content.map((block) => (block.type === 'text' ? { ...block, text: 'Redacted.' } : block)) };
+    const replaced = {
+      ...message,
+      content: message.content.map((block) => (block.type === 'text' ? { ...block, text: 'Redacted.' } : block)),
+    };
     outputs.push(['postTurn:replace', { stopped: false, injected: [], assistant: replaced }]);
   }
   return outputs;
 }
 
-
 /** The attempts the master gives a turn, by name. */
 export const TURN_ATTEMPTS = {
-  freshWithRecovery: { attempt: 'fresh', retryAvailable: true, fallbackAvailable: true, overflowRecoveryAvailable: true },
-  freshLastChance: { attempt: 'fresh', retryAvailable: false, fallbackAvailable: false, overflowRecoveryAvailable: false },
-  retryLastChance: { attempt: 'retry', retryAvailable: false, fallbackAvailable: false, overflowRecoveryAvailable: false },
-  overflowRetry: { attempt: 'overflowRetry', retryAvailable: true, fallbackAvailable: false, overflowRecoveryAvailable: false },
+  freshWithRecovery: {
+    attempt: 'fresh',
+    retryAvailable: true,
+    fallbackAvailable: true,
+    overflowRecoveryAvailable: true,
+  },
+  freshLastChance: {
+    attempt: 'fresh',
+    retryAvailable: false,
+    fallbackAvailable: false,
+    overflowRecoveryAvailable: false,
+  },
+  retryLastChance: {
+    attempt: 'retry',
+    retryAvailable: false,
+    fallbackAvailable: false,
+    overflowRecoveryAvailable: false,
+  },
+  overflowRetry: {
+    attempt: 'overflowRetry',
+    retryAvailable: true,
+    fallbackAvailable: false,
+    overflowRecoveryAvailable: false,
+  },
   /** Re-run after a backoff during which steering was accepted: it takes effect in this attempt. */
-  retryAfterSteering: { attempt: 'retry', retryAvailable: false, fallbackAvailable: false, overflowRecoveryAvailable: false, steeringArrived: true },
+  retryAfterSteering: {
+    attempt: 'retry',
+    retryAvailable: false,
+    fallbackAvailable: false,
+    overflowRecoveryAvailable: false,
+    steeringArrived: true,
+  },
   /** The master closes a turn a deferred failure left open (the run was aborted during a backoff). */
   closing: { attempt: 'closing', retryAvailable: false, fallbackAvailable: false, overflowRecoveryAvailable: false },
-} satisfies Record<string, Pick<TurnInput, 'attempt' | 'retryAvailable' | 'fallbackAvailable' | 'overflowRecoveryAvailable'> & Partial<Pick<TurnInput, 'steeringArrived'>>>;
+} satisfies Record<
+  string,
+  Pick<TurnInput, 'attempt' | 'retryAvailable' | 'fallbackAvailable' | 'overflowRecoveryAvailable'> &
+    Partial<Pick<TurnInput, 'steeringArrived'>>
+>;
 
 export type AttemptName = keyof typeof TURN_ATTEMPTS;
 
@@ -289,7 +389,15 @@ export function resumedInput(features: TurnFeatures): TurnInput {
     ...turnInput(features, 'freshLastChance'),
     attempt: 'resumed',
     newMessages: [],
-    resume: { reply, results: published, notRerun: new Map(), startedCallIds: ['call_1', 'call_2'], approvedCallIds: [], requestedCallIds: [], committed: false },
+    resume: {
+      reply,
+      results: published,
+      notRerun: new Map(),
+      startedCallIds: ['call_1', 'call_2'],
+      approvedCallIds: [],
+      requestedCallIds: [],
+      committed: false,
+    },
   };
 }
 
@@ -297,4 +405,10 @@ export function resumedInput(features: TurnFeatures): TurnInput {
 export const NOT_RESUMED = { resume: null, steeringArrived: false, overflowView: null, modelIndex: 0 };
 
 /** The first turn of a session started with the prompt. */
-export const turnInput = (features: TurnFeatures, attempt: AttemptName): TurnInput => ({ turnIndex: 0, features, newMessages: [PROMPT], ...NOT_RESUMED, ...TURN_ATTEMPTS[attempt] });
+export const turnInput = (features: TurnFeatures, attempt: AttemptName): TurnInput => ({
+  turnIndex: 0,
+  features,
+  newMessages: [PROMPT],
+  ...NOT_RESUMED,
+  ...TURN_ATTEMPTS[attempt],
+});

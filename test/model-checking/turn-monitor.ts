@@ -30,8 +30,10 @@ const WORK = new Set(['callModel', 'runPreDispatchPolicies', 'askApproval', 'run
 /** What steering (when it interrupts) keeps from starting: the batch and everything before it. */
 const BATCH_WORK = new Set(['runPreDispatchPolicies', 'askApproval']);
 
-const count = (effects: readonly Effect[], action: string) => effects.filter((effect) => effect.action === action).length;
-const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((item, index) => item === b[index]);
+const count = (effects: readonly Effect[], action: string) =>
+  effects.filter((effect) => effect.action === action).length;
+const sameList = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((item, index) => item === b[index]);
 
 export function turnMonitor(input: TurnInput): Monitor<TurnLogic, TurnEnv, Observed> {
   const fresh = input.attempt === 'fresh';
@@ -48,7 +50,9 @@ export function turnMonitor(input: TurnInput): Monitor<TurnLogic, TurnEnv, Obser
       enteredToolExecution: observed.enteredToolExecution || walk.snapshot.matches('TOOL_EXECUTION'),
       requested: [
         ...observed.requested,
-        ...effects.filter((effect) => effect.action === 'announceApprovalRequest').map((effect) => String(effect.detail)),
+        ...effects
+          .filter((effect) => effect.action === 'announceApprovalRequest')
+          .map((effect) => String(effect.detail)),
       ],
     };
     checks.that('turnStart at most once per turn', next.turnStarts <= 1, () => `${next.turnStarts} turnStarts`);
@@ -93,14 +97,25 @@ export function turnMonitor(input: TurnInput): Monitor<TurnLogic, TurnEnv, Obser
 
     step: (observed, from, { label, effects }, to, checks) => {
       const before = new Set(activeInvocations(from.snapshot).map((invocation) => invocation.id));
-      const invoked = activeInvocations(to.snapshot).filter((invocation) => !before.has(invocation.id) && WORK.has(invocation.src));
+      const invoked = activeInvocations(to.snapshot).filter(
+        (invocation) => !before.has(invocation.id) && WORK.has(invocation.src),
+      );
       // Tool-call actors created in this step.
-      const calls = effects.filter((effect) => effect.action === 'startCalls').flatMap((effect) => (effect.detail as number[]).map((index) => `call ${index}`));
+      const calls = effects
+        .filter((effect) => effect.action === 'startCalls')
+        .flatMap((effect) => (effect.detail as number[]).map((index) => `call ${index}`));
       const started = [...invoked.map((invocation) => invocation.src), ...calls];
       const requests = count(effects, 'announceApprovalRequest');
-      checks.that('nothing starts after ABORT', !observed.abortSent || (started.length === 0 && requests === 0), () => `${started.join(', ')} started`);
+      checks.that(
+        'nothing starts after ABORT',
+        !observed.abortSent || (started.length === 0 && requests === 0),
+        () => `${started.join(', ')} started`,
+      );
       const steeringSeen = observed.steeringSeen || label === 'STEERING_ARRIVED';
-      const batchWork = [...invoked.filter((invocation) => BATCH_WORK.has(invocation.src)).map((invocation) => invocation.src), ...calls];
+      const batchWork = [
+        ...invoked.filter((invocation) => BATCH_WORK.has(invocation.src)).map((invocation) => invocation.src),
+        ...calls,
+      ];
       checks.that(
         'steering that interrupts keeps every tool call of the turn from starting (no pre-dispatch, approval request or tool-call actor after it)',
         !(steeringSeen && input.features.steeringInterrupts) || (batchWork.length === 0 && requests === 0),
@@ -108,49 +123,112 @@ export function turnMonitor(input: TurnInput): Monitor<TurnLogic, TurnEnv, Obser
       );
       checks.that(
         'steering while tools run holds the batch (no call starts that had not) before the grace period',
-        !(label === 'STEERING_ARRIVED' && input.features.steeringInterrupts && from.snapshot.matches({ TOOL_EXECUTION: 'running' })) ||
-          effects.some((effect) => effect.action === 'holdStartingCalls'),
+        !(
+          label === 'STEERING_ARRIVED' &&
+          input.features.steeringInterrupts &&
+          from.snapshot.matches({ TOOL_EXECUTION: 'running' })
+        ) || effects.some((effect) => effect.action === 'holdStartingCalls'),
       );
       checks.that(
         'an approval request is resolved only once it was published',
-        effects.every((effect) => effect.action !== 'announceApprovalResolved' || observed.requested.includes(String((effect.detail as { call: string }).call))),
+        effects.every(
+          (effect) =>
+            effect.action !== 'announceApprovalResolved' ||
+            observed.requested.includes(String((effect.detail as { call: string }).call)),
+        ),
       );
       const abortSent = observed.abortSent || label === 'ABORT';
-      return observe({ ...observed, abortSent, steeringSeen, abortSeen: abortSent || observed.abortSeen || label === 'reply:aborted' }, to, effects, checks);
+      return observe(
+        {
+          ...observed,
+          abortSent,
+          steeringSeen,
+          abortSeen: abortSent || observed.abortSeen || label === 'reply:aborted',
+        },
+        to,
+        effects,
+        checks,
+      );
     },
 
     end: (observed, last, checks) => {
-      checks.that('every path ends in a final state', last.status === 'done', () => `stopped in ${JSON.stringify(last.snapshot.value)}`);
+      checks.that(
+        'every path ends in a final state',
+        last.status === 'done',
+        () => `stopped in ${JSON.stringify(last.snapshot.value)}`,
+      );
       if (last.status !== 'done') return;
       const final = String(last.snapshot.value);
       const output = last.snapshot.output as TurnOutput;
-      checks.that('turnStart exactly once for a fresh turn that started', observed.turnStarts === (fresh && final !== 'stoppedBeforeStart' ? 1 : 0), () => `${observed.turnStarts} in ${final}`);
-      checks.that('a fresh turn commits its input batch (never lost)', observed.inputCommits === (fresh ? 1 : 0), () => `${observed.inputCommits} commits`);
-      checks.that('turnEnd ⇔ the turn closed (final state done)', (observed.turnEnds === 1) === (final === 'done'), () => `${observed.turnEnds} turnEnds in ${final}`);
+      checks.that(
+        'turnStart exactly once for a fresh turn that started',
+        observed.turnStarts === (fresh && final !== 'stoppedBeforeStart' ? 1 : 0),
+        () => `${observed.turnStarts} in ${final}`,
+      );
+      checks.that(
+        'a fresh turn commits its input batch (never lost)',
+        observed.inputCommits === (fresh ? 1 : 0),
+        () => `${observed.inputCommits} commits`,
+      );
+      checks.that(
+        'turnEnd ⇔ the turn closed (final state done)',
+        (observed.turnEnds === 1) === (final === 'done'),
+        () => `${observed.turnEnds} turnEnds in ${final}`,
+      );
       if (final === 'deferredToMaster') {
-        checks.that('a deferred attempt publishes and commits nothing', observed.publishes === 0 && observed.commits === 0);
+        checks.that(
+          'a deferred attempt publishes and commits nothing',
+          observed.publishes === 0 && observed.commits === 0,
+        );
         checks.that(
           'deferred only when the master promised that recovery',
-          output.detail === 'overflow' ? input.overflowRecoveryAvailable : output.detail === 'retryable' && (input.retryAvailable || input.fallbackAvailable),
+          output.detail === 'overflow'
+            ? input.overflowRecoveryAvailable
+            : output.detail === 'retryable' && (input.retryAvailable || input.fallbackAvailable),
           () => `detail ${output.detail ?? '-'} with input ${JSON.stringify(input)}`,
         );
       }
       if (observed.enteredToolExecution) {
-        checks.that('an entered TOOL_EXECUTION ends through RESPONSE (committed)', observed.commits === 1, () => `${observed.commits} commits, ended in ${final}`);
+        checks.that(
+          'an entered TOOL_EXECUTION ends through RESPONSE (committed)',
+          observed.commits === 1,
+          () => `${observed.commits} commits, ended in ${final}`,
+        );
       }
       if (final === 'done' && output.assistant) {
         const calls = toolCallsOf(output.assistant).map((block) => block.id);
         const results = output.toolResults.map((result) => result.toolCallId);
-        checks.that('turnEnd carries one result per tool call', sameList(calls, results), () => `calls [${calls.join(', ')}], results [${results.join(', ')}]`);
+        checks.that(
+          'turnEnd carries one result per tool call',
+          sameList(calls, results),
+          () => `calls [${calls.join(', ')}], results [${results.join(', ')}]`,
+        );
       }
-      checks.that('ABORT ⇒ the turn ends aborted', !observed.abortSent || output.kind === 'aborted', () => `kind ${output.kind} (${output.turnEndReason ?? '-'})`);
-      checks.that('aborted only after ABORT or an aborted reply', observed.abortSeen || closing || output.kind !== 'aborted');
-      checks.that('a turn resumed with its reply published never publishes it again', input.resume?.reply == null || observed.publishes === 0);
-      checks.that('a closing attempt publishes one aborted message and closes the turn', !closing || (output.kind === 'aborted' && observed.publishes === 1 && final === 'done'));
-      checks.that('a steering interrupt only after steering', output.turnEndReason !== 'steeringInterrupt' || observed.steeringSeen);
+      checks.that(
+        'ABORT ⇒ the turn ends aborted',
+        !observed.abortSent || output.kind === 'aborted',
+        () => `kind ${output.kind} (${output.turnEndReason ?? '-'})`,
+      );
+      checks.that(
+        'aborted only after ABORT or an aborted reply',
+        observed.abortSeen || closing || output.kind !== 'aborted',
+      );
+      checks.that(
+        'a turn resumed with its reply published never publishes it again',
+        input.resume?.reply == null || observed.publishes === 0,
+      );
+      checks.that(
+        'a closing attempt publishes one aborted message and closes the turn',
+        !closing || (output.kind === 'aborted' && observed.publishes === 1 && final === 'done'),
+      );
+      checks.that(
+        'a steering interrupt only after steering',
+        output.turnEndReason !== 'steeringInterrupt' || observed.steeringSeen,
+      );
       checks.that(
         'the end reason matches the outcome',
-        output.kind !== 'success' || ['complete', 'toolsExecuted', 'steeringInterrupt'].includes(output.turnEndReason ?? ''),
+        output.kind !== 'success' ||
+          ['complete', 'toolsExecuted', 'steeringInterrupt'].includes(output.turnEndReason ?? ''),
         () => `success with ${output.turnEndReason ?? 'no reason'}`,
       );
     },
@@ -160,6 +238,7 @@ export function turnMonitor(input: TurnInput): Monitor<TurnLogic, TurnEnv, Obser
 /** What `ABORT` must lead to: the turn closed as aborted. */
 export function endsAborted(walk: TurnWalk): string | null {
   const output = walk.snapshot.output as TurnOutput | undefined;
-  if (walk.snapshot.value !== 'done' || output?.kind !== 'aborted') return `ended in ${JSON.stringify(walk.snapshot.value)} as ${output?.kind ?? '-'}`;
+  if (walk.snapshot.value !== 'done' || output?.kind !== 'aborted')
+    return `ended in ${JSON.stringify(walk.snapshot.value)} as ${output?.kind ?? '-'}`;
   return null;
 }

@@ -51,7 +51,15 @@ function shapeOf(output: TurnOutput): string {
 }
 
 export function reachableTurnOutcomes(config: TurnConfig, input: TurnInput): TurnOutcomes {
-  const key = canonicalJson([config, input.features, input.attempt, input.retryAvailable, input.fallbackAvailable, input.overflowRecoveryAvailable, input.steeringArrived]);
+  const key = canonicalJson([
+    config,
+    input.features,
+    input.attempt,
+    input.retryAvailable,
+    input.fallbackAvailable,
+    input.overflowRecoveryAvailable,
+    input.steeringArrived,
+  ]);
   const known = cache.get(key);
   if (known) return known;
   const graph = explore(provideTurn(), turnEnvironment(config), { input, limit: 50_000 });

@@ -7,7 +7,16 @@ import { explore } from './harness/explore.js';
 import { Checks, checkAbortAlwaysEnds, checkEveryPath } from './harness/paths.js';
 import { STANDARD_REPLIES } from './turn-fixtures.js';
 import { endsAborted, turnMonitor } from './turn-monitor.js';
-import { ALL_FEATURES, NO_FEATURES, provideTurn, resumedInput, turnEnvironment, turnInput, type AttemptName, type TurnConfig } from './turn-model.js';
+import {
+  ALL_FEATURES,
+  NO_FEATURES,
+  provideTurn,
+  resumedInput,
+  turnEnvironment,
+  turnInput,
+  type AttemptName,
+  type TurnConfig,
+} from './turn-model.js';
 import { reportStats } from '../support/stats.js';
 
 const approvals: TurnConfig = { name: 'approvals', approvals: true, partition: 'valid', replies: STANDARD_REPLIES };
@@ -17,16 +26,51 @@ const PARALLEL: TurnFeatures = { ...NO_FEATURES, execution: { kind: 'parallel' }
 const POOL: TurnFeatures = { ...NO_FEATURES, execution: { kind: 'pool', limit: 1 } };
 
 const CASES: Array<{ config: TurnConfig; features: TurnFeatures; attempt: AttemptName | TurnInput; name: string }> = [
-  { config: approvals, features: ALL_FEATURES, attempt: 'freshWithRecovery', name: 'all policies, approvals / fresh with recovery' },
-  { config: approvals, features: ALL_FEATURES, attempt: 'freshLastChance', name: 'all policies, approvals / fresh, last chance' },
+  {
+    config: approvals,
+    features: ALL_FEATURES,
+    attempt: 'freshWithRecovery',
+    name: 'all policies, approvals / fresh with recovery',
+  },
+  {
+    config: approvals,
+    features: ALL_FEATURES,
+    attempt: 'freshLastChance',
+    name: 'all policies, approvals / fresh, last chance',
+  },
   { config: plain, features: NO_FEATURES, attempt: 'retryLastChance', name: 'no policies / retry, last chance' },
   { config: plain, features: NO_FEATURES, attempt: 'overflowRetry', name: 'no policies / overflow re-run' },
-  { config: invalidPartition, features: { ...NO_FEATURES, steeringInterrupts: false }, attempt: 'freshWithRecovery', name: 'steering waits, invalid partition / fresh' },
-  { config: approvals, features: ALL_FEATURES, attempt: 'retryAfterSteering', name: 'all policies, approvals / re-run after steering during a backoff' },
-  { config: plain, features: PARALLEL, attempt: 'freshLastChance', name: 'parallel batch started at once (the hot path) / fresh, last chance' },
-  { config: approvals, features: POOL, attempt: 'freshLastChance', name: 'a pool of one, approvals / fresh, last chance' },
+  {
+    config: invalidPartition,
+    features: { ...NO_FEATURES, steeringInterrupts: false },
+    attempt: 'freshWithRecovery',
+    name: 'steering waits, invalid partition / fresh',
+  },
+  {
+    config: approvals,
+    features: ALL_FEATURES,
+    attempt: 'retryAfterSteering',
+    name: 'all policies, approvals / re-run after steering during a backoff',
+  },
+  {
+    config: plain,
+    features: PARALLEL,
+    attempt: 'freshLastChance',
+    name: 'parallel batch started at once (the hot path) / fresh, last chance',
+  },
+  {
+    config: approvals,
+    features: POOL,
+    attempt: 'freshLastChance',
+    name: 'a pool of one, approvals / fresh, last chance',
+  },
   { config: plain, features: NO_FEATURES, attempt: 'closing', name: 'closing a turn a deferred failure left open' },
-  { config: approvals, features: ALL_FEATURES, attempt: resumedInput(ALL_FEATURES), name: 'resumed after a crash with its tool-call reply published' },
+  {
+    config: approvals,
+    features: ALL_FEATURES,
+    attempt: resumedInput(ALL_FEATURES),
+    name: 'resumed after a crash with its tool-call reply published',
+  },
 ];
 
 // What the configurations reached together (the last test checks that nothing was left out).
@@ -34,24 +78,27 @@ const visited = new Set<string>();
 const endings = new Set<string>();
 
 describe('model checking: turn machine', () => {
-  it.each(CASES)('$name: lifecycle invariants on every path; ABORT from every state ends the turn aborted', ({ config, features, attempt, name }) => {
-    const input = typeof attempt === 'string' ? turnInput(features, attempt) : attempt;
-    const graph = explore(provideTurn(), turnEnvironment(config), { input, limit: 50_000 });
-    const checks = new Checks();
-    const stats = checkEveryPath(graph, turnMonitor(input), checks);
-    const abortChecked = checkAbortAlwaysEnds(graph, 'ABORT', endsAborted, checks);
-    reportStats(
-      `turn [${name}]: ${graph.nodes.size} states, ${graph.edgeCount} transitions, ` +
-        `${stats.paths} paths (longest ${stats.longest}), ${abortChecked} abort checks, ${checks.count} invariants checked`,
-    );
-    expect(checks.violations).toEqual([]);
+  it.each(CASES)(
+    '$name: lifecycle invariants on every path; ABORT from every state ends the turn aborted',
+    ({ config, features, attempt, name }) => {
+      const input = typeof attempt === 'string' ? turnInput(features, attempt) : attempt;
+      const graph = explore(provideTurn(), turnEnvironment(config), { input, limit: 50_000 });
+      const checks = new Checks();
+      const stats = checkEveryPath(graph, turnMonitor(input), checks);
+      const abortChecked = checkAbortAlwaysEnds(graph, 'ABORT', endsAborted, checks);
+      reportStats(
+        `turn [${name}]: ${graph.nodes.size} states, ${graph.edgeCount} transitions, ` +
+          `${stats.paths} paths (longest ${stats.longest}), ${abortChecked} abort checks, ${checks.count} invariants checked`,
+      );
+      expect(checks.violations).toEqual([]);
 
-    for (const id of visitedStates(graph)) visited.add(id);
-    for (const node of graph.nodes.values()) {
-      const output = node.walk.snapshot.output as TurnOutput | undefined;
-      if (output) endings.add(`${output.kind}/${output.turnEndReason ?? 'open'}`);
-    }
-  });
+      for (const id of visitedStates(graph)) visited.add(id);
+      for (const node of graph.nodes.values()) {
+        const output = node.walk.snapshot.output as TurnOutput | undefined;
+        if (output) endings.add(`${output.kind}/${output.turnEndReason ?? 'open'}`);
+      }
+    },
+  );
 
   it("xstate/graph's getSimplePaths finds the same paths to final states as the path checker", () => {
     const input = turnInput(NO_FEATURES, 'retryLastChance');
@@ -64,7 +111,15 @@ describe('model checking: turn machine', () => {
   it('the configurations together reach every resting state and every kind of turn end', () => {
     expect([...visited].sort()).toEqual(restingStates(turnMachine));
     const reasons = new Set([...endings].map((ending) => ending.split('/')[1]));
-    expect([...reasons].sort()).toEqual(['aborted', 'complete', 'error', 'open', 'steeringInterrupt', 'stopped', 'toolsExecuted']);
+    expect([...reasons].sort()).toEqual([
+      'aborted',
+      'complete',
+      'error',
+      'open',
+      'steeringInterrupt',
+      'stopped',
+      'toolsExecuted',
+    ]);
     const kinds = new Set([...endings].map((ending) => ending.split('/')[0]));
     expect([...kinds].sort()).toEqual(['aborted', 'failure', 'finished', 'success']);
   });

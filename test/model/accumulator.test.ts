@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { AssistantMessageSchema, modelError, StreamAccumulator, type MessageDelta, type ModelStreamEvent } from 'agentchart';
+import {
+  AssistantMessageSchema,
+  modelError,
+  StreamAccumulator,
+  type MessageDelta,
+  type ModelStreamEvent,
+} from 'agentchart';
 
 function feed(events: ModelStreamEvent[], model = 'm1'): { acc: StreamAccumulator; deltas: MessageDelta[] } {
   const acc = new StreamAccumulator(model);
@@ -94,11 +100,19 @@ describe('StreamAccumulator ordering', () => {
     ]);
     expect(deltas).toEqual([{ type: 'text', index: 0, text: 'a' }]);
     expect(acc.terminal).toEqual({ kind: 'done', stopReason: 'stop' });
-    expect(acc.finish()).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'a' }], stopReason: 'stop', model: 'm1' });
+    expect(acc.finish()).toEqual({
+      role: 'assistant',
+      content: [{ type: 'text', text: 'a' }],
+      stopReason: 'stop',
+      model: 'm1',
+    });
   });
 
   it('skips empty text deltas without opening a block', () => {
-    const { acc, deltas } = feed([{ type: 'textDelta', delta: '' }, { type: 'thinkingDelta', delta: '' }]);
+    const { acc, deltas } = feed([
+      { type: 'textDelta', delta: '' },
+      { type: 'thinkingDelta', delta: '' },
+    ]);
     expect(deltas).toEqual([]);
     expect(acc.partial.content).toEqual([]);
   });
@@ -141,7 +155,9 @@ describe('StreamAccumulator tool-call arguments', () => {
       return parse(text);
     }) as typeof JSON.parse;
     try {
-      expect(acc.finish().content).toEqual([{ type: 'toolCall', id: 'c1', name: 'add', arguments: { a: 1, b: [2, 3] } }]);
+      expect(acc.finish().content).toEqual([
+        { type: 'toolCall', id: 'c1', name: 'add', arguments: { a: 1, b: [2, 3] } },
+      ]);
       expect(acc.invalidToolCalls).toEqual([]);
       acc.finish();
     } finally {
@@ -232,7 +248,12 @@ describe('StreamAccumulator tool-call arguments', () => {
       { type: 'toolCallEnd', index: 6 },
       { type: 'done', stopReason: 'toolUse' },
     ]);
-    expect(deltas.map((delta) => (delta.type === 'toolCall' ? delta.id : null))).toEqual(['call_3', 'call_3_2', 'dup', 'dup_2']);
+    expect(deltas.map((delta) => (delta.type === 'toolCall' ? delta.id : null))).toEqual([
+      'call_3',
+      'call_3_2',
+      'dup',
+      'dup_2',
+    ]);
     expect(acc.finish().content.map((block) => (block.type === 'toolCall' ? block.id : null))).toEqual([
       'call_3',
       'call_3_2',
@@ -260,7 +281,10 @@ describe('StreamAccumulator tool-call arguments', () => {
       { type: 'done', stopReason: 'toolUse' },
     ]);
     expect(acc.terminal).toMatchObject({ kind: 'error', error: { kind: 'invalidResponse', retryable: true } });
-    expect(acc.finish()).toMatchObject({ stopReason: 'error', content: [{ type: 'toolCall', id: 'a', name: 'x', arguments: {} }] });
+    expect(acc.finish()).toMatchObject({
+      stopReason: 'error',
+      content: [{ type: 'toolCall', id: 'a', name: 'x', arguments: {} }],
+    });
   });
 
   it('reuses an ended index for a new call, and lets a start name a call its stray fragment opened', () => {
@@ -305,7 +329,13 @@ describe('StreamAccumulator endings', () => {
 
   it('maps an aborted error event to stopReason aborted', () => {
     const { acc } = feed([{ type: 'error', error: modelError('aborted', 'request aborted') }]);
-    expect(acc.finish()).toEqual({ role: 'assistant', content: [], stopReason: 'aborted', model: 'm1', errorMessage: 'request aborted' });
+    expect(acc.finish()).toEqual({
+      role: 'assistant',
+      content: [],
+      stopReason: 'aborted',
+      model: 'm1',
+      errorMessage: 'request aborted',
+    });
   });
 
   it('treats a stream that ends without done or error as a network error', () => {
@@ -318,7 +348,10 @@ describe('StreamAccumulator endings', () => {
       model: 'm1',
       errorMessage: 'stream ended without a terminal event',
     });
-    expect(acc.terminal).toEqual({ kind: 'error', error: modelError('network', 'stream ended without a terminal event') });
+    expect(acc.terminal).toEqual({
+      kind: 'error',
+      error: modelError('network', 'stream ended without a terminal event'),
+    });
     expect(acc.push({ type: 'textDelta', delta: 'late' })).toEqual([]);
   });
 

@@ -32,7 +32,15 @@ function agentOn(store: SessionStore, tracerProvider: BasicTracerProvider, journ
   });
   const otel = otelObserver({ tracer: tracerProvider.getTracer('agentchart') });
   // The restarted process is the same lease owner (the first one never released its lease).
-  return createAgent({ model, tools: [deploy], clock, store, sessionId: SESSION, otel, lease: { owner: 'deploy-worker' } });
+  return createAgent({
+    model,
+    tools: [deploy],
+    clock,
+    store,
+    sessionId: SESSION,
+    otel,
+    lease: { owner: 'deploy-worker' },
+  });
 }
 
 const nodes = (tree: SpanNode[]): SpanNode[] => tree.flatMap((node) => [node, ...nodes(node.children)]);

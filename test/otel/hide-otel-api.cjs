@@ -13,7 +13,8 @@ Module._resolveFilename = function (request, ...rest) {
 if (typeof Module.registerHooks === 'function') {
   Module.registerHooks({
     resolve(specifier, context, next) {
-      if (specifier === '@opentelemetry/api') throw Object.assign(new Error(`Cannot find package '${specifier}'`), { code: 'ERR_MODULE_NOT_FOUND' });
+      if (specifier === '@opentelemetry/api')
+        throw Object.assign(new Error(`Cannot find package '${specifier}'`), { code: 'ERR_MODULE_NOT_FOUND' });
       return next(specifier, context);
     },
   });

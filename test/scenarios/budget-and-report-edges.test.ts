@@ -3,12 +3,29 @@ import { SimulatedClock } from 'xstate';
 import { createAgent, type AssistantMessage, type Message } from 'agentchart';
 import { scriptedModel } from 'agentchart/testing';
 import { deferred, expectCounters, expectInvariants, finished, lifecycle, settle } from '../support/harness.js';
-import { advance, called, expectCallBound, GUIDANCE, ofType, reportTool, result, said, searchTool, TEXT_TURN, TOOL_TURN, user } from './issue5-fixtures.js';
+import {
+  advance,
+  called,
+  expectCallBound,
+  GUIDANCE,
+  ofType,
+  reportTool,
+  result,
+  said,
+  searchTool,
+  TEXT_TURN,
+  TOOL_TURN,
+  user,
+} from './issue5-fixtures.js';
 
 // Issue 5 edge cases: the call budget per turn, late overflow recovery, max turns vs. a final answer, report-mode counting.
 
 const REPORT = { toolName: 'report' };
-const FAILED_REPORT_TURN_ERROR = { kind: 'unknown', message: 'report mode: the turn ran no valid tool and sent no final report', retryable: false };
+const FAILED_REPORT_TURN_ERROR = {
+  kind: 'unknown',
+  message: 'report mode: the turn ran no valid tool and sent no final report',
+  retryable: false,
+};
 
 describe('R4', () => {
   it('R4 with maxTurns 1 the only turn still gets all retry.maxAttempts attempts (3 calls ≤ 1 × 3)', async () => {
@@ -23,11 +40,28 @@ describe('R4', () => {
 
     expect(model.calls).toBe(3);
     expect(lifecycle(events)).toEqual([
-      'agentStart', 'turnStart', 'beforeModelCall', 'retry', 'beforeModelCall', 'retry', 'beforeModelCall', 'messageStart', 'messageEnd', 'turnEnd', 'agentEnd',
+      'agentStart',
+      'turnStart',
+      'beforeModelCall',
+      'retry',
+      'beforeModelCall',
+      'retry',
+      'beforeModelCall',
+      'messageStart',
+      'messageEnd',
+      'turnEnd',
+      'agentEnd',
     ]);
     expect(outcome).toMatchObject({ status: 'failed', endReason: 'retryExhausted', error: { code: 'network' } });
     expectInvariants(events, outcome.messages);
-    expectCounters(outcome.counters, { turns: 1, turnsFailed: 1, modelCalls: 3, retries: 2, backoffMs: 3000, failureCodes: { network: 3 } });
+    expectCounters(outcome.counters, {
+      turns: 1,
+      turnsFailed: 1,
+      modelCalls: 3,
+      retries: 2,
+      backoffMs: 3000,
+      failureCodes: { network: 3 },
+    });
     expectCallBound([model], 1, 3);
   });
 
@@ -44,7 +78,13 @@ describe('R4', () => {
       ],
       { clock },
     );
-    const agent = createAgent({ model, clock, tools: [searchTool()], maxTurns: 2, retry: { jitter: false, maxAttempts: 3 } });
+    const agent = createAgent({
+      model,
+      clock,
+      tools: [searchTool()],
+      maxTurns: 2,
+      retry: { jitter: false, maxAttempts: 3 },
+    });
     const run = agent.prompt('hi');
     await settle();
     for (const ms of [1000, 2000, 1000, 2000]) await advance(clock, ms);
@@ -53,8 +93,27 @@ describe('R4', () => {
     expect(model.calls).toBe(6);
     expect(lifecycle(events)).toEqual([
       'agentStart',
-      'turnStart', 'beforeModelCall', 'retry', 'beforeModelCall', 'retry', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd', 'toolExecutionStart', 'toolExecutionEnd', 'turnEnd',
-      'turnStart', 'beforeModelCall', 'retry', 'beforeModelCall', 'retry', 'beforeModelCall', 'messageStart', 'messageEnd', 'turnEnd',
+      'turnStart',
+      'beforeModelCall',
+      'retry',
+      'beforeModelCall',
+      'retry',
+      'beforeModelCall',
+      'messageStart',
+      'messageUpdate+',
+      'messageEnd',
+      'toolExecutionStart',
+      'toolExecutionEnd',
+      'turnEnd',
+      'turnStart',
+      'beforeModelCall',
+      'retry',
+      'beforeModelCall',
+      'retry',
+      'beforeModelCall',
+      'messageStart',
+      'messageEnd',
+      'turnEnd',
       'agentEnd',
     ]);
     expect(outcome).toMatchObject({ status: 'failed', endReason: 'retryExhausted', error: { code: 'timeout' } });
@@ -91,7 +150,15 @@ describe('R7', () => {
     await settle();
     await advance(clock, 60_000);
 
-    expect(lifecycle(events)).toEqual(['agentStart', 'turnStart', 'beforeModelCall', 'messageStart', 'messageEnd', 'turnEnd', 'agentEnd']);
+    expect(lifecycle(events)).toEqual([
+      'agentStart',
+      'turnStart',
+      'beforeModelCall',
+      'messageStart',
+      'messageEnd',
+      'turnEnd',
+      'agentEnd',
+    ]);
     expect(model.calls).toBe(1);
     expect(agent.counters).toEqual(outcome.counters);
     expectInvariants(events, outcome.messages);
@@ -103,7 +170,10 @@ describe('R7', () => {
 describe('R8', () => {
   it('R8 a natural end on the last allowed turn is a natural end, not maxTurns', async () => {
     const clock = new SimulatedClock();
-    const model = scriptedModel([{ toolCalls: [{ id: 's1', name: 'search', arguments: { q: 'a' } }] }, { text: 'Here is the answer.' }], { clock });
+    const model = scriptedModel(
+      [{ toolCalls: [{ id: 's1', name: 'search', arguments: { q: 'a' } }] }, { text: 'Here is the answer.' }],
+      { clock },
+    );
     const agent = createAgent({ model, clock, tools: [searchTool()], maxTurns: 2, retry: { jitter: false } });
     const { result: outcome, events } = await finished(agent.prompt('hi'));
 
@@ -124,23 +194,45 @@ describe('R8', () => {
 describe('R10–R12', () => {
   it('R10 the re-run model call sees exactly one guidance message, and the report-mode retry event carries the failed turn’s index', async () => {
     const clock = new SimulatedClock();
-    const model = scriptedModel([{ text: 'I think the answer is 42.' }, { toolCalls: [{ id: 'r1', name: 'report', arguments: { summary: '42' } }] }], { clock });
+    const model = scriptedModel(
+      [
+        { text: 'I think the answer is 42.' },
+        { toolCalls: [{ id: 'r1', name: 'report', arguments: { summary: '42' } }] },
+      ],
+      { clock },
+    );
     const agent = createAgent({ model, clock, tools: [reportTool()], finalReport: REPORT, retry: { jitter: false } });
     const { result: outcome, events } = await finished(agent.prompt('Answer via the report'));
 
     expect(lifecycle(events)).toEqual(['agentStart', ...TEXT_TURN, 'retry', ...TOOL_TURN, 'agentEnd']);
     expect(model.requests[1]?.messages).toEqual([user('Answer via the report'), user(GUIDANCE)]);
     expect(ofType(events, 'beforeModelCall')[1]?.messages).toEqual([user('Answer via the report'), user(GUIDANCE)]);
-    expect(ofType(events, 'retry')).toEqual([expect.objectContaining({ turnIndex: 0, attempt: 1, delayMs: 0, error: FAILED_REPORT_TURN_ERROR })]);
+    expect(ofType(events, 'retry')).toEqual([
+      expect.objectContaining({ turnIndex: 0, attempt: 1, delayMs: 0, error: FAILED_REPORT_TURN_ERROR }),
+    ]);
     expectInvariants(events, outcome.messages);
-    expectCounters(outcome.counters, { turns: 2, turnsFailed: 1, modelCalls: 2, retries: 1, toolCallsRequested: 1, toolCallsExecuted: 1, failureCodes: { reportTurnWithoutWork: 1 } });
+    expectCounters(outcome.counters, {
+      turns: 2,
+      turnsFailed: 1,
+      modelCalls: 2,
+      retries: 1,
+      toolCallsRequested: 1,
+      toolCallsExecuted: 1,
+      failureCodes: { reportTurnWithoutWork: 1 },
+    });
     expectCallBound([model], 2, 3);
   });
 
   it('R12 report mode ends when failed turns exhaust their retries: a synthetic report, status failed; every failed turn counted', async () => {
     const clock = new SimulatedClock();
     const model = scriptedModel([{ text: 'one' }, { text: 'two' }], { clock });
-    const agent = createAgent({ model, clock, tools: [reportTool()], finalReport: REPORT, retry: { jitter: false, maxAttempts: 2 } });
+    const agent = createAgent({
+      model,
+      clock,
+      tools: [reportTool()],
+      finalReport: REPORT,
+      retry: { jitter: false, maxAttempts: 2 },
+    });
     const { result: outcome, events } = await finished(agent.prompt('Report'));
 
     expect(lifecycle(events)).toEqual(['agentStart', ...TEXT_TURN, 'retry', ...TEXT_TURN, 'agentEnd']);
@@ -148,9 +240,18 @@ describe('R10–R12', () => {
     const last: AssistantMessage = said('two');
     expect(outcome.messages).toEqual([user('Report'), user(GUIDANCE), last]);
     expect(outcome).toMatchObject({ status: 'failed', endReason: 'retryExhausted' });
-    expect(outcome.finalReport).toEqual({ source: 'synthetic', arguments: { status: 'failed', reason: 'retryExhausted', lastAssistantText: 'two' } });
+    expect(outcome.finalReport).toEqual({
+      source: 'synthetic',
+      arguments: { status: 'failed', reason: 'retryExhausted', lastAssistantText: 'two' },
+    });
     expectInvariants(events, outcome.messages);
-    expectCounters(outcome.counters, { turns: 2, turnsFailed: 2, modelCalls: 2, retries: 1, failureCodes: { reportTurnWithoutWork: 2 } });
+    expectCounters(outcome.counters, {
+      turns: 2,
+      turnsFailed: 2,
+      modelCalls: 2,
+      retries: 1,
+      failureCodes: { reportTurnWithoutWork: 2 },
+    });
     expectCallBound([model], 2, 2);
   });
 });

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock } from 'xstate';
 import { z } from 'zod';
-import { createAgent, defineTool, type AssistantMessage, type Message, type Model, type ModelStreamEvent } from 'agentchart';
+import {
+  createAgent,
+  defineTool,
+  type AssistantMessage,
+  type Message,
+  type Model,
+  type ModelStreamEvent,
+} from 'agentchart';
 import { scriptedModel } from 'agentchart/testing';
 import { deferred, expectCounters, expectInvariants, finished, lifecycle, settle } from '../support/harness.js';
 import { ofType, toolResult, toolTrace } from './tools-fixtures.js';
@@ -16,7 +23,12 @@ const TEXT_TURN = ['turnStart', 'beforeModelCall', 'messageStart', 'messageUpdat
 
 const noArgs = z.object({});
 const instantTool = (name: string, ran: string[] = []) =>
-  defineTool({ name, description: `${name} tool`, parameters: noArgs, execute: () => (ran.push(name), `${name} done`) });
+  defineTool({
+    name,
+    description: `${name} tool`,
+    parameters: noArgs,
+    execute: () => (ran.push(name), `${name} done`),
+  });
 
 /** A tool that runs until `until` settles, ignoring its signal (the signal is kept for assertions). */
 function blockingTool(name: string, until: Promise<string> = new Promise<string>(() => {})) {
@@ -35,19 +47,34 @@ function blockingTool(name: string, until: Promise<string> = new Promise<string>
   return { tool, started: started.promise, signal: () => signal };
 }
 
-const assistant = (content: AssistantMessage['content'], stopReason: AssistantMessage['stopReason'], extra: Partial<AssistantMessage> = {}): AssistantMessage => ({
+const assistant = (
+  content: AssistantMessage['content'],
+  stopReason: AssistantMessage['stopReason'],
+  extra: Partial<AssistantMessage> = {},
+): AssistantMessage => ({
   role: 'assistant',
   content,
   stopReason,
   model: 'scripted',
   ...extra,
 });
-const call = (id: string, name: string, args: Record<string, unknown> = {}) => ({ type: 'toolCall' as const, id, name, arguments: args });
+const call = (id: string, name: string, args: Record<string, unknown> = {}) => ({
+  type: 'toolCall' as const,
+  id,
+  name,
+  arguments: args,
+});
 const user = (content: string): Message => ({ role: 'user', content });
 
-function expectAbortedEnd(events: Parameters<typeof ofType>[0], turnAssistant: AssistantMessage | null, toolResults: Message[]): void {
+function expectAbortedEnd(
+  events: Parameters<typeof ofType>[0],
+  turnAssistant: AssistantMessage | null,
+  toolResults: Message[],
+): void {
   const turnEnds = ofType(events, 'turnEnd');
-  expect(turnEnds.map((e) => [e.turnIndex, e.reason, e.assistant, e.toolResults])).toEqual([[0, 'aborted', turnAssistant, toolResults]]);
+  expect(turnEnds.map((e) => [e.turnIndex, e.reason, e.assistant, e.toolResults])).toEqual([
+    [0, 'aborted', turnAssistant, toolResults],
+  ]);
   const agentEnd = ofType(events, 'agentEnd')[0];
   expect([agentEnd?.status, agentEnd?.endReason]).toEqual(['aborted', 'aborted']);
 }
@@ -57,7 +84,14 @@ describe('C1 steering interrupts a running batch', () => {
     const clock = new SimulatedClock();
     const slow = blockingTool('slow');
     const model = scriptedModel([
-      { text: 'Running both.', toolCalls: [{ id: 'c1', name: 'fast' }, { id: 'c2', name: 'slow' }], usage: { input: 10, output: 5 } },
+      {
+        text: 'Running both.',
+        toolCalls: [
+          { id: 'c1', name: 'fast' },
+          { id: 'c2', name: 'slow' },
+        ],
+        usage: { input: 10, output: 5 },
+      },
       { text: 'Switching.', usage: { input: 20, output: 3 } },
     ]);
     const agent = createAgent({ model, tools: [instantTool('fast'), slow.tool], clock, retry: { jitter: false } });
@@ -79,7 +113,11 @@ describe('C1 steering interrupts a running batch', () => {
     const batch = ['toolExecutionStart', 'toolExecutionStart', 'toolExecutionEnd', 'toolExecutionEnd', 'turnEnd'];
     expect(lifecycle(events)).toEqual([...STREAM_HEAD, ...batch, ...TEXT_TURN, 'agentEnd']);
     expect(toolTrace(events)).toEqual(['start:c1', 'start:c2', 'end:c1', 'end:c2!']);
-    const toolTurn = assistant([{ type: 'text', text: 'Running both.' }, call('c1', 'fast'), call('c2', 'slow')], 'toolUse', { usage: { input: 10, output: 5 } });
+    const toolTurn = assistant(
+      [{ type: 'text', text: 'Running both.' }, call('c1', 'fast'), call('c2', 'slow')],
+      'toolUse',
+      { usage: { input: 10, output: 5 } },
+    );
     const results = [toolResult('c1', 'fast', 'fast done'), toolResult('c2', 'slow', CANCELLED_BY_STEERING, true)];
     expect(ofType(events, 'turnEnd').map((e) => [e.turnIndex, e.reason, e.toolResults])).toEqual([
       [0, 'steeringInterrupt', results],
@@ -94,7 +132,14 @@ describe('C1 steering interrupts a running batch', () => {
     expect(result.messages).toEqual([...secondInput, final]);
     expectInvariants(events, result.messages);
     const executed = { toolCallsRequested: 2, toolCallsExecuted: 2, toolCallsFailed: 1 };
-    expectCounters(result.counters, { turns: 2, modelCalls: 2, ...executed, steeringDelivered: 1, tokensIn: 30, tokensOut: 8 });
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      ...executed,
+      steeringDelivered: 1,
+      tokensIn: 30,
+      tokensOut: 8,
+    });
   });
 });
 
@@ -111,7 +156,9 @@ describe('C2 abort during the model stream', () => {
     const { result, events } = await finished(run);
 
     expect(lifecycle(events)).toEqual([...STREAM_HEAD, 'toolExecutionEnd', ...ABORTED_TAIL]);
-    const partial = assistant([{ type: 'text', text: 'Let me check' }, call('c1', 'lookup')], 'aborted', { usage: { input: 7, output: 2 } });
+    const partial = assistant([{ type: 'text', text: 'Let me check' }, call('c1', 'lookup')], 'aborted', {
+      usage: { input: 7, output: 2 },
+    });
     expect(ofType(events, 'messageEnd').map((e) => e.message)).toEqual([partial]);
     const results = [toolResult('c1', 'lookup', ABORTED, true)];
     expect(toolTrace(events)).toEqual(['end:c1!']);
@@ -133,7 +180,14 @@ describe('C2 abort during the model stream', () => {
     agent.abort();
     const { result, events } = await finished(run);
 
-    expect(lifecycle(events)).toEqual(['agentStart', 'turnStart', 'beforeModelCall', 'messageStart', 'messageEnd', ...ABORTED_TAIL]);
+    expect(lifecycle(events)).toEqual([
+      'agentStart',
+      'turnStart',
+      'beforeModelCall',
+      'messageStart',
+      'messageEnd',
+      ...ABORTED_TAIL,
+    ]);
     const empty = assistant([], 'aborted');
     expect(ofType(events, 'messageEnd').map((e) => e.message)).toEqual([empty]);
     expectAbortedEnd(events, empty, []);
@@ -150,7 +204,9 @@ describe('C2 abort during the model stream', () => {
       name: 'deaf',
       stream: (_request, { signal }) => {
         providerSignal = signal;
-        return { [Symbol.asyncIterator]: () => ({ next: () => new Promise<IteratorResult<ModelStreamEvent>>(() => {}) }) };
+        return {
+          [Symbol.asyncIterator]: () => ({ next: () => new Promise<IteratorResult<ModelStreamEvent>>(() => {}) }),
+        };
       },
     };
     const agent = createAgent({ model: deaf, retry: { jitter: false } });
@@ -159,7 +215,14 @@ describe('C2 abort during the model stream', () => {
     agent.abort();
     const { result, events } = await finished(run);
 
-    expect(lifecycle(events)).toEqual(['agentStart', 'turnStart', 'beforeModelCall', 'messageStart', 'messageEnd', ...ABORTED_TAIL]);
+    expect(lifecycle(events)).toEqual([
+      'agentStart',
+      'turnStart',
+      'beforeModelCall',
+      'messageStart',
+      'messageEnd',
+      ...ABORTED_TAIL,
+    ]);
     const empty = assistant([], 'aborted', { model: 'deaf' });
     expectAbortedEnd(events, empty, []);
     expect(result.messages).toEqual([user('go'), empty]);
@@ -173,7 +236,15 @@ describe('C3 abort during tool execution', () => {
   it('C3 abort during tool execution: a tool that ignores its signal does not hold the turn; the finished call keeps its result, the other gets aborted', async () => {
     const stubbornResult = deferred<string>();
     const stubborn = blockingTool('stubborn', stubbornResult.promise);
-    const model = scriptedModel([{ toolCalls: [{ id: 'c1', name: 'fast' }, { id: 'c2', name: 'stubborn' }], usage: { input: 4, output: 6 } }]);
+    const model = scriptedModel([
+      {
+        toolCalls: [
+          { id: 'c1', name: 'fast' },
+          { id: 'c2', name: 'stubborn' },
+        ],
+        usage: { input: 4, output: 6 },
+      },
+    ]);
     const agent = createAgent({ model, tools: [instantTool('fast'), stubborn.tool], retry: { jitter: false } });
     const run = agent.prompt('go');
     await stubborn.started;
@@ -181,16 +252,33 @@ describe('C3 abort during tool execution', () => {
     agent.abort();
     const { result, events } = await finished(run); // resolves while the stubborn tool still runs
 
-    expect(lifecycle(events)).toEqual([...STREAM_HEAD, 'toolExecutionStart', 'toolExecutionStart', 'toolExecutionEnd', 'toolExecutionEnd', ...ABORTED_TAIL]);
+    expect(lifecycle(events)).toEqual([
+      ...STREAM_HEAD,
+      'toolExecutionStart',
+      'toolExecutionStart',
+      'toolExecutionEnd',
+      'toolExecutionEnd',
+      ...ABORTED_TAIL,
+    ]);
     expect(toolTrace(events)).toEqual(['start:c1', 'start:c2', 'end:c1', 'end:c2!']);
-    const toolTurn = assistant([call('c1', 'fast'), call('c2', 'stubborn')], 'toolUse', { usage: { input: 4, output: 6 } });
+    const toolTurn = assistant([call('c1', 'fast'), call('c2', 'stubborn')], 'toolUse', {
+      usage: { input: 4, output: 6 },
+    });
     const results = [toolResult('c1', 'fast', 'fast done'), toolResult('c2', 'stubborn', ABORTED, true)];
     expectAbortedEnd(events, toolTurn, results);
     expect(result.messages).toEqual([user('go'), toolTurn, ...results]);
     expect(stubborn.signal()?.aborted).toBe(true);
     expect(model.requests.map((request) => request.messages)).toEqual([[user('go')]]);
     expectInvariants(events, result.messages);
-    expectCounters(result.counters, { turns: 1, modelCalls: 1, toolCallsRequested: 2, toolCallsExecuted: 2, toolCallsFailed: 1, tokensIn: 4, tokensOut: 6 });
+    expectCounters(result.counters, {
+      turns: 1,
+      modelCalls: 1,
+      toolCallsRequested: 2,
+      toolCallsExecuted: 2,
+      toolCallsFailed: 1,
+      tokensIn: 4,
+      tokensOut: 6,
+    });
 
     // The tool finishing after the run ended changes nothing.
     const late: string[] = [];
@@ -204,14 +292,32 @@ describe('C3 abort during tool execution', () => {
   it('C3 abort during tool execution: a call still queued behind the concurrency limit never starts and gets an aborted result', async () => {
     const ran: string[] = [];
     const hanging = blockingTool('hanging');
-    const model = scriptedModel([{ toolCalls: [{ id: 'c1', name: 'hanging' }, { id: 'c2', name: 'queued' }] }]);
-    const agent = createAgent({ model, tools: [hanging.tool, instantTool('queued', ran)], toolExecution: { concurrency: 1 }, retry: { jitter: false } });
+    const model = scriptedModel([
+      {
+        toolCalls: [
+          { id: 'c1', name: 'hanging' },
+          { id: 'c2', name: 'queued' },
+        ],
+      },
+    ]);
+    const agent = createAgent({
+      model,
+      tools: [hanging.tool, instantTool('queued', ran)],
+      toolExecution: { concurrency: 1 },
+      retry: { jitter: false },
+    });
     const run = agent.prompt('go');
     await hanging.started;
     agent.abort();
     const { result, events } = await finished(run);
 
-    expect(lifecycle(events)).toEqual([...STREAM_HEAD, 'toolExecutionStart', 'toolExecutionEnd', 'toolExecutionEnd', ...ABORTED_TAIL]);
+    expect(lifecycle(events)).toEqual([
+      ...STREAM_HEAD,
+      'toolExecutionStart',
+      'toolExecutionEnd',
+      'toolExecutionEnd',
+      ...ABORTED_TAIL,
+    ]);
     expect(toolTrace(events)).toEqual(['start:c1', 'end:c1!', 'end:c2!']);
     const toolTurn = assistant([call('c1', 'hanging'), call('c2', 'queued')], 'toolUse');
     const results = [toolResult('c1', 'hanging', ABORTED, true), toolResult('c2', 'queued', ABORTED, true)];
@@ -220,7 +326,13 @@ describe('C3 abort during tool execution', () => {
     expect(ran).toEqual([]);
     expect(model.calls).toBe(1);
     expectInvariants(events, result.messages);
-    expectCounters(result.counters, { turns: 1, modelCalls: 1, toolCallsRequested: 2, toolCallsExecuted: 1, toolCallsFailed: 1 });
+    expectCounters(result.counters, {
+      turns: 1,
+      modelCalls: 1,
+      toolCallsRequested: 2,
+      toolCallsExecuted: 1,
+      toolCallsFailed: 1,
+    });
   });
 });
 
@@ -229,7 +341,13 @@ describe('C4 abort in the tool phases', () => {
     const ran: string[] = [];
     const asked = deferred();
     let approvalSignal: AbortSignal | undefined;
-    const guarded = defineTool({ name: 'guarded', description: 'needs approval', parameters: noArgs, requiresApproval: true, execute: () => (ran.push('guarded'), 'ran') });
+    const guarded = defineTool({
+      name: 'guarded',
+      description: 'needs approval',
+      parameters: noArgs,
+      requiresApproval: true,
+      execute: () => (ran.push('guarded'), 'ran'),
+    });
     const model = scriptedModel([{ toolCalls: [{ id: 'c1', name: 'guarded' }] }]);
     const agent = createAgent({
       model,
@@ -246,7 +364,14 @@ describe('C4 abort in the tool phases', () => {
     agent.abort();
     const { result, events } = await finished(run);
 
-    expect(lifecycle(events)).toEqual([...STREAM_HEAD, 'toolApprovalRequested', 'toolApprovalResolved', 'toolExecutionEnd', 'turnEnd', 'agentEnd']);
+    expect(lifecycle(events)).toEqual([
+      ...STREAM_HEAD,
+      'toolApprovalRequested',
+      'toolApprovalResolved',
+      'toolExecutionEnd',
+      'turnEnd',
+      'agentEnd',
+    ]);
     expect(toolTrace(events)).toEqual(['ask:c1', 'denied:c1', 'end:c1!']);
     const toolTurn = assistant([call('c1', 'guarded')], 'toolUse');
     const results = [toolResult('c1', 'guarded', ABORTED, true)];
@@ -255,13 +380,31 @@ describe('C4 abort in the tool phases', () => {
     expect([approvalSignal?.aborted, ran, model.calls]).toEqual([true, [], 1]);
     expectInvariants(events, result.messages);
     // The call was aborted, not rejected by the user: it is not counted as a rejected call.
-    expectCounters(result.counters, { turns: 1, modelCalls: 1, toolCallsRequested: 1, approvalsRequested: 1, approvalsDenied: 1 });
+    expectCounters(result.counters, {
+      turns: 1,
+      modelCalls: 1,
+      toolCallsRequested: 1,
+      approvalsRequested: 1,
+      approvalsDenied: 1,
+    });
   });
 
   it('C4 abort between sequential groups: the later group never starts; the finished call keeps its result', async () => {
     const ran: string[] = [];
-    const model = scriptedModel([{ toolCalls: [{ id: 'c1', name: 'first' }, { id: 'c2', name: 'second' }] }]);
-    const agent = createAgent({ model, tools: [instantTool('first', ran), instantTool('second', ran)], toolExecution: 'sequential', retry: { jitter: false } });
+    const model = scriptedModel([
+      {
+        toolCalls: [
+          { id: 'c1', name: 'first' },
+          { id: 'c2', name: 'second' },
+        ],
+      },
+    ]);
+    const agent = createAgent({
+      model,
+      tools: [instantTool('first', ran), instantTool('second', ran)],
+      toolExecution: 'sequential',
+      retry: { jitter: false },
+    });
     const run = agent.prompt('go');
     // The only moment between the groups: the first call's end has been announced, the second not started.
     run.events.subscribe((event) => {
@@ -269,7 +412,14 @@ describe('C4 abort in the tool phases', () => {
     });
     const { result, events } = await finished(run);
 
-    expect(lifecycle(events)).toEqual([...STREAM_HEAD, 'toolExecutionStart', 'toolExecutionEnd', 'toolExecutionEnd', 'turnEnd', 'agentEnd']);
+    expect(lifecycle(events)).toEqual([
+      ...STREAM_HEAD,
+      'toolExecutionStart',
+      'toolExecutionEnd',
+      'toolExecutionEnd',
+      'turnEnd',
+      'agentEnd',
+    ]);
     expect(toolTrace(events)).toEqual(['start:c1', 'end:c1', 'end:c2!']);
     const toolTurn = assistant([call('c1', 'first'), call('c2', 'second')], 'toolUse');
     const results = [toolResult('c1', 'first', 'first done'), toolResult('c2', 'second', ABORTED, true)];
@@ -285,8 +435,21 @@ describe('C4 abort in the tool phases', () => {
     const approvals: string[] = [];
     const policyGate = deferred<{ verdict: 'continue' }>();
     const policyEntered = deferred();
-    const guarded = defineTool({ name: 'guarded', description: 'needs approval', parameters: noArgs, requiresApproval: true, execute: () => (ran.push('guarded'), 'ran') });
-    const model = scriptedModel([{ toolCalls: [{ id: 'c1', name: 'guarded' }, { id: 'c2', name: 'guarded' }] }]);
+    const guarded = defineTool({
+      name: 'guarded',
+      description: 'needs approval',
+      parameters: noArgs,
+      requiresApproval: true,
+      execute: () => (ran.push('guarded'), 'ran'),
+    });
+    const model = scriptedModel([
+      {
+        toolCalls: [
+          { id: 'c1', name: 'guarded' },
+          { id: 'c2', name: 'guarded' },
+        ],
+      },
+    ]);
     const agent = createAgent({
       model,
       tools: [guarded],

@@ -55,17 +55,36 @@ describe('concurrent sessions', () => {
       expect(new Set(events.map((e) => e.runId)).size).toBe(1);
       expect(events.map((e) => e.seq)).toEqual(events.map((_, n) => n));
       expect(feed).toEqual(events);
-      const call = called([{ id: `call_${i}`, name: 'echo', arguments: { n: i } }], { usage: { input: 10, output: 2 } });
+      const call = called([{ id: `call_${i}`, name: 'echo', arguments: { n: i } }], {
+        usage: { input: 10, output: 2 },
+      });
       const echoed = toolResult(`call_${i}`, 'echo', `echo ${i}`);
-      expect(ofType(events, 'toolExecutionStart')).toMatchObject([{ turnIndex: 0, toolCallId: `call_${i}`, arguments: { n: i } }]);
+      expect(ofType(events, 'toolExecutionStart')).toMatchObject([
+        { turnIndex: 0, toolCallId: `call_${i}`, arguments: { n: i } },
+      ]);
       expect(turnEnds(events)).toEqual([
         [0, 'toolsExecuted'],
         [1, 'complete'],
       ]);
       expect(result).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
-      expect(result.messages).toEqual([user(`session ${i}`), call, echoed, said(`answer ${i}`, { input: 20, output: 3 })]);
-      expect(model.requests.map((r) => r.messages)).toEqual([[user(`session ${i}`)], [user(`session ${i}`), call, echoed]]);
-      expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 1, toolCallsExecuted: 1, tokensIn: 30, tokensOut: 5 });
+      expect(result.messages).toEqual([
+        user(`session ${i}`),
+        call,
+        echoed,
+        said(`answer ${i}`, { input: 20, output: 3 }),
+      ]);
+      expect(model.requests.map((r) => r.messages)).toEqual([
+        [user(`session ${i}`)],
+        [user(`session ${i}`), call, echoed],
+      ]);
+      expectCounters(result.counters, {
+        turns: 2,
+        modelCalls: 2,
+        toolCallsRequested: 1,
+        toolCallsExecuted: 1,
+        tokensIn: 30,
+        tokensOut: 5,
+      });
       expect(agent.running).toBe(false);
     });
   });

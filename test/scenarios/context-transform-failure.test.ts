@@ -19,8 +19,22 @@ describe('a context transform that throws', () => {
     });
     const { result, events } = await finished(agent.prompt('hi'));
 
-    expect(lifecycle(events)).toEqual(['agentStart', 'turnStart', 'policyError', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd', 'turnEnd', 'agentEnd']);
-    expect(events.find((e) => e.type === 'policyError')).toMatchObject({ slot: 'contextTransform', turnIndex: 0, message: expect.stringContaining('summarizer offline') });
+    expect(lifecycle(events)).toEqual([
+      'agentStart',
+      'turnStart',
+      'policyError',
+      'beforeModelCall',
+      'messageStart',
+      'messageUpdate+',
+      'messageEnd',
+      'turnEnd',
+      'agentEnd',
+    ]);
+    expect(events.find((e) => e.type === 'policyError')).toMatchObject({
+      slot: 'contextTransform',
+      turnIndex: 0,
+      message: expect.stringContaining('summarizer offline'),
+    });
     expect(model.requests[0]?.messages).toEqual([{ role: 'user', content: 'hi' }]);
     expect([result.status, result.endReason]).toEqual(['completed', 'naturalEnd']);
     expectInvariants(events, result.messages);
@@ -29,7 +43,10 @@ describe('a context transform that throws', () => {
 
   it('R5 with a throwing transform: the default pair-safe compaction recovers the overflow instead', async () => {
     const clock = new SimulatedClock();
-    const model = scriptedModel([{ text: 'x'.repeat(4_000) }, { error: { kind: 'contextOverflow' } }, { text: 'Fits now.' }], { clock });
+    const model = scriptedModel(
+      [{ text: 'x'.repeat(4_000) }, { error: { kind: 'contextOverflow' } }, { text: 'Fits now.' }],
+      { clock },
+    );
     const agent = createAgent({
       model,
       clock,
@@ -46,14 +63,35 @@ describe('a context transform that throws', () => {
     await agent.prompt('start').result;
     const { result, events } = await finished(agent.prompt('next'));
 
-    expect(lifecycle(events)).toEqual(['agentStart', 'turnStart', 'beforeModelCall', 'policyError', 'contextCompacted', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd', 'turnEnd', 'agentEnd']);
+    expect(lifecycle(events)).toEqual([
+      'agentStart',
+      'turnStart',
+      'beforeModelCall',
+      'policyError',
+      'contextCompacted',
+      'beforeModelCall',
+      'messageStart',
+      'messageUpdate+',
+      'messageEnd',
+      'turnEnd',
+      'agentEnd',
+    ]);
     const compacted = events.find((e) => e.type === 'contextCompacted');
     expect(compacted?.type === 'contextCompacted' && compacted.after.tokens < compacted.before.tokens).toBe(true);
     // The long reply of the first run was dropped from the re-run's request; the history keeps it.
-    expect(model.requests[2]?.messages.some((m) => m.role === 'assistant' && m.content.some((b) => b.type === 'text' && b.text.length === 4_000))).toBe(false);
+    expect(
+      model.requests[2]?.messages.some(
+        (m) => m.role === 'assistant' && m.content.some((b) => b.type === 'text' && b.text.length === 4_000),
+      ),
+    ).toBe(false);
     expect(result.messages).toHaveLength(4);
     expect([result.status, result.endReason]).toEqual(['completed', 'naturalEnd']);
     expectInvariants(log, result.messages);
-    expectCounters(result.counters, { turns: 2, modelCalls: 3, overflowRecoveries: 1, failureCodes: { contextOverflow: 1 } });
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 3,
+      overflowRecoveries: 1,
+      failureCodes: { contextOverflow: 1 },
+    });
   });
 });

@@ -1,14 +1,32 @@
 import { expect } from 'vitest';
 import type { SimulatedClock } from 'xstate';
 import { z } from 'zod';
-import { defineTool, type AgentEvent, type AgentEventOf, type AgentEventType, type AssistantMessage, type Message, type ToolResultMessage, type Usage } from 'agentchart';
+import {
+  defineTool,
+  type AgentEvent,
+  type AgentEventOf,
+  type AgentEventType,
+  type AssistantMessage,
+  type Message,
+  type ToolResultMessage,
+  type Usage,
+} from 'agentchart';
 import type { ScriptedModel } from 'agentchart/testing';
 import { settle } from '../support/harness.js';
 
 /** Shared pieces of the retry, fallback, overflow, max-turns and report-mode scenarios (R1–R13). */
 
 export const TEXT_TURN = ['turnStart', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd', 'turnEnd'];
-export const TOOL_TURN = ['turnStart', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd', 'toolExecutionStart', 'toolExecutionEnd', 'turnEnd'];
+export const TOOL_TURN = [
+  'turnStart',
+  'beforeModelCall',
+  'messageStart',
+  'messageUpdate+',
+  'messageEnd',
+  'toolExecutionStart',
+  'toolExecutionEnd',
+  'turnEnd',
+];
 
 /** The report-mode guidance text (src/runtime/master-effects.ts REPORT_GUIDANCE): the model sees it, so it is observable. */
 export const GUIDANCE =
@@ -26,10 +44,16 @@ export function said(text: string, options: { model?: string; usage?: Usage } = 
   };
 }
 
-export function called(calls: Array<{ id: string; name: string; arguments: Record<string, unknown> }>, options: { model?: string; text?: string } = {}): AssistantMessage {
+export function called(
+  calls: Array<{ id: string; name: string; arguments: Record<string, unknown> }>,
+  options: { model?: string; text?: string } = {},
+): AssistantMessage {
   return {
     role: 'assistant',
-    content: [...(options.text ? [{ type: 'text' as const, text: options.text }] : []), ...calls.map((call) => ({ type: 'toolCall' as const, ...call }))],
+    content: [
+      ...(options.text ? [{ type: 'text' as const, text: options.text }] : []),
+      ...calls.map((call) => ({ type: 'toolCall' as const, ...call })),
+    ],
     stopReason: 'toolUse',
     model: options.model ?? 'scripted',
   };
@@ -47,14 +71,22 @@ export const searchTool = (execute: (args: { q: string }) => string | Promise<st
   defineTool({ name: 'search', description: 'Searches the notes', parameters: z.object({ q: z.string() }), execute });
 
 export const reportTool = () =>
-  defineTool({ name: 'report', description: 'Submits the final report', parameters: z.object({ summary: z.string() }), execute: () => 'report accepted' });
+  defineTool({
+    name: 'report',
+    description: 'Submits the final report',
+    parameters: z.object({ summary: z.string() }),
+    execute: () => 'report accepted',
+  });
 
 export function ofType<T extends AgentEventType>(events: readonly AgentEvent[], type: T): AgentEventOf<T>[] {
   return events.filter((event): event is AgentEventOf<T> => event.type === type);
 }
 
 /** The events of one type without their run stamp (runId, seq), for exact comparisons. */
-export function bodies<T extends AgentEventType>(events: readonly AgentEvent[], type: T): Array<Omit<AgentEventOf<T>, 'runId' | 'seq'>> {
+export function bodies<T extends AgentEventType>(
+  events: readonly AgentEvent[],
+  type: T,
+): Array<Omit<AgentEventOf<T>, 'runId' | 'seq'>> {
   return ofType(events, type).map((event) => {
     const { runId: _runId, seq: _seq, ...body } = event;
     return body;
@@ -62,7 +94,8 @@ export function bodies<T extends AgentEventType>(events: readonly AgentEvent[], 
 }
 
 /** The model named in each beforeModelCall, in order. */
-export const modelsCalled = (events: readonly AgentEvent[]) => ofType(events, 'beforeModelCall').map((event) => event.model);
+export const modelsCalled = (events: readonly AgentEvent[]) =>
+  ofType(events, 'beforeModelCall').map((event) => event.model);
 
 /** Advances the simulated clock and lets the work it released settle. */
 export async function advance(clock: SimulatedClock, ms: number): Promise<void> {

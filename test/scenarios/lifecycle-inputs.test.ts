@@ -3,7 +3,17 @@ import { AgentError, createAgent } from 'agentchart';
 import type { AgentEvent, Message } from 'agentchart';
 import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, finished, lifecycle } from '../support/harness.js';
-import { calledRead, readResult, readTool, said, TEXT_TURN, thrownBy, TOOL_TURN, turnEnds, user } from './session-fixtures.js';
+import {
+  calledRead,
+  readResult,
+  readTool,
+  said,
+  TEXT_TURN,
+  thrownBy,
+  TOOL_TURN,
+  turnEnds,
+  user,
+} from './session-fixtures.js';
 
 // Scenario L6: what the first turn's policies see as input, and the typed errors of
 // prompt()/continue() when there is a run in progress or nothing to continue.
@@ -11,7 +21,10 @@ import { calledRead, readResult, readTool, said, TEXT_TURN, thrownBy, TOOL_TURN,
 describe('lifecycle: run inputs', () => {
   test('L6 first-turn pre-turn policies see exactly the prompt batch as newMessages', async () => {
     const seen: Array<{ turnIndex: number; newMessages: Message[]; messages: Message[] }> = [];
-    const model = scriptedModel([{ toolCalls: [{ id: 'call_1', name: 'read', arguments: { path: 'a.txt' } }] }, { text: 'a.txt is short.' }]);
+    const model = scriptedModel([
+      { toolCalls: [{ id: 'call_1', name: 'read', arguments: { path: 'a.txt' } }] },
+      { text: 'a.txt is short.' },
+    ]);
     const agent = createAgent({
       model,
       tools: [readTool()],
@@ -26,7 +39,9 @@ describe('lifecycle: run inputs', () => {
       },
     });
 
-    const { result, events } = await finished(agent.prompt(['look at a.txt', { role: 'user', content: 'and be brief' }]));
+    const { result, events } = await finished(
+      agent.prompt(['look at a.txt', { role: 'user', content: 'and be brief' }]),
+    );
 
     expect(lifecycle(events)).toEqual(['agentStart', ...TOOL_TURN, ...TEXT_TURN, 'agentEnd']);
     expectInvariants(events, result.messages);
@@ -62,7 +77,11 @@ describe('lifecycle: run inputs', () => {
     // Queued while no run is active: the receipts say so at once; continue() delivers them.
     expect(await agent.steer('use tabs')).toEqual({ status: 'stillQueued' });
     expect(await agent.followUp('and fix lint')).toEqual({ status: 'stillQueued' });
-    expect(agent.snapshot()).toMatchObject({ steeringQueue: [user('use tabs')], followUpQueue: [user('and fix lint')], running: false });
+    expect(agent.snapshot()).toMatchObject({
+      steeringQueue: [user('use tabs')],
+      followUpQueue: [user('and fix lint')],
+      running: false,
+    });
     const second = await finished(agent.continue());
 
     expect(lifecycle(first.events)).toEqual(['agentStart', ...TEXT_TURN, 'agentEnd']);
@@ -93,7 +112,11 @@ describe('lifecycle: run inputs', () => {
 
     for (const error of [promptError, continueError]) {
       expect(error).toBeInstanceOf(AgentError);
-      expect(error).toMatchObject({ name: 'AgentError', code: 'AlreadyRunning', message: expect.stringMatching(/already in progress/) });
+      expect(error).toMatchObject({
+        name: 'AgentError',
+        code: 'AlreadyRunning',
+        message: expect.stringMatching(/already in progress/),
+      });
     }
     expect(lifecycle(events)).toEqual(['agentStart', ...TEXT_TURN, 'agentEnd']);
     expectInvariants(events, result.messages);

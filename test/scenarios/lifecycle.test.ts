@@ -3,7 +3,18 @@ import { createAgent } from 'agentchart';
 import type { Agent, AgentEvent, AssistantMessage, Message, SteerReceipt } from 'agentchart';
 import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, finished, lifecycle, ofType, settle } from '../support/harness.js';
-import { calledRead, readResult, readTool, said, streamedText, TEXT_TURN, TOOL_TURN, turnEnds, turnIndices, user } from './session-fixtures.js';
+import {
+  calledRead,
+  readResult,
+  readTool,
+  said,
+  streamedText,
+  TEXT_TURN,
+  TOOL_TURN,
+  turnEnds,
+  turnIndices,
+  user,
+} from './session-fixtures.js';
 
 // Scenarios L1–L8 (test/scenarios/README.md), driven through createAgent with a scripted model.
 
@@ -19,11 +30,19 @@ describe('lifecycle', () => {
     expectInvariants(events, result.messages);
     const answer = said('Hello! How can I help?', usage);
     expect(turnIndices(events)).toEqual(Array(events.length - 2).fill(0));
-    expect(ofType(events, 'turnEnd')).toMatchObject([{ turnIndex: 0, reason: 'complete', assistant: answer, toolResults: [] }]);
+    expect(ofType(events, 'turnEnd')).toMatchObject([
+      { turnIndex: 0, reason: 'complete', assistant: answer, toolResults: [] },
+    ]);
     expect(ofType(events, 'messageEnd').map((e) => e.message)).toEqual([answer]);
     expect(streamedText(events)).toBe('Hello! How can I help?');
-    expect(ofType(events, 'agentEnd')).toMatchObject([{ status: 'completed', endReason: 'naturalEnd', messages: [user('hello'), answer] }]);
-    expect({ status: result.status, endReason: result.endReason, error: result.error }).toEqual({ status: 'completed', endReason: 'naturalEnd', error: undefined });
+    expect(ofType(events, 'agentEnd')).toMatchObject([
+      { status: 'completed', endReason: 'naturalEnd', messages: [user('hello'), answer] },
+    ]);
+    expect({ status: result.status, endReason: result.endReason, error: result.error }).toEqual({
+      status: 'completed',
+      endReason: 'naturalEnd',
+      error: undefined,
+    });
     expect(result.messages).toEqual([user('hello'), answer]);
     expect(agent.messages).toEqual(result.messages);
     // The model answers the prompt: its one request holds exactly the prompt.
@@ -36,7 +55,10 @@ describe('lifecycle', () => {
 
   test('L2 tool call then text: two turns, tool start/end between messageEnd and turnEnd, second call sees user + assistant + toolResult', async () => {
     const model = scriptedModel([
-      { toolCalls: [{ id: 'call_1', name: 'read', arguments: { path: 'notes.txt' } }], usage: { input: 10, output: 3 } },
+      {
+        toolCalls: [{ id: 'call_1', name: 'read', arguments: { path: 'notes.txt' } }],
+        usage: { input: 10, output: 3 },
+      },
       { text: 'The notes say hi.', usage: { input: 20, output: 4 } },
     ]);
     const agent = createAgent({ model, tools: [readTool()], retry: { jitter: false } });
@@ -52,12 +74,26 @@ describe('lifecycle', () => {
       { turnIndex: 0, reason: 'toolsExecuted', assistant: call, toolResults: [toolResult] },
       { turnIndex: 1, reason: 'complete', assistant: answer, toolResults: [] },
     ]);
-    expect(ofType(events, 'toolExecutionStart')).toMatchObject([{ turnIndex: 0, toolCallId: 'call_1', toolName: 'read', arguments: { path: 'notes.txt' } }]);
-    expect(ofType(events, 'toolExecutionEnd')).toMatchObject([{ turnIndex: 0, toolCallId: 'call_1', toolName: 'read', result: 'contents of notes.txt', isError: false }]);
-    expect(model.requests.map((r) => r.messages)).toEqual([[user('what do my notes say?')], [user('what do my notes say?'), call, toolResult]]);
+    expect(ofType(events, 'toolExecutionStart')).toMatchObject([
+      { turnIndex: 0, toolCallId: 'call_1', toolName: 'read', arguments: { path: 'notes.txt' } },
+    ]);
+    expect(ofType(events, 'toolExecutionEnd')).toMatchObject([
+      { turnIndex: 0, toolCallId: 'call_1', toolName: 'read', result: 'contents of notes.txt', isError: false },
+    ]);
+    expect(model.requests.map((r) => r.messages)).toEqual([
+      [user('what do my notes say?')],
+      [user('what do my notes say?'), call, toolResult],
+    ]);
     expect(result).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
     expect(result.messages).toEqual([user('what do my notes say?'), call, toolResult, answer]);
-    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 1, toolCallsExecuted: 1, tokensIn: 30, tokensOut: 7 });
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 1,
+      toolCallsExecuted: 1,
+      tokensIn: 30,
+      tokensOut: 7,
+    });
   });
 
   test('L3 steering queued during a text-only turn continues the inner loop: second turn with no follow-up poll between', async () => {
@@ -78,7 +114,9 @@ describe('lifecycle', () => {
       policies: {
         postLoop: [
           ({ counters }) => {
-            journal.push(`postLoop (steering ${counters.steeringDelivered}, follow-ups ${counters.followUpsDelivered})`);
+            journal.push(
+              `postLoop (steering ${counters.steeringDelivered}, follow-ups ${counters.followUpsDelivered})`,
+            );
             return { verdict: 'continue' };
           },
         ],
@@ -121,12 +159,20 @@ describe('lifecycle', () => {
       { status: 'delivered', turnIndex: 2 },
     ]);
     expect(result).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
-    expectCounters(result.counters, { turns: 3, modelCalls: 3, steeringDelivered: 1, followUpsDelivered: 1, tokensIn: 15, tokensOut: 6 });
+    expectCounters(result.counters, {
+      turns: 3,
+      modelCalls: 3,
+      steeringDelivered: 1,
+      followUpsDelivered: 1,
+      tokensIn: 15,
+      tokensOut: 6,
+    });
   });
 
   test('L4 text turn then a queued follow-up: two turns (0 and 1), the follow-up taken only after post-loop policies', async () => {
     const journal: string[] = [];
-    const loopContexts: Array<{ turnIndex: number; messages: readonly Message[]; newMessages: readonly Message[] }> = [];
+    const loopContexts: Array<{ turnIndex: number; messages: readonly Message[]; newMessages: readonly Message[] }> =
+      [];
     let receipt: Promise<SteerReceipt> | undefined;
     let agent!: Agent;
     const model = scriptedModel((_request, callIndex) => {
@@ -157,21 +203,36 @@ describe('lifecycle', () => {
       [0, 'complete'],
       [1, 'complete'],
     ]);
-    expect(journal).toEqual(['model call 0', 'postLoop (follow-ups delivered 0)', 'model call 1', 'postLoop (follow-ups delivered 1)']);
+    expect(journal).toEqual([
+      'model call 0',
+      'postLoop (follow-ups delivered 0)',
+      'model call 1',
+      'postLoop (follow-ups delivered 1)',
+    ]);
     // The first post-loop saw the history before the follow-up was taken.
-    expect(loopContexts[0]).toEqual({ turnIndex: 1, messages: [user('check file A'), said('File A is fine.')], newMessages: [] });
-    expect(result.messages).toEqual([user('check file A'), said('File A is fine.'), user('and the other file?'), said('File B is fine too.')]);
+    expect(loopContexts[0]).toEqual({
+      turnIndex: 1,
+      messages: [user('check file A'), said('File A is fine.')],
+      newMessages: [],
+    });
+    expect(result.messages).toEqual([
+      user('check file A'),
+      said('File A is fine.'),
+      user('and the other file?'),
+      said('File B is fine too.'),
+    ]);
     expect(model.requests.map((r) => r.messages)).toEqual([result.messages.slice(0, 1), result.messages.slice(0, 3)]);
     expect(await receipt).toEqual({ status: 'delivered', turnIndex: 1 });
     expect(result).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
     expectCounters(result.counters, { turns: 2, modelCalls: 2, followUpsDelivered: 1 });
   });
 
-  test('L3 L4 queue modes \'all\': every queued steering message goes into the next turn, every follow-up into the turn after post-loop', async () => {
+  test("L3 L4 queue modes 'all': every queued steering message goes into the next turn, every follow-up into the turn after post-loop", async () => {
     const receipts: Promise<SteerReceipt>[] = [];
     let agent!: Agent;
     const model = scriptedModel((_request, callIndex) => {
-      if (callIndex === 0) receipts.push(agent.steer('s1'), agent.steer('s2'), agent.followUp('f1'), agent.followUp('f2'));
+      if (callIndex === 0)
+        receipts.push(agent.steer('s1'), agent.steer('s2'), agent.followUp('f1'), agent.followUp('f2'));
       return [{ text: 'a0' }, { text: 'a1' }, { text: 'a2' }][callIndex];
     });
     agent = createAgent({ model, steeringMode: 'all', followUpMode: 'all', retry: { jitter: false } });
@@ -182,7 +243,11 @@ describe('lifecycle', () => {
     expectInvariants(events, result.messages);
     const history = [user('go'), said('a0'), user('s1'), user('s2'), said('a1'), user('f1'), user('f2'), said('a2')];
     expect(result.messages).toEqual(history);
-    expect(model.requests.map((r) => r.messages)).toEqual([history.slice(0, 1), history.slice(0, 4), history.slice(0, 7)]);
+    expect(model.requests.map((r) => r.messages)).toEqual([
+      history.slice(0, 1),
+      history.slice(0, 4),
+      history.slice(0, 7),
+    ]);
     expect(await Promise.all(receipts)).toEqual([
       { status: 'delivered', turnIndex: 1 },
       { status: 'delivered', turnIndex: 1 },
@@ -239,8 +304,20 @@ describe('lifecycle', () => {
     expect(await receipt).toEqual({ status: 'delivered', turnIndex: 1 });
     // Counters are cumulative per agent.
     expectCounters(first.result.counters, { turns: 2, modelCalls: 2, steeringDelivered: 1 });
-    expectCounters(second.result.counters, { turns: 4, modelCalls: 4, steeringDelivered: 1, toolCallsRequested: 1, toolCallsExecuted: 1 });
-    expectCounters(third.result.counters, { turns: 5, modelCalls: 5, steeringDelivered: 1, toolCallsRequested: 1, toolCallsExecuted: 1 });
+    expectCounters(second.result.counters, {
+      turns: 4,
+      modelCalls: 4,
+      steeringDelivered: 1,
+      toolCallsRequested: 1,
+      toolCallsExecuted: 1,
+    });
+    expectCounters(third.result.counters, {
+      turns: 5,
+      modelCalls: 5,
+      steeringDelivered: 1,
+      toolCallsRequested: 1,
+      toolCallsExecuted: 1,
+    });
     expect(agent.counters).toEqual(third.result.counters);
   });
 
@@ -259,7 +336,11 @@ describe('lifecycle', () => {
     expect(lifecycle(second.events)).toEqual(['agentStart', ...TEXT_TURN, 'agentEnd']);
     expect(lifecycle(third.events)).toEqual(['agentStart', ...TEXT_TURN, 'agentEnd']);
     expectInvariants([...first.events, ...second.events, ...third.events], agent.messages);
-    expect([first, second, third].map((run) => turnEnds(run.events))).toEqual([[[0, 'complete']], [[1, 'aborted']], [[2, 'complete']]]);
+    expect([first, second, third].map((run) => turnEnds(run.events))).toEqual([
+      [[0, 'complete']],
+      [[1, 'aborted']],
+      [[2, 'complete']],
+    ]);
     expect(agent.snapshot().turnIndex).toBe(3);
     expect(agent.messages).toEqual([
       user('first'),
@@ -277,7 +358,11 @@ describe('lifecycle', () => {
     const agent = createAgent({
       model,
       retry: { jitter: false },
-      policies: { postTurn: [({ turnIndex }) => (turnIndex === 0 ? { verdict: 'stop', reason: 'review first' } : { verdict: 'continue' })] },
+      policies: {
+        postTurn: [
+          ({ turnIndex }) => (turnIndex === 0 ? { verdict: 'stop', reason: 'review first' } : { verdict: 'continue' }),
+        ],
+      },
     });
 
     const first = await finished(agent.prompt('first'));
@@ -298,9 +383,19 @@ describe('lifecycle', () => {
     let agent!: Agent;
     const model = scriptedModel((_request, callIndex) => {
       if (callIndex === 0) receipt = agent.followUp('and then deploy');
-      return callIndex === 0 ? { text: 'Let me', usage: { input: 8, output: 2 }, error: { kind: 'auth', message: 'invalid API key', status: 401 } } : undefined;
+      return callIndex === 0
+        ? {
+            text: 'Let me',
+            usage: { input: 8, output: 2 },
+            error: { kind: 'auth', message: 'invalid API key', status: 401 },
+          }
+        : undefined;
     });
-    agent = createAgent({ model, retry: { jitter: false }, policies: { postLoop: [() => (postLoopRuns++, { verdict: 'continue' })] } });
+    agent = createAgent({
+      model,
+      retry: { jitter: false },
+      policies: { postLoop: [() => (postLoopRuns++, { verdict: 'continue' })] },
+    });
 
     const { result, events } = await finished(agent.prompt('build it'));
 
@@ -315,22 +410,47 @@ describe('lifecycle', () => {
       errorMessage: 'invalid API key',
     };
     expect(ofType(events, 'messageEnd').map((e) => e.message)).toEqual([failed]);
-    expect(ofType(events, 'turnEnd')).toMatchObject([{ turnIndex: 0, reason: 'error', assistant: failed, toolResults: [] }]);
+    expect(ofType(events, 'turnEnd')).toMatchObject([
+      { turnIndex: 0, reason: 'error', assistant: failed, toolResults: [] },
+    ]);
     expect(ofType(events, 'agentEnd')).toMatchObject([{ status: 'failed', endReason: 'fatalError' }]);
-    expect(result).toMatchObject({ status: 'failed', endReason: 'fatalError', error: { code: 'auth', message: 'invalid API key' } });
+    expect(result).toMatchObject({
+      status: 'failed',
+      endReason: 'fatalError',
+      error: { code: 'auth', message: 'invalid API key' },
+    });
     expect(result.messages).toEqual([user('build it'), failed]);
     // Not polled: the follow-up is still queued, its receipt says so, and post-loop never ran.
     expect(await receipt).toEqual({ status: 'stillQueued' });
-    expect(agent.snapshot()).toMatchObject({ followUpQueue: [user('and then deploy')], steeringQueue: [], running: false });
+    expect(agent.snapshot()).toMatchObject({
+      followUpQueue: [user('and then deploy')],
+      steeringQueue: [],
+      running: false,
+    });
     expect(postLoopRuns).toBe(0);
     expect(model.calls).toBe(1);
-    expectCounters(result.counters, { turns: 1, turnsFailed: 1, modelCalls: 1, tokensIn: 8, tokensOut: 2, failureCodes: { auth: 1 } });
+    expectCounters(result.counters, {
+      turns: 1,
+      turnsFailed: 1,
+      modelCalls: 1,
+      tokensIn: 8,
+      tokensOut: 2,
+      failureCodes: { auth: 1 },
+    });
   });
 
   test('L8 a subscriber that throws does not break the run or other subscribers', async () => {
     const subscriberErrors: unknown[] = [];
-    const model = scriptedModel([{ toolCalls: [{ id: 'call_1', name: 'read', arguments: { path: 'a.txt' } }] }, { text: 'done' }]);
-    const agent = createAgent({ model, tools: [readTool()], retry: { jitter: false }, onSubscriberError: (error) => subscriberErrors.push(error) });
+    const model = scriptedModel([
+      { toolCalls: [{ id: 'call_1', name: 'read', arguments: { path: 'a.txt' } }] },
+      { text: 'done' },
+    ]);
+    const agent = createAgent({
+      model,
+      tools: [readTool()],
+      retry: { jitter: false },
+      onSubscriberError: (error) => subscriberErrors.push(error),
+    });
     const agentLevel: AgentEvent[] = [];
     agent.events.subscribe(() => {
       throw new Error('agent-level subscriber broke');
@@ -354,7 +474,12 @@ describe('lifecycle', () => {
     expect(lifecycle(events)).toEqual(['agentStart', ...TOOL_TURN, ...TEXT_TURN, 'agentEnd']);
     expectInvariants(events, result.messages);
     expect(result).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
-    expect(result.messages).toEqual([user('hello'), calledRead('call_1', 'a.txt'), readResult('call_1', 'a.txt'), said('done')]);
+    expect(result.messages).toEqual([
+      user('hello'),
+      calledRead('call_1', 'a.txt'),
+      readResult('call_1', 'a.txt'),
+      said('done'),
+    ]);
     // The other subscribers got every event, in order, and the completion.
     expect(runLevel).toEqual(events);
     expect(agentLevel).toEqual(events);

@@ -23,12 +23,31 @@ describe("streaming: 'live'", () => {
     const seen: AgentEvent[] = [];
     run.events.subscribe((event) => seen.push(event));
     await settle();
-    expect(seen.map((e) => e.type)).toEqual(['agentStart', 'turnStart', 'beforeModelCall', 'messageStart', 'messageUpdate']);
+    expect(seen.map((e) => e.type)).toEqual([
+      'agentStart',
+      'turnStart',
+      'beforeModelCall',
+      'messageStart',
+      'messageUpdate',
+    ]);
     gate.resolve();
     const { result, events } = await finished(run);
 
-    expect(lifecycle(events)).toEqual(['agentStart', 'turnStart', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd', 'turnEnd', 'agentEnd']);
-    expect(events.filter((e) => e.type === 'messageUpdate').map((e) => e.type === 'messageUpdate' && e.delta.type === 'text' && e.delta.text)).toEqual(['Hel', 'lo.']);
+    expect(lifecycle(events)).toEqual([
+      'agentStart',
+      'turnStart',
+      'beforeModelCall',
+      'messageStart',
+      'messageUpdate+',
+      'messageEnd',
+      'turnEnd',
+      'agentEnd',
+    ]);
+    expect(
+      events
+        .filter((e) => e.type === 'messageUpdate')
+        .map((e) => e.type === 'messageUpdate' && e.delta.type === 'text' && e.delta.text),
+    ).toEqual(['Hel', 'lo.']);
     expect([result.status, result.endReason]).toEqual(['completed', 'naturalEnd']);
     expectInvariants(events, result.messages);
     expectCounters(result.counters, { turns: 1, modelCalls: 1 });
@@ -36,28 +55,62 @@ describe("streaming: 'live'", () => {
 
   it('R1 live: a rate limit before any text is still retried, with one messageStart for the logical message', async () => {
     const clock = new SimulatedClock();
-    const model = scriptedModel([{ error: { kind: 'rateLimit', retryAfterMs: 1_000 } }, { text: 'Recovered.' }], { clock });
+    const model = scriptedModel([{ error: { kind: 'rateLimit', retryAfterMs: 1_000 } }, { text: 'Recovered.' }], {
+      clock,
+    });
     const agent = createAgent({ model, clock, streaming: 'live', retry: { jitter: false } });
     const run = agent.prompt('hi');
     await settle();
     clock.increment(1_000);
     const { result, events } = await finished(run);
 
-    expect(lifecycle(events)).toEqual(['agentStart', 'turnStart', 'beforeModelCall', 'retry', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd', 'turnEnd', 'agentEnd']);
+    expect(lifecycle(events)).toEqual([
+      'agentStart',
+      'turnStart',
+      'beforeModelCall',
+      'retry',
+      'beforeModelCall',
+      'messageStart',
+      'messageUpdate+',
+      'messageEnd',
+      'turnEnd',
+      'agentEnd',
+    ]);
     expect([result.status, result.endReason]).toEqual(['completed', 'naturalEnd']);
     expectInvariants(events, result.messages);
-    expectCounters(result.counters, { turns: 1, modelCalls: 2, retries: 1, backoffMs: 1_000, failureCodes: { rateLimit: 1 } });
+    expectCounters(result.counters, {
+      turns: 1,
+      modelCalls: 2,
+      retries: 1,
+      backoffMs: 1_000,
+      failureCodes: { rateLimit: 1 },
+    });
   });
 
   it('a rate limit after text was shown is not retried: the shown message ends with the error and the run fails', async () => {
     const clock = new SimulatedClock();
-    const model = scriptedModel([{ text: 'Partly shown', error: { kind: 'rateLimit', retryAfterMs: 1_000 } }, { text: 'never asked' }], { clock });
+    const model = scriptedModel(
+      [{ text: 'Partly shown', error: { kind: 'rateLimit', retryAfterMs: 1_000 } }, { text: 'never asked' }],
+      { clock },
+    );
     const agent = createAgent({ model, clock, streaming: 'live', retry: { jitter: false } });
     const { result, events } = await finished(agent.prompt('hi'));
 
-    expect(lifecycle(events)).toEqual(['agentStart', 'turnStart', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd', 'turnEnd', 'agentEnd']);
+    expect(lifecycle(events)).toEqual([
+      'agentStart',
+      'turnStart',
+      'beforeModelCall',
+      'messageStart',
+      'messageUpdate+',
+      'messageEnd',
+      'turnEnd',
+      'agentEnd',
+    ]);
     const end = events.find((e) => e.type === 'messageEnd');
-    expect(end?.type === 'messageEnd' && [end.message.stopReason, end.message.content]).toEqual(['error', [{ type: 'text', text: 'Partly shown' }]]);
+    expect(end?.type === 'messageEnd' && [end.message.stopReason, end.message.content]).toEqual([
+      'error',
+      [{ type: 'text', text: 'Partly shown' }],
+    ]);
     expect(model.calls).toBe(1);
     expect(result).toMatchObject({ status: 'failed', endReason: 'retryExhausted', error: { code: 'rateLimit' } });
     expectInvariants(events, result.messages);

@@ -10,13 +10,19 @@ import { calledRead, readResult, readTool, said, TEXT_TURN, TOOL_TURN, turnEnds,
 describe('loop policies', () => {
   test('P1 pre-turn Stop ends the session with agentEnd and no turnStart; the prompt is kept in history', async () => {
     const model = scriptedModel([]);
-    const agent = createAgent({ model, retry: { jitter: false }, policies: { preTurn: [() => ({ verdict: 'stop', reason: 'budget exhausted' })] } });
+    const agent = createAgent({
+      model,
+      retry: { jitter: false },
+      policies: { preTurn: [() => ({ verdict: 'stop', reason: 'budget exhausted' })] },
+    });
 
     const { result, events } = await finished(agent.prompt('hello'));
 
     expect(lifecycle(events)).toEqual(['agentStart', 'agentEnd']);
     expectInvariants(events, result.messages);
-    expect(ofType(events, 'agentEnd')).toMatchObject([{ status: 'completed', endReason: 'policyStop', messages: [user('hello')] }]);
+    expect(ofType(events, 'agentEnd')).toMatchObject([
+      { status: 'completed', endReason: 'policyStop', messages: [user('hello')] },
+    ]);
     expect(result).toMatchObject({ status: 'completed', endReason: 'policyStop' });
     expect(result.error).toBeUndefined();
     expect(result.messages).toEqual([user('hello')]);
@@ -26,7 +32,9 @@ describe('loop policies', () => {
 
   test('P1 pre-turn Stop before a later turn ends the session right after the previous turnEnd', async () => {
     const seen: number[] = [];
-    const model = scriptedModel([{ toolCalls: [{ id: 'call_1', name: 'read', arguments: { path: 'a.txt' } }], usage: { input: 7, output: 1 } }]);
+    const model = scriptedModel([
+      { toolCalls: [{ id: 'call_1', name: 'read', arguments: { path: 'a.txt' } }], usage: { input: 7, output: 1 } },
+    ]);
     const agent = createAgent({
       model,
       tools: [readTool()],
@@ -48,18 +56,36 @@ describe('loop policies', () => {
     expect(seen).toEqual([0, 1]);
     expect(turnEnds(events)).toEqual([[0, 'toolsExecuted']]);
     expect(result).toMatchObject({ status: 'completed', endReason: 'policyStop' });
-    expect(result.messages).toEqual([user('read a.txt'), calledRead('call_1', 'a.txt', { input: 7, output: 1 }), readResult('call_1', 'a.txt')]);
+    expect(result.messages).toEqual([
+      user('read a.txt'),
+      calledRead('call_1', 'a.txt', { input: 7, output: 1 }),
+      readResult('call_1', 'a.txt'),
+    ]);
     expect(model.calls).toBe(1);
-    expectCounters(result.counters, { turns: 1, modelCalls: 1, toolCallsRequested: 1, toolCallsExecuted: 1, tokensIn: 7, tokensOut: 1 });
+    expectCounters(result.counters, {
+      turns: 1,
+      modelCalls: 1,
+      toolCallsRequested: 1,
+      toolCallsExecuted: 1,
+      tokensIn: 7,
+      tokensOut: 1,
+    });
   });
 
-  test('P1 pre-turn Inject puts the message in this turn\'s model call', async () => {
-    const model = scriptedModel([{ toolCalls: [{ id: 'call_1', name: 'read', arguments: { path: 'a.txt' } }] }, { text: 'Done, with pnpm.' }]);
+  test("P1 pre-turn Inject puts the message in this turn's model call", async () => {
+    const model = scriptedModel([
+      { toolCalls: [{ id: 'call_1', name: 'read', arguments: { path: 'a.txt' } }] },
+      { text: 'Done, with pnpm.' },
+    ]);
     const agent = createAgent({
       model,
       tools: [readTool()],
       retry: { jitter: false },
-      policies: { preTurn: [({ turnIndex }) => ({ verdict: 'inject', messages: [`note for turn ${turnIndex}: this repo uses pnpm`] })] },
+      policies: {
+        preTurn: [
+          ({ turnIndex }) => ({ verdict: 'inject', messages: [`note for turn ${turnIndex}: this repo uses pnpm`] }),
+        ],
+      },
     });
 
     const { result, events } = await finished(agent.prompt('install deps'));
@@ -89,7 +115,10 @@ describe('loop policies', () => {
         // A follow-up makes a second outer iteration; the first one has two turns (tool, text).
         if (callIndex === 0) void agent.followUp('now b.txt');
         return [
-          { toolCalls: [{ id: 'call_1', name: 'read', arguments: { path: 'a.txt' } }], usage: { input: 10, output: 2, cacheWrite: 2 } },
+          {
+            toolCalls: [{ id: 'call_1', name: 'read', arguments: { path: 'a.txt' } }],
+            usage: { input: 10, output: 2, cacheWrite: 2 },
+          },
           { text: 'a.txt read.', usage: { input: 20, output: 3, cacheRead: 4 } },
           { text: 'b.txt is empty.', usage: { input: 30, output: 4 } },
         ][callIndex];
@@ -103,7 +132,12 @@ describe('loop policies', () => {
       policies: {
         postLoop: [
           (ctx) => {
-            calls.push({ turnIndex: ctx.turnIndex, counters: structuredClone(ctx.counters), messages: [...ctx.messages], newMessages: [...ctx.newMessages] });
+            calls.push({
+              turnIndex: ctx.turnIndex,
+              counters: structuredClone(ctx.counters),
+              messages: [...ctx.messages],
+              newMessages: [...ctx.newMessages],
+            });
             return { verdict: 'continue' };
           },
         ],
@@ -114,18 +148,46 @@ describe('loop policies', () => {
 
     expect(lifecycle(events)).toEqual(['agentStart', ...TOOL_TURN, ...TEXT_TURN, ...TEXT_TURN, 'agentEnd']);
     expectInvariants(events, result.messages);
-    const firstLoop = [user('read a.txt'), calledRead('call_1', 'a.txt', { input: 10, output: 2, cacheWrite: 2 }), readResult('call_1', 'a.txt'), said('a.txt read.', { input: 20, output: 3, cacheRead: 4 })];
+    const firstLoop = [
+      user('read a.txt'),
+      calledRead('call_1', 'a.txt', { input: 10, output: 2, cacheWrite: 2 }),
+      readResult('call_1', 'a.txt'),
+      said('a.txt read.', { input: 20, output: 3, cacheRead: 4 }),
+    ];
     // Cost at $1 per input/cache token and $2 per output token.
     expect(calls).toEqual([
       {
         turnIndex: 2,
-        counters: { ...zeroCounters(), turns: 2, modelCalls: 2, toolCallsRequested: 1, toolCallsExecuted: 1, tokensIn: 30, tokensOut: 5, tokensCacheRead: 4, tokensCacheWrite: 2, costUsd: 46 },
+        counters: {
+          ...zeroCounters(),
+          turns: 2,
+          modelCalls: 2,
+          toolCallsRequested: 1,
+          toolCallsExecuted: 1,
+          tokensIn: 30,
+          tokensOut: 5,
+          tokensCacheRead: 4,
+          tokensCacheWrite: 2,
+          costUsd: 46,
+        },
         messages: firstLoop,
         newMessages: [],
       },
       {
         turnIndex: 3,
-        counters: { ...zeroCounters(), turns: 3, modelCalls: 3, toolCallsRequested: 1, toolCallsExecuted: 1, followUpsDelivered: 1, tokensIn: 60, tokensOut: 9, tokensCacheRead: 4, tokensCacheWrite: 2, costUsd: 84 },
+        counters: {
+          ...zeroCounters(),
+          turns: 3,
+          modelCalls: 3,
+          toolCallsRequested: 1,
+          toolCallsExecuted: 1,
+          followUpsDelivered: 1,
+          tokensIn: 60,
+          tokensOut: 9,
+          tokensCacheRead: 4,
+          tokensCacheWrite: 2,
+          costUsd: 84,
+        },
         messages: [...firstLoop, user('now b.txt'), said('b.txt is empty.', { input: 30, output: 4 })],
         newMessages: [],
       },

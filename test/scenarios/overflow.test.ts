@@ -31,15 +31,35 @@ describe('R5 overflow then success', () => {
     const { seen, transform } = droppingTransform();
     const model = scriptedModel(
       [
-        { text: FAILED_TEXT, usage: { input: 50, output: 1 }, error: { kind: 'contextOverflow', message: 'prompt is too long' } },
+        {
+          text: FAILED_TEXT,
+          usage: { input: 50, output: 1 },
+          error: { kind: 'contextOverflow', message: 'prompt is too long' },
+        },
         { text: 'Fits now', usage: { input: 20, output: 3 } },
       ],
       { clock },
     );
-    const agent = createAgent({ model, clock, retry: { jitter: false }, context: { maxTokens: MAX_TOKENS, transform } });
+    const agent = createAgent({
+      model,
+      clock,
+      retry: { jitter: false },
+      context: { maxTokens: MAX_TOKENS, transform },
+    });
     const { result: outcome, events } = await finished(agent.prompt(['first', 'second', 'third']));
 
-    expect(lifecycle(events)).toEqual(['agentStart', 'turnStart', 'beforeModelCall', 'contextCompacted', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd', 'turnEnd', 'agentEnd']);
+    expect(lifecycle(events)).toEqual([
+      'agentStart',
+      'turnStart',
+      'beforeModelCall',
+      'contextCompacted',
+      'beforeModelCall',
+      'messageStart',
+      'messageUpdate+',
+      'messageEnd',
+      'turnEnd',
+      'agentEnd',
+    ]);
     const prompt = [user('first'), user('second'), user('third')];
     // Once per model call with overflow=false, then once in recovery with overflow=true, both on the turn's messages.
     expect(seen).toEqual([
@@ -49,7 +69,12 @@ describe('R5 overflow then success', () => {
     expect(model.requests.map((r) => r.messages)).toEqual([prompt, prompt.slice(1)]);
     expect(ofType(events, 'beforeModelCall').map((e) => e.messages)).toEqual([prompt, prompt.slice(1)]);
     expect(bodies(events, 'contextCompacted')).toEqual([
-      { type: 'contextCompacted', turnIndex: 0, before: { messages: 3, tokens: estimate(prompt) }, after: { messages: 2, tokens: estimate(prompt.slice(1)) } },
+      {
+        type: 'contextCompacted',
+        turnIndex: 0,
+        before: { messages: 3, tokens: estimate(prompt) },
+        after: { messages: 2, tokens: estimate(prompt.slice(1)) },
+      },
     ]);
     const reply: AssistantMessage = { ...said('Fits now'), usage: { input: 20, output: 3 } };
     expect(ofType(events, 'messageEnd').map((e) => e.message)).toEqual([reply]);
@@ -58,7 +83,14 @@ describe('R5 overflow then success', () => {
     expect(outcome.messages).toEqual([...prompt, reply]);
     expect(outcome).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
     expectInvariants(events, outcome.messages);
-    expectCounters(outcome.counters, { turns: 1, modelCalls: 2, overflowRecoveries: 1, tokensIn: 70, tokensOut: 4, failureCodes: { contextOverflow: 1 } });
+    expectCounters(outcome.counters, {
+      turns: 1,
+      modelCalls: 2,
+      overflowRecoveries: 1,
+      tokensIn: 70,
+      tokensOut: 4,
+      failureCodes: { contextOverflow: 1 },
+    });
     expectCallBound([model], 1, 3);
   });
 
@@ -74,13 +106,38 @@ describe('R5 overflow then success', () => {
       ],
       { clock },
     );
-    const agent = createAgent({ model, clock, tools: [searchTool(({ q }) => `${q}: ${big}`)], retry: { jitter: false }, context: { maxTokens: MAX_TOKENS } });
+    const agent = createAgent({
+      model,
+      clock,
+      tools: [searchTool(({ q }) => `${q}: ${big}`)],
+      retry: { jitter: false },
+      context: { maxTokens: MAX_TOKENS },
+    });
     const { result: outcome, events } = await finished(agent.prompt('Summarize'));
 
-    const toolTurn = ['turnStart', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd', 'toolExecutionStart', 'toolExecutionEnd', 'turnEnd'];
+    const toolTurn = [
+      'turnStart',
+      'beforeModelCall',
+      'messageStart',
+      'messageUpdate+',
+      'messageEnd',
+      'toolExecutionStart',
+      'toolExecutionEnd',
+      'turnEnd',
+    ];
     expect(lifecycle(events)).toEqual([
-      'agentStart', ...toolTurn, ...toolTurn,
-      'turnStart', 'beforeModelCall', 'contextCompacted', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd', 'turnEnd', 'agentEnd',
+      'agentStart',
+      ...toolTurn,
+      ...toolTurn,
+      'turnStart',
+      'beforeModelCall',
+      'contextCompacted',
+      'beforeModelCall',
+      'messageStart',
+      'messageUpdate+',
+      'messageEnd',
+      'turnEnd',
+      'agentEnd',
     ]);
     const history = [
       user('Summarize'),
@@ -104,7 +161,14 @@ describe('R5 overflow then success', () => {
     expect(outcome.messages).toEqual([...history, said('Summary')]);
     expect(outcome).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
     expectInvariants(events, outcome.messages);
-    expectCounters(outcome.counters, { turns: 3, modelCalls: 4, overflowRecoveries: 1, toolCallsRequested: 2, toolCallsExecuted: 2, failureCodes: { contextOverflow: 1 } });
+    expectCounters(outcome.counters, {
+      turns: 3,
+      modelCalls: 4,
+      overflowRecoveries: 1,
+      toolCallsRequested: 2,
+      toolCallsExecuted: 2,
+      failureCodes: { contextOverflow: 1 },
+    });
     expectCallBound([model], 3, 3);
   });
 });
@@ -130,18 +194,52 @@ describe('R6 overflow twice, and the per-turn allowance', () => {
     });
     const { result: outcome, events } = await finished(agent.prompt(['first', 'second']));
 
-    expect(lifecycle(events)).toEqual(['agentStart', 'turnStart', 'beforeModelCall', 'contextCompacted', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd', 'turnEnd', 'agentEnd']);
+    expect(lifecycle(events)).toEqual([
+      'agentStart',
+      'turnStart',
+      'beforeModelCall',
+      'contextCompacted',
+      'beforeModelCall',
+      'messageStart',
+      'messageUpdate+',
+      'messageEnd',
+      'turnEnd',
+      'agentEnd',
+    ]);
     expect(flags).toEqual([false, true]);
-    const failed: AssistantMessage = { role: 'assistant', content: [{ type: 'text', text: 'Still too long' }], stopReason: 'error', model: 'scripted', errorMessage: 'prompt is too long' };
+    const failed: AssistantMessage = {
+      role: 'assistant',
+      content: [{ type: 'text', text: 'Still too long' }],
+      stopReason: 'error',
+      model: 'scripted',
+      errorMessage: 'prompt is too long',
+    };
     expect(ofType(events, 'messageEnd').map((e) => e.message)).toEqual([failed]);
-    expect(bodies(events, 'turnEnd')).toEqual([{ type: 'turnEnd', turnIndex: 0, reason: 'error', assistant: failed, toolResults: [] }]);
+    expect(bodies(events, 'turnEnd')).toEqual([
+      { type: 'turnEnd', turnIndex: 0, reason: 'error', assistant: failed, toolResults: [] },
+    ]);
     expect(JSON.stringify(events)).not.toContain(FAILED_TEXT);
     expect(postTurn).toHaveLength(1);
-    expect(postTurn[0]).toMatchObject({ turnIndex: 0, assistant: failed, toolResults: [], messages: [user('first'), user('second'), failed] });
-    expect(outcome).toMatchObject({ status: 'failed', endReason: 'fatalError', error: { code: 'contextOverflow', message: 'prompt is too long' } });
+    expect(postTurn[0]).toMatchObject({
+      turnIndex: 0,
+      assistant: failed,
+      toolResults: [],
+      messages: [user('first'), user('second'), failed],
+    });
+    expect(outcome).toMatchObject({
+      status: 'failed',
+      endReason: 'fatalError',
+      error: { code: 'contextOverflow', message: 'prompt is too long' },
+    });
     expect(outcome.messages).toEqual([user('first'), user('second'), failed]);
     expectInvariants(events, outcome.messages);
-    expectCounters(outcome.counters, { turns: 1, turnsFailed: 1, modelCalls: 2, overflowRecoveries: 1, failureCodes: { contextOverflow: 2 } });
+    expectCounters(outcome.counters, {
+      turns: 1,
+      turnsFailed: 1,
+      modelCalls: 2,
+      overflowRecoveries: 1,
+      failureCodes: { contextOverflow: 2 },
+    });
     expectCallBound([model], 1, 3);
   });
 
@@ -157,19 +255,46 @@ describe('R6 overflow twice, and the per-turn allowance', () => {
       ],
       { clock },
     );
-    const agent = createAgent({ model, clock, tools: [searchTool()], retry: { jitter: false }, context: { maxTokens: MAX_TOKENS, transform } });
+    const agent = createAgent({
+      model,
+      clock,
+      tools: [searchTool()],
+      retry: { jitter: false },
+      context: { maxTokens: MAX_TOKENS, transform },
+    });
     const { result: outcome, events } = await finished(agent.prompt(['first', 'second']));
 
     expect(lifecycle(events)).toEqual([
       'agentStart',
-      'turnStart', 'beforeModelCall', 'contextCompacted', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd', 'toolExecutionStart', 'toolExecutionEnd', 'turnEnd',
-      'turnStart', 'beforeModelCall', 'contextCompacted', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd', 'turnEnd',
+      'turnStart',
+      'beforeModelCall',
+      'contextCompacted',
+      'beforeModelCall',
+      'messageStart',
+      'messageUpdate+',
+      'messageEnd',
+      'toolExecutionStart',
+      'toolExecutionEnd',
+      'turnEnd',
+      'turnStart',
+      'beforeModelCall',
+      'contextCompacted',
+      'beforeModelCall',
+      'messageStart',
+      'messageUpdate+',
+      'messageEnd',
+      'turnEnd',
       'agentEnd',
     ]);
     expect(flags).toEqual([false, true, false, true]);
     const call = called([{ id: 's1', name: 'search', arguments: { q: 'notes' } }]);
     const afterTool = [user('first'), user('second'), call, result('s1', 'search', 'found notes')];
-    expect(model.requests.map((r) => r.messages)).toEqual([afterTool.slice(0, 2), afterTool.slice(1, 2), afterTool, afterTool.slice(1)]);
+    expect(model.requests.map((r) => r.messages)).toEqual([
+      afterTool.slice(0, 2),
+      afterTool.slice(1, 2),
+      afterTool,
+      afterTool.slice(1),
+    ]);
     expect(bodies(events, 'contextCompacted').map((e) => [e.turnIndex, e.before.messages, e.after.messages])).toEqual([
       [0, 2, 1],
       [1, 4, 3],
@@ -177,7 +302,14 @@ describe('R6 overflow twice, and the per-turn allowance', () => {
     expect(outcome.messages).toEqual([...afterTool, said('All done')]);
     expect(outcome).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
     expectInvariants(events, outcome.messages);
-    expectCounters(outcome.counters, { turns: 2, modelCalls: 4, overflowRecoveries: 2, toolCallsRequested: 1, toolCallsExecuted: 1, failureCodes: { contextOverflow: 2 } });
+    expectCounters(outcome.counters, {
+      turns: 2,
+      modelCalls: 4,
+      overflowRecoveries: 2,
+      toolCallsRequested: 1,
+      toolCallsExecuted: 1,
+      failureCodes: { contextOverflow: 2 },
+    });
     expectCallBound([model], 2, 3);
   });
 });
@@ -187,13 +319,21 @@ describe('R7 cancel during overflow recovery', () => {
     const clock = new SimulatedClock();
     const gate = deferred();
     const flags: boolean[] = [];
-    const model = scriptedModel([{ text: FAILED_TEXT, error: { kind: 'contextOverflow' } }, { text: 'never streamed' }], { clock });
+    const model = scriptedModel(
+      [{ text: FAILED_TEXT, error: { kind: 'contextOverflow' } }, { text: 'never streamed' }],
+      { clock },
+    );
     const transform = async (messages: Message[], info: { overflow: boolean }) => {
       flags.push(info.overflow);
       if (info.overflow) await gate.promise;
       return info.overflow ? messages.slice(1) : messages;
     };
-    const agent = createAgent({ model, clock, retry: { jitter: false }, context: { maxTokens: MAX_TOKENS, transform } });
+    const agent = createAgent({
+      model,
+      clock,
+      retry: { jitter: false },
+      context: { maxTokens: MAX_TOKENS, transform },
+    });
     const run = agent.prompt(['first', 'second']);
     await settle();
     expect(flags).toEqual([false, true]);
@@ -201,9 +341,19 @@ describe('R7 cancel during overflow recovery', () => {
     agent.abort();
     const { result: outcome, events } = await finished(run);
 
-    expect(lifecycle(events)).toEqual(['agentStart', 'turnStart', 'beforeModelCall', 'messageStart', 'messageEnd', 'turnEnd', 'agentEnd']);
+    expect(lifecycle(events)).toEqual([
+      'agentStart',
+      'turnStart',
+      'beforeModelCall',
+      'messageStart',
+      'messageEnd',
+      'turnEnd',
+      'agentEnd',
+    ]);
     const aborted: AssistantMessage = { role: 'assistant', content: [], stopReason: 'aborted', model: 'scripted' };
-    expect(bodies(events, 'turnEnd')).toEqual([{ type: 'turnEnd', turnIndex: 0, reason: 'aborted', assistant: aborted, toolResults: [] }]);
+    expect(bodies(events, 'turnEnd')).toEqual([
+      { type: 'turnEnd', turnIndex: 0, reason: 'aborted', assistant: aborted, toolResults: [] },
+    ]);
     expect(JSON.stringify(events)).not.toContain(FAILED_TEXT);
     expect(outcome).toMatchObject({ status: 'aborted', endReason: 'aborted' });
     expect(outcome.messages).toEqual([user('first'), user('second'), aborted]);
@@ -214,4 +364,3 @@ describe('R7 cancel during overflow recovery', () => {
     gate.resolve();
   });
 });
-

@@ -7,7 +7,16 @@ import { ofType } from '../support/harness.js';
 
 /** The lifecycle of one turn as `lifecycle(events)` shows it. */
 export const TEXT_TURN = ['turnStart', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd', 'turnEnd'];
-export const TOOL_TURN = ['turnStart', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd', 'toolExecutionStart', 'toolExecutionEnd', 'turnEnd'];
+export const TOOL_TURN = [
+  'turnStart',
+  'beforeModelCall',
+  'messageStart',
+  'messageUpdate+',
+  'messageEnd',
+  'toolExecutionStart',
+  'toolExecutionEnd',
+  'turnEnd',
+];
 
 export const ABORTED_RESULT = 'aborted: the run was cancelled before this tool call finished';
 
@@ -28,15 +37,24 @@ export const called = (
   options: { text?: string; stopReason?: AssistantMessage['stopReason']; usage?: Usage } = {},
 ): AssistantMessage => ({
   role: 'assistant',
-  content: [...(options.text ? [{ type: 'text' as const, text: options.text }] : []), ...calls.map((call) => ({ type: 'toolCall' as const, ...call }))],
+  content: [
+    ...(options.text ? [{ type: 'text' as const, text: options.text }] : []),
+    ...calls.map((call) => ({ type: 'toolCall' as const, ...call })),
+  ],
   stopReason: options.stopReason ?? 'toolUse',
   model: 'scripted',
   ...(options.usage ? { usage: options.usage } : {}),
 });
 
-export const calledRead = (id: string, path: string, usage?: Usage): AssistantMessage => called([{ id, name: 'read', arguments: { path } }], { usage });
+export const calledRead = (id: string, path: string, usage?: Usage): AssistantMessage =>
+  called([{ id, name: 'read', arguments: { path } }], { usage });
 
-export const toolResult = (toolCallId: string, toolName: string, content: string, isError = false): ToolResultMessage => ({
+export const toolResult = (
+  toolCallId: string,
+  toolName: string,
+  content: string,
+  isError = false,
+): ToolResultMessage => ({
   role: 'toolResult',
   toolCallId,
   toolName,
@@ -44,7 +62,8 @@ export const toolResult = (toolCallId: string, toolName: string, content: string
   isError,
 });
 
-export const readResult = (id: string, path: string): ToolResultMessage => toolResult(id, 'read', `contents of ${path}`);
+export const readResult = (id: string, path: string): ToolResultMessage =>
+  toolResult(id, 'read', `contents of ${path}`);
 
 /** An instant tool: `read({ path })` → "contents of <path>". */
 export const readTool = () =>
@@ -66,7 +85,8 @@ export const streamedText = (events: readonly AgentEvent[]) =>
     .join('');
 
 /** `[turnIndex, reason]` of every turnEnd. */
-export const turnEnds = (events: readonly AgentEvent[]) => ofType(events, 'turnEnd').map((e) => [e.turnIndex, e.reason]);
+export const turnEnds = (events: readonly AgentEvent[]) =>
+  ofType(events, 'turnEnd').map((e) => [e.turnIndex, e.reason]);
 
 /** The error a synchronous call throws (fails the test when it does not throw). */
 export function thrownBy(fn: () => unknown): unknown {

@@ -5,7 +5,17 @@ import { checkToolParity, createAgent, defineTool } from 'agentchart';
 import type { Agent, SteerReceipt } from 'agentchart';
 import { scriptedModel } from 'agentchart/testing';
 import { deferred, expectCounters, expectInvariants, finished, lifecycle, ofType, settle } from '../support/harness.js';
-import { ABORTED_RESULT, called, readResult, readTool, said, TEXT_TURN, toolResult, turnEnds, user } from './session-fixtures.js';
+import {
+  ABORTED_RESULT,
+  called,
+  readResult,
+  readTool,
+  said,
+  TEXT_TURN,
+  toolResult,
+  turnEnds,
+  user,
+} from './session-fixtures.js';
 
 // Scenarios C6 (a steering message is never lost to an abort) and C7 (after any abort, the next
 // model call gets a history that satisfies parity).
@@ -50,7 +60,8 @@ describe('steering, abort and history', () => {
     let agent!: Agent;
     const model = scriptedModel((_request, callIndex) => {
       // Two steering messages while turn 0 streams; oneAtATime takes only the first for turn 1.
-      if (callIndex === 0) receipts.push(agent.steer('use the staging database'), agent.steer('and skip the slow tests'));
+      if (callIndex === 0)
+        receipts.push(agent.steer('use the staging database'), agent.steer('and skip the slow tests'));
       return [{ text: 'Running the migration.' }, { text: 'Skipping the slow tests.' }][callIndex];
     });
     agent = createAgent({ model, retry: { jitter: false }, policies: { preTurn: [block.policy] } });
@@ -69,10 +80,18 @@ describe('steering, abort and history', () => {
     ]);
     expect(first.result).toMatchObject({ status: 'aborted', endReason: 'aborted' });
     // The taken message was committed (delivered); the other one is still queued, never lost.
-    expect(first.result.messages).toEqual([user('migrate the database'), said('Running the migration.'), user('use the staging database')]);
+    expect(first.result.messages).toEqual([
+      user('migrate the database'),
+      said('Running the migration.'),
+      user('use the staging database'),
+    ]);
     expect(await receipts[0]).toEqual({ status: 'delivered', turnIndex: 1 });
     expect(await receipts[1]).toEqual({ status: 'stillQueued' });
-    expect(agent.snapshot()).toMatchObject({ steeringQueue: [user('and skip the slow tests')], followUpQueue: [], running: false });
+    expect(agent.snapshot()).toMatchObject({
+      steeringQueue: [user('and skip the slow tests')],
+      followUpQueue: [],
+      running: false,
+    });
     expectCounters(first.result.counters, { turns: 2, modelCalls: 1, steeringDelivered: 1 });
 
     // continue() delivers the one left in the queue.
@@ -101,7 +120,10 @@ describe('steering, abort and history', () => {
   test('C6 abort during the steering grace period of a tool batch: the steering message stays queued, then continue() delivers it', async () => {
     const clock = new SimulatedClock();
     const build = stuckTool('build');
-    const model = scriptedModel([{ toolCalls: [{ id: 'call_build', name: 'build', arguments: {} }] }, { text: 'Switched branches.' }]);
+    const model = scriptedModel([
+      { toolCalls: [{ id: 'call_build', name: 'build', arguments: {} }] },
+      { text: 'Switched branches.' },
+    ]);
     const agent = createAgent({ model, tools: [build.tool], clock, retry: { jitter: false } });
 
     const run = agent.prompt('build the project');
@@ -127,25 +149,53 @@ describe('steering, abort and history', () => {
       'agentEnd',
     ]);
     expectInvariants(first.events, first.result.messages);
-    expect(ofType(first.events, 'turnEnd')).toMatchObject([{ turnIndex: 0, reason: 'aborted', assistant: buildCall, toolResults: [aborted] }]);
+    expect(ofType(first.events, 'turnEnd')).toMatchObject([
+      { turnIndex: 0, reason: 'aborted', assistant: buildCall, toolResults: [aborted] },
+    ]);
     expect(first.result).toMatchObject({ status: 'aborted', endReason: 'aborted' });
     expect(first.result.messages).toEqual([user('build the project'), buildCall, aborted]);
     expect(await receipt).toEqual({ status: 'stillQueued' });
     expect(agent.snapshot().steeringQueue).toEqual([user('stop, use the other branch')]);
-    expectCounters(first.result.counters, { turns: 1, modelCalls: 1, toolCallsRequested: 1, toolCallsExecuted: 1, toolCallsFailed: 1 });
+    expectCounters(first.result.counters, {
+      turns: 1,
+      modelCalls: 1,
+      toolCallsRequested: 1,
+      toolCallsExecuted: 1,
+      toolCallsFailed: 1,
+    });
 
     const second = await finished(agent.continue());
     expect(lifecycle(second.events)).toEqual(['agentStart', ...TEXT_TURN, 'agentEnd']);
     expectInvariants([...first.events, ...second.events], agent.messages);
     expect(turnEnds(second.events)).toEqual([[1, 'complete']]);
-    expect(second.result.messages).toEqual([user('build the project'), buildCall, aborted, user('stop, use the other branch'), said('Switched branches.')]);
+    expect(second.result.messages).toEqual([
+      user('build the project'),
+      buildCall,
+      aborted,
+      user('stop, use the other branch'),
+      said('Switched branches.'),
+    ]);
     expect(agent.snapshot().steeringQueue).toEqual([]);
-    expectCounters(second.result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 1, toolCallsExecuted: 1, toolCallsFailed: 1, steeringDelivered: 1 });
+    expectCounters(second.result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 1,
+      toolCallsExecuted: 1,
+      toolCallsFailed: 1,
+      steeringDelivered: 1,
+    });
   });
 
   test('C7 abort during the model stream with tool calls, then continue(): the model gets a history with parity', async () => {
     const model = scriptedModel([
-      { text: 'Reading both.', toolCalls: [{ id: 'call_a', name: 'read', arguments: { path: 'a.txt' } }, { id: 'call_b', name: 'read', arguments: { path: 'b.txt' } }], stall: true },
+      {
+        text: 'Reading both.',
+        toolCalls: [
+          { id: 'call_a', name: 'read', arguments: { path: 'a.txt' } },
+          { id: 'call_b', name: 'read', arguments: { path: 'b.txt' } },
+        ],
+        stall: true,
+      },
       { text: 'Resuming without them.' },
     ]);
     const agent = createAgent({ model, tools: [readTool()], retry: { jitter: false } });
@@ -162,7 +212,10 @@ describe('steering, abort and history', () => {
       ],
       { text: 'Reading both.', stopReason: 'aborted' },
     );
-    const results = [toolResult('call_a', 'read', ABORTED_RESULT, true), toolResult('call_b', 'read', ABORTED_RESULT, true)];
+    const results = [
+      toolResult('call_a', 'read', ABORTED_RESULT, true),
+      toolResult('call_b', 'read', ABORTED_RESULT, true),
+    ];
     expect(lifecycle(first.events)).toEqual([
       'agentStart',
       'turnStart',
@@ -177,7 +230,9 @@ describe('steering, abort and history', () => {
     ]);
     expectInvariants(first.events, first.result.messages);
     expect(ofType(first.events, 'messageEnd').map((e) => e.message)).toMatchObject([{ stopReason: 'aborted' }]);
-    expect(ofType(first.events, 'turnEnd')).toMatchObject([{ turnIndex: 0, reason: 'aborted', assistant: partial, toolResults: results }]);
+    expect(ofType(first.events, 'turnEnd')).toMatchObject([
+      { turnIndex: 0, reason: 'aborted', assistant: partial, toolResults: results },
+    ]);
     expect(first.result).toMatchObject({ status: 'aborted', endReason: 'aborted' });
     expect(first.result.messages).toEqual([user('compare a and b'), partial, ...results]);
     expectCounters(first.result.counters, { turns: 1, modelCalls: 1, toolCallsRequested: 2 });
@@ -195,7 +250,12 @@ describe('steering, abort and history', () => {
   test('C7 abort during tool execution (a tool ignoring its signal), then a new prompt: the model gets a history with parity', async () => {
     const slow = stuckTool('slow');
     const model = scriptedModel([
-      { toolCalls: [{ id: 'call_read', name: 'read', arguments: { path: 'a.txt' } }, { id: 'call_slow', name: 'slow', arguments: {} }] },
+      {
+        toolCalls: [
+          { id: 'call_read', name: 'read', arguments: { path: 'a.txt' } },
+          { id: 'call_slow', name: 'slow', arguments: {} },
+        ],
+      },
       { text: 'Trying again.' },
     ]);
     const agent = createAgent({ model, tools: [readTool(), slow.tool], retry: { jitter: false } });
@@ -227,10 +287,18 @@ describe('steering, abort and history', () => {
       'agentEnd',
     ]);
     expectInvariants(first.events, first.result.messages);
-    expect(ofType(first.events, 'turnEnd')).toMatchObject([{ turnIndex: 0, reason: 'aborted', assistant: calls, toolResults: results }]);
+    expect(ofType(first.events, 'turnEnd')).toMatchObject([
+      { turnIndex: 0, reason: 'aborted', assistant: calls, toolResults: results },
+    ]);
     expect(first.result).toMatchObject({ status: 'aborted', endReason: 'aborted' });
     expect(first.result.messages).toEqual([user('read and wait'), calls, ...results]);
-    expectCounters(first.result.counters, { turns: 1, modelCalls: 1, toolCallsRequested: 2, toolCallsExecuted: 2, toolCallsFailed: 1 });
+    expectCounters(first.result.counters, {
+      turns: 1,
+      modelCalls: 1,
+      toolCallsRequested: 2,
+      toolCallsExecuted: 2,
+      toolCallsFailed: 1,
+    });
 
     const second = await finished(agent.prompt('try again'));
     expect(lifecycle(second.events)).toEqual(['agentStart', ...TEXT_TURN, 'agentEnd']);
@@ -239,13 +307,22 @@ describe('steering, abort and history', () => {
     const sent = model.requests[1]?.messages ?? [];
     expect(sent).toEqual([user('read and wait'), calls, ...results, user('try again')]);
     expect(checkToolParity(sent)).toEqual({ ok: true });
-    expectCounters(second.result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 2, toolCallsExecuted: 2, toolCallsFailed: 1 });
+    expectCounters(second.result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 2,
+      toolCallsExecuted: 2,
+      toolCallsFailed: 1,
+    });
   });
 
   test('C7 abort while waiting for approval, then continue(): the model gets a history with parity', async () => {
     const approvalAsked = deferred();
     const deploy = stuckTool('deploy', { requiresApproval: true });
-    const model = scriptedModel([{ toolCalls: [{ id: 'call_deploy', name: 'deploy', arguments: {} }] }, { text: 'Deployment cancelled.' }]);
+    const model = scriptedModel([
+      { toolCalls: [{ id: 'call_deploy', name: 'deploy', arguments: {} }] },
+      { text: 'Deployment cancelled.' },
+    ]);
     const agent = createAgent({
       model,
       tools: [deploy.tool],
@@ -278,11 +355,21 @@ describe('steering, abort and history', () => {
       'agentEnd',
     ]);
     expectInvariants(first.events, first.result.messages);
-    expect(ofType(first.events, 'toolApprovalResolved')).toMatchObject([{ toolCallId: 'call_deploy', toolName: 'deploy', approved: false }]);
-    expect(ofType(first.events, 'turnEnd')).toMatchObject([{ turnIndex: 0, reason: 'aborted', assistant: call, toolResults: [aborted] }]);
+    expect(ofType(first.events, 'toolApprovalResolved')).toMatchObject([
+      { toolCallId: 'call_deploy', toolName: 'deploy', approved: false },
+    ]);
+    expect(ofType(first.events, 'turnEnd')).toMatchObject([
+      { turnIndex: 0, reason: 'aborted', assistant: call, toolResults: [aborted] },
+    ]);
     expect(first.result).toMatchObject({ status: 'aborted', endReason: 'aborted' });
     expect(first.result.messages).toEqual([user('deploy it'), call, aborted]);
-    expectCounters(first.result.counters, { turns: 1, modelCalls: 1, toolCallsRequested: 1, approvalsRequested: 1, approvalsDenied: 1 });
+    expectCounters(first.result.counters, {
+      turns: 1,
+      modelCalls: 1,
+      toolCallsRequested: 1,
+      approvalsRequested: 1,
+      approvalsDenied: 1,
+    });
 
     const second = await finished(agent.continue());
     expect(lifecycle(second.events)).toEqual(['agentStart', ...TEXT_TURN, 'agentEnd']);
@@ -291,7 +378,13 @@ describe('steering, abort and history', () => {
     const sent = model.requests[1]?.messages ?? [];
     expect(sent).toEqual([user('deploy it'), call, aborted]);
     expect(checkToolParity(sent)).toEqual({ ok: true });
-    expectCounters(second.result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 1, approvalsRequested: 1, approvalsDenied: 1 });
+    expectCounters(second.result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 1,
+      approvalsRequested: 1,
+      approvalsDenied: 1,
+    });
   });
 
   test('C7 abort during pre-turn policies, then a new prompt: the model gets a history with parity', async () => {
@@ -307,7 +400,9 @@ describe('steering, abort and history', () => {
 
     expect(lifecycle(first.events)).toEqual(['agentStart', 'turnStart', 'turnEnd', 'agentEnd']);
     expectInvariants(first.events, first.result.messages);
-    expect(ofType(first.events, 'turnEnd')).toMatchObject([{ turnIndex: 0, reason: 'aborted', assistant: null, toolResults: [] }]);
+    expect(ofType(first.events, 'turnEnd')).toMatchObject([
+      { turnIndex: 0, reason: 'aborted', assistant: null, toolResults: [] },
+    ]);
     expect(first.result).toMatchObject({ status: 'aborted', endReason: 'aborted' });
     expect(first.result.messages).toEqual([user('first try')]);
     expect(model.calls).toBe(0);
@@ -335,7 +430,9 @@ describe('steering, abort and history', () => {
     const partial = { ...said('Thinking about'), stopReason: 'aborted' as const };
     expect(lifecycle(first.events)).toEqual(['agentStart', ...TEXT_TURN, 'agentEnd']);
     expectInvariants(first.events, first.result.messages);
-    expect(ofType(first.events, 'turnEnd')).toMatchObject([{ turnIndex: 0, reason: 'aborted', assistant: partial, toolResults: [] }]);
+    expect(ofType(first.events, 'turnEnd')).toMatchObject([
+      { turnIndex: 0, reason: 'aborted', assistant: partial, toolResults: [] },
+    ]);
     expect(first.result).toMatchObject({ status: 'aborted', endReason: 'aborted' });
     expect(first.result.messages).toEqual([user('think hard'), partial]);
     expectCounters(first.result.counters, { turns: 1, modelCalls: 1 });
@@ -350,4 +447,3 @@ describe('steering, abort and history', () => {
     expectCounters(second.result.counters, { turns: 2, modelCalls: 2 });
   });
 });
-

@@ -7,7 +7,13 @@ import { idTool, ofType, TEXT_TURN, TOOL_TURN_HEAD, toolResult, toolTrace, USAGE
 /** Two calls of one turn, then a text answer. */
 function twoCallScript(first: string, second: string) {
   return scriptedModel([
-    { toolCalls: [{ id: 'a', name: first, arguments: { id: 'x' } }, { id: 'b', name: second, arguments: { id: 'y' } }], usage: USAGE },
+    {
+      toolCalls: [
+        { id: 'a', name: first, arguments: { id: 'x' } },
+        { id: 'b', name: second, arguments: { id: 'y' } },
+      ],
+      usage: USAGE,
+    },
     { text: 'Done.', usage: USAGE },
   ]);
 }
@@ -56,7 +62,10 @@ describe('T3 approval modes', () => {
       ['b', 'echo', { id: 'y' }],
     ]);
     expect(ran).toEqual(['x']);
-    const results = [toolResult('a', 'echo', 'echo x'), toolResult('b', 'echo', 'rejected: the user declined this tool call', true)];
+    const results = [
+      toolResult('a', 'echo', 'echo x'),
+      toolResult('b', 'echo', 'rejected: the user declined this tool call', true),
+    ];
     expect(ofType(events, 'turnEnd')[0]?.toolResults).toEqual(results);
     expect(model.requests[1]?.messages.slice(2)).toEqual(results);
     expect(result).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
@@ -98,7 +107,10 @@ describe('T3 approval modes', () => {
       'agentEnd',
     ]);
     expect(toolTrace(events)).toEqual(['ask:a', 'denied:a', 'ask:b', 'denied:b', 'end:a!', 'end:b!']);
-    expect(ofType(events, 'toolExecutionEnd').map((e) => e.result)).toEqual(['rejected: not on weekends', 'rejected: not on weekends']);
+    expect(ofType(events, 'toolExecutionEnd').map((e) => e.result)).toEqual([
+      'rejected: not on weekends',
+      'rejected: not on weekends',
+    ]);
     expectInvariants(events, result.messages);
     expectCounters(result.counters, {
       turns: 2,
@@ -180,12 +192,25 @@ describe('T3 approval modes', () => {
     expect(toolTrace(events)).toEqual(['start:a', 'start:b', 'end:a', 'end:b']);
     expect(asked).toBe(0);
     expectInvariants(events, result.messages);
-    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 2, toolCallsExecuted: 2, tokensIn: 20, tokensOut: 10 });
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 2,
+      toolCallsExecuted: 2,
+      tokensIn: 20,
+      tokensOut: 10,
+    });
   });
   it("T3 approval 'always' asks only for calls that cleared preprocessing: an unknown tool gets its error without a request", async () => {
     const asked: string[] = [];
     const model = scriptedModel([
-      { toolCalls: [{ id: 'u', name: 'nope', arguments: {} }, { id: 'a', name: 'echo', arguments: { id: 'x' } }], usage: USAGE },
+      {
+        toolCalls: [
+          { id: 'u', name: 'nope', arguments: {} },
+          { id: 'a', name: 'echo', arguments: { id: 'x' } },
+        ],
+        usage: USAGE,
+      },
       { text: 'Done.', usage: USAGE },
     ]);
     const agent = createAgent({
@@ -233,12 +258,21 @@ describe('T4 approveWith(newArgs)', () => {
     const ran: string[] = [];
     const policySaw: string[] = [];
     const model = scriptedModel([
-      { toolCalls: [{ id: 'a', name: 'write', arguments: { id: 'draft' } }, { id: 'b', name: 'echo', arguments: { id: 'hi' } }], usage: USAGE },
+      {
+        toolCalls: [
+          { id: 'a', name: 'write', arguments: { id: 'draft' } },
+          { id: 'b', name: 'echo', arguments: { id: 'hi' } },
+        ],
+        usage: USAGE,
+      },
       { text: 'Written.', usage: USAGE },
     ]);
     const agent = createAgent({
       model,
-      tools: [idTool('write', (args) => (ran.push(args.id), `wrote ${args.id}`), { requiresApproval: true }), idTool('echo', (args) => `echo ${args.id}`)],
+      tools: [
+        idTool('write', (args) => (ran.push(args.id), `wrote ${args.id}`), { requiresApproval: true }),
+        idTool('echo', (args) => `echo ${args.id}`),
+      ],
       approval: () => ({ approved: true, arguments: { id: 'final' } }),
       policies: {
         preDispatch: [
@@ -269,7 +303,10 @@ describe('T4 approveWith(newArgs)', () => {
     expect(ran).toEqual(['final']);
     expect(ofType(events, 'toolApprovalRequested')[0]?.arguments).toEqual({ id: 'draft' });
     expect(ofType(events, 'toolExecutionStart').map((e) => e.arguments)).toEqual([{ id: 'final' }, { id: 'hi' }]);
-    expect(model.requests[1]?.messages.slice(2)).toEqual([toolResult('a', 'write', 'wrote final'), toolResult('b', 'echo', 'echo hi')]);
+    expect(model.requests[1]?.messages.slice(2)).toEqual([
+      toolResult('a', 'write', 'wrote final'),
+      toolResult('b', 'echo', 'echo hi'),
+    ]);
     expectInvariants(events, result.messages);
     expectCounters(result.counters, {
       turns: 2,
@@ -293,7 +330,12 @@ describe('T4 approveWith(newArgs)', () => {
       tools: [idTool('write', () => (ran++, 'wrote'), { requiresApproval: true })],
       approval: () => ({ approved: true, arguments: { id: '/etc/passwd' } }),
       policies: {
-        preDispatch: [(ctx) => (String(ctx.toolCall.arguments.id).startsWith('/etc') ? { verdict: 'skip', reason: 'system files are off limits' } : { verdict: 'continue' })],
+        preDispatch: [
+          (ctx) =>
+            String(ctx.toolCall.arguments.id).startsWith('/etc')
+              ? { verdict: 'skip', reason: 'system files are off limits' }
+              : { verdict: 'continue' },
+        ],
       },
       retry: { jitter: false },
     });
@@ -310,7 +352,9 @@ describe('T4 approveWith(newArgs)', () => {
     ]);
     expect(toolTrace(events)).toEqual(['ask:a', 'approved:a', 'end:a!']);
     expect(ran).toBe(0);
-    expect(model.requests[1]?.messages.slice(2)).toEqual([toolResult('a', 'write', 'skipped: system files are off limits', true)]);
+    expect(model.requests[1]?.messages.slice(2)).toEqual([
+      toolResult('a', 'write', 'skipped: system files are off limits', true),
+    ]);
     expectInvariants(events, result.messages);
     expectCounters(result.counters, {
       turns: 2,
@@ -356,7 +400,9 @@ describe('T5 approval callback throws', () => {
         'agentEnd',
       ]);
       expect(toolTrace(events)).toEqual(['ask:a', 'denied:a', 'end:a!']);
-      expect(ofType(events, 'policyError').map((e) => [e.slot, e.message, e.turnIndex])).toEqual([['approval', 'approval service down', 0]]);
+      expect(ofType(events, 'policyError').map((e) => [e.slot, e.message, e.turnIndex])).toEqual([
+        ['approval', 'approval service down', 0],
+      ]);
       expect(ran).toBe(0);
       const failed = toolResult('a', 'deploy', 'approval failed: approval service down', true);
       expect(ofType(events, 'turnEnd')[0]?.toolResults).toEqual([failed]);

@@ -8,7 +8,10 @@ const ids = (n: number) => Array.from({ length: n }, (_, i) => `c${i}`);
 
 /** One turn calling `tool` once per id, then a text answer. */
 function batchScript(tool: string, callIds: string[]) {
-  return scriptedModel([{ toolCalls: callIds.map((id) => ({ id, name: tool, arguments: { id } })), usage: USAGE }, { text: 'Done.', usage: USAGE }]);
+  return scriptedModel([
+    { toolCalls: callIds.map((id) => ({ id, name: tool, arguments: { id } })), usage: USAGE },
+    { text: 'Done.', usage: USAGE },
+  ]);
 }
 
 /** Most calls running at once, read from the log. */
@@ -30,7 +33,8 @@ function deadline(ms: number): { gate<T>(promise: Promise<T>, what: string): Pro
   });
   expired.catch(() => {});
   return {
-    gate: (promise, what) => Promise.race([promise, expired.catch(() => Promise.reject(new Error(`gate timed out: ${what}`)))]),
+    gate: (promise, what) =>
+      Promise.race([promise, expired.catch(() => Promise.reject(new Error(`gate timed out: ${what}`)))]),
     clear: () => clearTimeout(timer),
   };
 }
@@ -50,16 +54,32 @@ describe('T8 execution strategies', () => {
 
     expect(lifecycle(events)).toEqual([
       ...TOOL_TURN_HEAD,
-      ...['toolExecutionStart', 'toolExecutionEnd', 'toolExecutionStart', 'toolExecutionEnd', 'toolExecutionStart', 'toolExecutionEnd'],
+      ...[
+        'toolExecutionStart',
+        'toolExecutionEnd',
+        'toolExecutionStart',
+        'toolExecutionEnd',
+        'toolExecutionStart',
+        'toolExecutionEnd',
+      ],
       'turnEnd',
       ...TEXT_TURN,
       'agentEnd',
     ]);
     expect(toolTrace(events)).toEqual(['start:a', 'end:a', 'start:b', 'end:b', 'start:c', 'end:c']);
     expect(timeline).toEqual(['run:a', 'return:a', 'run:b', 'return:b', 'run:c', 'return:c']);
-    expect(model.requests[1]?.messages.slice(2)).toEqual(['a', 'b', 'c'].map((id) => toolResult(id, 'step', `did ${id}`)));
+    expect(model.requests[1]?.messages.slice(2)).toEqual(
+      ['a', 'b', 'c'].map((id) => toolResult(id, 'step', `did ${id}`)),
+    );
     expectInvariants(events, result.messages);
-    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 3, toolCallsExecuted: 3, tokensIn: 20, tokensOut: 10 });
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 3,
+      toolCallsExecuted: 3,
+      tokensIn: 20,
+      tokensOut: 10,
+    });
   });
 
   for (const count of [3, 50]) {
@@ -71,7 +91,8 @@ describe('T8 execution strategies', () => {
         const index = callIds.indexOf(args.id);
         started.get(args.id)?.resolve();
         const next = callIds[index + 1];
-        if (next !== undefined) await gates.gate(started.get(next)?.promise ?? Promise.resolve(), `${next} never started`);
+        if (next !== undefined)
+          await gates.gate(started.get(next)?.promise ?? Promise.resolve(), `${next} never started`);
         return `passed ${args.id}`;
       });
       const model = batchScript('gate', callIds);
@@ -94,9 +115,18 @@ describe('T8 execution strategies', () => {
         ...TEXT_TURN,
         'agentEnd',
       ]);
-      expect(ofType(events, 'turnEnd')[0]?.toolResults).toEqual(callIds.map((id) => toolResult(id, 'gate', `passed ${id}`)));
+      expect(ofType(events, 'turnEnd')[0]?.toolResults).toEqual(
+        callIds.map((id) => toolResult(id, 'gate', `passed ${id}`)),
+      );
       expectInvariants(events, result.messages);
-      expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: count, toolCallsExecuted: count, tokensIn: 20, tokensOut: 10 });
+      expectCounters(result.counters, {
+        turns: 2,
+        modelCalls: 2,
+        toolCallsRequested: count,
+        toolCallsExecuted: count,
+        tokensIn: 20,
+        tokensOut: 10,
+      });
     });
   }
 
@@ -126,9 +156,18 @@ describe('T8 execution strategies', () => {
     const life = lifecycle(events);
     expect(life.slice(0, TOOL_TURN_HEAD.length)).toEqual(TOOL_TURN_HEAD);
     expect(life.slice(TOOL_TURN_HEAD.length + 20)).toEqual(['turnEnd', ...TEXT_TURN, 'agentEnd']);
-    expect(ofType(events, 'turnEnd')[0]?.toolResults).toEqual(callIds.map((id) => toolResult(id, 'work', `worked ${id}`)));
+    expect(ofType(events, 'turnEnd')[0]?.toolResults).toEqual(
+      callIds.map((id) => toolResult(id, 'work', `worked ${id}`)),
+    );
     expectInvariants(events, result.messages);
-    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 10, toolCallsExecuted: 10, tokensIn: 20, tokensOut: 10 });
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 10,
+      toolCallsExecuted: 10,
+      tokensIn: 20,
+      tokensOut: 10,
+    });
   });
 });
 
@@ -151,7 +190,10 @@ describe('T9 custom partition', () => {
     ]);
     const agent = createAgent({
       model,
-      tools: [idTool('read', (args) => (ran.push(args.id), `read ${args.id}`)), idTool('danger', () => (ran.push('danger'), 'boom'), { requiresApproval: true })],
+      tools: [
+        idTool('read', (args) => (ran.push(args.id), `read ${args.id}`)),
+        idTool('danger', () => (ran.push('danger'), 'boom'), { requiresApproval: true }),
+      ],
       approval: () => ({ approved: false, reason: 'no' }),
       toolExecution: {
         partition: (calls) => {
@@ -190,7 +232,11 @@ describe('T9 custom partition', () => {
     throw new Error('no plan');
   };
   const cases: Array<[string, () => number[][], string]> = [
-    ...invalid.map(([kind, groups, text]): [string, () => number[][], string] => [`with ${kind} indices`, () => groups, text]),
+    ...invalid.map(([kind, groups, text]): [string, () => number[][], string] => [
+      `with ${kind} indices`,
+      () => groups,
+      text,
+    ]),
     ['that throws', throwing, 'invalid partition: partition threw: no plan'],
   ];
   for (const [kind, partition, text] of cases) {
@@ -234,10 +280,23 @@ describe('T9 custom partition', () => {
       ...TEXT_TURN,
       'agentEnd',
     ]);
-    expect(toolTrace(events)).toEqual(['ask:d', 'denied:d', 'start:b', 'end:b', 'start:a', 'end:a', 'end:u!', 'end:d!']);
+    expect(toolTrace(events)).toEqual([
+      'ask:d',
+      'denied:d',
+      'start:b',
+      'end:b',
+      'start:a',
+      'end:a',
+      'end:u!',
+      'end:d!',
+    ]);
     expect(seen).toEqual([['a', 'b']]);
     expect(ran).toEqual(['b', 'a']);
-    expect(ofType(events, 'turnEnd')[0]?.toolResults).toEqual([...earlier, toolResult('a', 'read', 'read a'), toolResult('b', 'read', 'read b')]);
+    expect(ofType(events, 'turnEnd')[0]?.toolResults).toEqual([
+      ...earlier,
+      toolResult('a', 'read', 'read a'),
+      toolResult('b', 'read', 'read b'),
+    ]);
     expectInvariants(events, result.messages);
     expectCounters(result.counters, { ...counters, toolCallsExecuted: 2 });
   });

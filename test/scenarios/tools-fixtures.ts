@@ -1,17 +1,34 @@
 import { z } from 'zod';
-import { defineTool, type AgentEvent, type AgentEventOf, type AgentEventType, type ToolResultMessage, type Usage } from 'agentchart';
+import {
+  defineTool,
+  type AgentEvent,
+  type AgentEventOf,
+  type AgentEventType,
+  type ToolResultMessage,
+  type Usage,
+} from 'agentchart';
 
 /** Shared pieces of the tool-lifecycle scenarios (T1–T12). */
 
 export const USAGE: Usage = { input: 10, output: 5 };
 
 /** The lifecycle of a one-turn tool call followed by a text answer, up to the tool events. */
-export const TOOL_TURN_HEAD = ['agentStart', 'turnStart', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd'];
+export const TOOL_TURN_HEAD = [
+  'agentStart',
+  'turnStart',
+  'beforeModelCall',
+  'messageStart',
+  'messageUpdate+',
+  'messageEnd',
+];
 /** A closing text turn that ends the run naturally. */
 export const TEXT_TURN = ['turnStart', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd', 'turnEnd'];
 
 /** A tool whose arguments have a nested field, so validation errors carry a field path. */
-export function readTool(execute: (args: { path: string; options?: { limit: number } | undefined }) => string | Promise<string> = (args) => `contents of ${args.path}`) {
+export function readTool(
+  execute: (args: { path: string; options?: { limit: number } | undefined }) => string | Promise<string> = (args) =>
+    `contents of ${args.path}`,
+) {
   return defineTool({
     name: 'read',
     description: 'Reads a file',
@@ -23,7 +40,10 @@ export function readTool(execute: (args: { path: string; options?: { limit: numb
 /** A tool named `name` taking `{ id: string }`. */
 export function idTool(
   name: string,
-  execute: (args: { id: string }, ctx: Parameters<Parameters<typeof defineTool>[0]['execute']>[1]) => string | Promise<string>,
+  execute: (
+    args: { id: string },
+    ctx: Parameters<Parameters<typeof defineTool>[0]['execute']>[1],
+  ) => string | Promise<string>,
   extra: { requiresApproval?: boolean } = {},
 ) {
   return defineTool({ name, description: `${name} tool`, parameters: z.object({ id: z.string() }), execute, ...extra });
@@ -38,7 +58,8 @@ export function toolTrace(events: AgentEvent[]): string[] {
   const out: string[] = [];
   for (const event of events) {
     if (event.type === 'toolApprovalRequested') out.push(`ask:${event.toolCallId}`);
-    else if (event.type === 'toolApprovalResolved') out.push(`${event.approved ? 'approved' : 'denied'}:${event.toolCallId}`);
+    else if (event.type === 'toolApprovalResolved')
+      out.push(`${event.approved ? 'approved' : 'denied'}:${event.toolCallId}`);
     else if (event.type === 'toolExecutionStart') out.push(`start:${event.toolCallId}`);
     else if (event.type === 'toolExecutionEnd') out.push(`end:${event.toolCallId}${event.isError ? '!' : ''}`);
   }
@@ -52,7 +73,12 @@ export function indexOf(events: AgentEvent[], predicate: (event: AgentEvent) => 
   return index;
 }
 
-export const toolResult = (toolCallId: string, toolName: string, content: string, isError = false): ToolResultMessage => ({
+export const toolResult = (
+  toolCallId: string,
+  toolName: string,
+  content: string,
+  isError = false,
+): ToolResultMessage => ({
   role: 'toolResult',
   toolCallId,
   toolName,

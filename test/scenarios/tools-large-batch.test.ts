@@ -32,7 +32,14 @@ describe('issue 3: a batch of 1,000 tool calls', () => {
       return `done ${args.id}`;
     });
     const model = scriptedModel([
-      { toolCalls: callIds.map((id, i) => ({ id, name: kindOf(i) === 'unknown' ? 'ghost' : 'work', arguments: { id } })), usage: USAGE },
+      {
+        toolCalls: callIds.map((id, i) => ({
+          id,
+          name: kindOf(i) === 'unknown' ? 'ghost' : 'work',
+          arguments: { id },
+        })),
+        usage: USAGE,
+      },
       { text: 'All handled.', usage: USAGE },
     ]);
     // ~9,000 events (the arguments of 1,000 calls stream in fragments): all kept for the late subscriber.
@@ -59,7 +66,11 @@ describe('issue 3: a batch of 1,000 tool calls', () => {
     expect(ends).toHaveLength(SIZE);
     for (const end of ends) {
       const i = callIds.indexOf(end.toolCallId);
-      expect([end.toolName, end.result, end.isError]).toEqual([expected[i]?.toolName, expected[i]?.content, expected[i]?.isError]);
+      expect([end.toolName, end.result, end.isError]).toEqual([
+        expected[i]?.toolName,
+        expected[i]?.content,
+        expected[i]?.isError,
+      ]);
     }
     // Executed calls end live; the synthetic results of unknown calls are announced at commit, in call order.
     expect(ends.slice(-unknownIds.length).map((e) => e.toolCallId)).toEqual(unknownIds);

@@ -10,7 +10,13 @@ describe('T6 pre-dispatch Stop', () => {
     let ran = 0;
     const seen: string[] = [];
     const model = scriptedModel([
-      { toolCalls: [{ id: 'a', name: 'rm', arguments: { id: 'tmp' } }, { id: 'b', name: 'rm', arguments: { id: 'home' } }], usage: USAGE },
+      {
+        toolCalls: [
+          { id: 'a', name: 'rm', arguments: { id: 'tmp' } },
+          { id: 'b', name: 'rm', arguments: { id: 'home' } },
+        ],
+        usage: USAGE,
+      },
     ]);
     const agent = createAgent({
       model,
@@ -21,7 +27,9 @@ describe('T6 pre-dispatch Stop', () => {
         preDispatch: [
           (ctx) => {
             seen.push(ctx.toolCall.id);
-            return ctx.toolCall.arguments.id === 'home' ? { verdict: 'stop', reason: 'refusing to touch home' } : { verdict: 'continue' };
+            return ctx.toolCall.arguments.id === 'home'
+              ? { verdict: 'stop', reason: 'refusing to touch home' }
+              : { verdict: 'continue' };
           },
         ],
       },
@@ -29,12 +37,20 @@ describe('T6 pre-dispatch Stop', () => {
     });
     const { result, events } = await finished(agent.prompt('go'));
 
-    expect(lifecycle(events)).toEqual([...TOOL_TURN_HEAD, 'toolExecutionEnd', 'toolExecutionEnd', 'turnEnd', 'agentEnd']);
+    expect(lifecycle(events)).toEqual([
+      ...TOOL_TURN_HEAD,
+      'toolExecutionEnd',
+      'toolExecutionEnd',
+      'turnEnd',
+      'agentEnd',
+    ]);
     expect(toolTrace(events)).toEqual(['end:a!', 'end:b!']);
     expect(seen).toEqual(['a', 'b']);
     expect(asked).toBe(0);
     expect(ran).toBe(0);
-    const stopped = ['a', 'b'].map((id) => toolResult(id, 'rm', 'stopped before dispatch: refusing to touch home', true));
+    const stopped = ['a', 'b'].map((id) =>
+      toolResult(id, 'rm', 'stopped before dispatch: refusing to touch home', true),
+    );
     const [turnEnd] = ofType(events, 'turnEnd');
     expect(turnEnd?.reason).toBe('stopped');
     expect(turnEnd?.toolResults).toEqual(stopped);
@@ -61,12 +77,23 @@ describe('T6 pre-dispatch Stop', () => {
     const agent = createAgent({
       model,
       tools: [idTool('rm', () => 'removed')],
-      policies: { preDispatch: [(ctx) => (ctx.toolCall.id === 'b' ? { verdict: 'stop', reason: 'halt' } : { verdict: 'continue' })] },
+      policies: {
+        preDispatch: [
+          (ctx) => (ctx.toolCall.id === 'b' ? { verdict: 'stop', reason: 'halt' } : { verdict: 'continue' }),
+        ],
+      },
       retry: { jitter: false },
     });
     const { result, events } = await finished(agent.prompt('go'));
 
-    expect(lifecycle(events)).toEqual([...TOOL_TURN_HEAD, 'toolExecutionEnd', 'toolExecutionEnd', 'toolExecutionEnd', 'turnEnd', 'agentEnd']);
+    expect(lifecycle(events)).toEqual([
+      ...TOOL_TURN_HEAD,
+      'toolExecutionEnd',
+      'toolExecutionEnd',
+      'toolExecutionEnd',
+      'turnEnd',
+      'agentEnd',
+    ]);
     expect(ofType(events, 'turnEnd')[0]?.toolResults).toEqual([
       toolResult('u', 'nope', 'Unknown tool "nope". Available tools: rm.', true),
       toolResult('a', 'rm', 'stopped before dispatch: halt', true),
@@ -75,7 +102,14 @@ describe('T6 pre-dispatch Stop', () => {
     expect(result).toMatchObject({ status: 'completed', endReason: 'policyStop' });
     expect(model.calls).toBe(1);
     expectInvariants(events, result.messages);
-    expectCounters(result.counters, { turns: 1, modelCalls: 1, toolCallsRequested: 3, toolCallsInvalid: 1, tokensIn: 10, tokensOut: 5 });
+    expectCounters(result.counters, {
+      turns: 1,
+      modelCalls: 1,
+      toolCallsRequested: 3,
+      toolCallsInvalid: 1,
+      tokensIn: 10,
+      tokensOut: 5,
+    });
   });
 });
 
@@ -93,14 +127,31 @@ describe('T7 pre-dispatch Inject and a throwing pre-dispatch policy', () => {
     });
     const { result, events } = await finished(agent.prompt('go'));
 
-    expect(lifecycle(events)).toEqual([...TOOL_TURN_HEAD, 'toolExecutionStart', 'toolExecutionEnd', 'turnEnd', ...TEXT_TURN, 'agentEnd']);
+    expect(lifecycle(events)).toEqual([
+      ...TOOL_TURN_HEAD,
+      'toolExecutionStart',
+      'toolExecutionEnd',
+      'turnEnd',
+      ...TEXT_TURN,
+      'agentEnd',
+    ]);
     expect(toolTrace(events)).toEqual(['start:a', 'end:a']);
     // Not sent with the call that produced the batch; sent with the next one, after the results.
     expect(model.requests[0]?.messages).toEqual([{ role: 'user', content: 'go' }]);
-    expect(model.requests[1]?.messages.slice(2)).toEqual([toolResult('a', 'echo', 'echo x'), { role: 'user', content: 'Reminder: echo is rate limited.' }]);
+    expect(model.requests[1]?.messages.slice(2)).toEqual([
+      toolResult('a', 'echo', 'echo x'),
+      { role: 'user', content: 'Reminder: echo is rate limited.' },
+    ]);
     expect(result).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
     expectInvariants(events, result.messages);
-    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 1, toolCallsExecuted: 1, tokensIn: 20, tokensOut: 10 });
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 1,
+      toolCallsExecuted: 1,
+      tokensIn: 20,
+      tokensOut: 10,
+    });
   });
 
   for (const variant of ['throws', 'rejects'] as const) {
@@ -120,13 +171,28 @@ describe('T7 pre-dispatch Inject and a throwing pre-dispatch policy', () => {
       const agent = createAgent({
         model,
         tools: [readTool((args) => (ran.push(args), `read ${args.path}`))],
-        policies: { preDispatch: [vandal, (ctx) => (nextPolicySaw.push(structuredClone(ctx.toolCall.arguments)), { verdict: 'continue' })] },
+        policies: {
+          preDispatch: [
+            vandal,
+            (ctx) => (nextPolicySaw.push(structuredClone(ctx.toolCall.arguments)), { verdict: 'continue' }),
+          ],
+        },
         retry: { jitter: false },
       });
       const { result, events } = await finished(agent.prompt('go'));
 
-      expect(lifecycle(events)).toEqual([...TOOL_TURN_HEAD, 'policyError', 'toolExecutionStart', 'toolExecutionEnd', 'turnEnd', ...TEXT_TURN, 'agentEnd']);
-      expect(ofType(events, 'policyError').map((e) => [e.slot, e.message, e.turnIndex])).toEqual([['preDispatch', 'policy bug', 0]]);
+      expect(lifecycle(events)).toEqual([
+        ...TOOL_TURN_HEAD,
+        'policyError',
+        'toolExecutionStart',
+        'toolExecutionEnd',
+        'turnEnd',
+        ...TEXT_TURN,
+        'agentEnd',
+      ]);
+      expect(ofType(events, 'policyError').map((e) => [e.slot, e.message, e.turnIndex])).toEqual([
+        ['preDispatch', 'policy bug', 0],
+      ]);
       const original = { path: 'a.txt', options: { limit: 3 } };
       expect(nextPolicySaw).toEqual([original]);
       expect(ran).toEqual([original]);
@@ -134,7 +200,14 @@ describe('T7 pre-dispatch Inject and a throwing pre-dispatch policy', () => {
       expect(model.requests[1]?.messages.slice(2)).toEqual([toolResult('a', 'read', 'read a.txt')]);
       expect(result).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
       expectInvariants(events, result.messages);
-      expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 1, toolCallsExecuted: 1, tokensIn: 20, tokensOut: 10 });
+      expectCounters(result.counters, {
+        turns: 2,
+        modelCalls: 2,
+        toolCallsRequested: 1,
+        toolCallsExecuted: 1,
+        tokensIn: 20,
+        tokensOut: 10,
+      });
     });
   }
 });

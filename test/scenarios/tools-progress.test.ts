@@ -54,7 +54,9 @@ describe('T10 progress updates', () => {
     for (const id of CALLS) {
       const start = events.findIndex((e) => e.type === 'toolExecutionStart' && e.toolCallId === id);
       const end = events.findIndex((e) => e.type === 'toolExecutionEnd' && e.toolCallId === id);
-      const own = events.flatMap((e, index) => (e.type === 'toolExecutionUpdate' && e.toolCallId === id ? [{ e, index }] : []));
+      const own = events.flatMap((e, index) =>
+        e.type === 'toolExecutionUpdate' && e.toolCallId === id ? [{ e, index }] : [],
+      );
       expect(own.map(({ e }) => e.partial)).toEqual(Array.from({ length: UPDATES }, (_, i) => ({ step: i })));
       expect(own.every(({ e }) => e.toolName === 'progress' && e.turnIndex === 0)).toBe(true);
       expect(start).toBeGreaterThanOrEqual(0);
@@ -62,15 +64,21 @@ describe('T10 progress updates', () => {
       expect(own.at(-1)?.index).toBeLessThan(end);
     }
     // Concurrent: every call started before any ended, and their updates interleave.
-    const lastStart = Math.max(...CALLS.map((id) => events.findIndex((e) => e.type === 'toolExecutionStart' && e.toolCallId === id)));
+    const lastStart = Math.max(
+      ...CALLS.map((id) => events.findIndex((e) => e.type === 'toolExecutionStart' && e.toolCallId === id)),
+    );
     const firstEnd = events.findIndex((e) => e.type === 'toolExecutionEnd');
     expect(lastStart).toBeLessThan(firstEnd);
     const firstOf = (id: string) => events.findIndex((e) => e.type === 'toolExecutionUpdate' && e.toolCallId === id);
-    const lastOf = (id: string) => events.length - 1 - [...events].reverse().findIndex((e) => e.type === 'toolExecutionUpdate' && e.toolCallId === id);
+    const lastOf = (id: string) =>
+      events.length -
+      1 -
+      [...events].reverse().findIndex((e) => e.type === 'toolExecutionUpdate' && e.toolCallId === id);
     expect(firstOf('p2')).toBeLessThan(lastOf('p0'));
 
     // Slowed, not failed: each tool took at least the consumer's time on its own updates, and succeeded.
-    for (const id of CALLS) expect(toolTime.get(id)).toBeGreaterThanOrEqual(busyFor.get(id) ?? Number.POSITIVE_INFINITY);
+    for (const id of CALLS)
+      expect(toolTime.get(id)).toBeGreaterThanOrEqual(busyFor.get(id) ?? Number.POSITIVE_INFINITY);
     expect(Math.min(...CALLS.map((id) => busyFor.get(id) ?? 0))).toBeGreaterThanOrEqual(UPDATES * BUSY_MS);
     const results = CALLS.map((id) => toolResult(id, 'progress', `sent ${UPDATES} updates`));
     expect(ofType(events, 'turnEnd')[0]?.toolResults).toEqual(results);
@@ -88,7 +96,14 @@ describe('T10 progress updates', () => {
 
     expect(result).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
     expectInvariants(events, result.messages);
-    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 3, toolCallsExecuted: 3, tokensIn: 20, tokensOut: 10 });
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 3,
+      toolCallsExecuted: 3,
+      tokensIn: 20,
+      tokensOut: 10,
+    });
   });
 });
 
@@ -122,7 +137,14 @@ describe('T10 progress attribution at the very start of a tool', () => {
       'agentEnd',
     ]);
     expectInvariants(events, result.messages);
-    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 1, toolCallsExecuted: 1, tokensIn: 20, tokensOut: 10 });
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 1,
+      toolCallsExecuted: 1,
+      tokensIn: 20,
+      tokensOut: 10,
+    });
   });
 });
 
@@ -141,11 +163,25 @@ describe('T10 an update after the call ended', () => {
     const agent = createAgent({ model, tools: [late], retry: { jitter: false } });
     const { result, events } = await finished(agent.prompt('go'));
 
-    expect(lifecycle(events)).toEqual([...TOOL_TURN_HEAD, 'toolExecutionStart', 'toolExecutionEnd', 'turnEnd', ...TEXT_TURN, 'agentEnd']);
+    expect(lifecycle(events)).toEqual([
+      ...TOOL_TURN_HEAD,
+      'toolExecutionStart',
+      'toolExecutionEnd',
+      'turnEnd',
+      ...TEXT_TURN,
+      'agentEnd',
+    ]);
     expect(toolTrace(events)).toEqual(['start:a', 'end:a']);
     expect(model.requests[1]?.messages.slice(2)).toEqual([toolResult('a', 'late', 'ok')]);
     expectInvariants(events, result.messages);
-    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 1, toolCallsExecuted: 1, tokensIn: 20, tokensOut: 10 });
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 1,
+      toolCallsExecuted: 1,
+      tokensIn: 20,
+      tokensOut: 10,
+    });
   });
 });
 

@@ -27,14 +27,29 @@ describe('T1 unknown tool / schema-invalid / malformed-JSON arguments', () => {
     const { result, events } = await finished(agent.prompt('go'));
 
     const unknownText = 'Unknown tool "delete_everything". Available tools: read, list.';
-    const invalidText = 'Invalid arguments for tool "read": path: expected string, received number; options.limit: expected number, received string';
-    expect(lifecycle(events)).toEqual([...TOOL_TURN_HEAD, 'toolExecutionEnd', 'toolExecutionEnd', 'toolExecutionEnd', 'turnEnd', ...TEXT_TURN, 'agentEnd']);
+    const invalidText =
+      'Invalid arguments for tool "read": path: expected string, received number; options.limit: expected number, received string';
+    expect(lifecycle(events)).toEqual([
+      ...TOOL_TURN_HEAD,
+      'toolExecutionEnd',
+      'toolExecutionEnd',
+      'toolExecutionEnd',
+      'turnEnd',
+      ...TEXT_TURN,
+      'agentEnd',
+    ]);
     expect(toolTrace(events)).toEqual(['end:u!', 'end:i!', 'end:m!']);
     const ends = ofType(events, 'toolExecutionEnd');
     expect(ends.map((e) => [e.toolCallId, e.toolName, e.result])).toEqual([
       ['u', 'delete_everything', unknownText],
       ['i', 'read', invalidText],
-      ['m', 'read', expect.stringMatching(/^Invalid arguments for tool "read": malformed JSON \(.+\)\. Send the arguments as a JSON object\.$/)],
+      [
+        'm',
+        'read',
+        expect.stringMatching(
+          /^Invalid arguments for tool "read": malformed JSON \(.+\)\. Send the arguments as a JSON object\.$/,
+        ),
+      ],
     ]);
     expect(executions).toBe(0);
     const turnEnds = ofType(events, 'turnEnd');
@@ -50,15 +65,20 @@ describe('T1 unknown tool / schema-invalid / malformed-JSON arguments', () => {
     ]);
     // A malformed call's arguments reach history as {} (the raw text could not be decoded).
     const assistant = second[1] as AssistantMessage;
-    expect(assistant.content.filter((b) => b.type === 'toolCall').map((b) => (b.type === 'toolCall' ? b.arguments : null))).toEqual([
-      { all: true },
-      { path: 42, options: { limit: 'ten' } },
-      {},
-    ]);
+    expect(
+      assistant.content.filter((b) => b.type === 'toolCall').map((b) => (b.type === 'toolCall' ? b.arguments : null)),
+    ).toEqual([{ all: true }, { path: 42, options: { limit: 'ten' } }, {}]);
     expect(result).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
     expect(model.calls).toBe(2);
     expectInvariants(events, result.messages);
-    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 3, toolCallsInvalid: 3, tokensIn: 20, tokensOut: 10 });
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 3,
+      toolCallsInvalid: 3,
+      tokensIn: 20,
+      tokensOut: 10,
+    });
   });
 });
 
@@ -72,7 +92,13 @@ describe('T2 tool throws or rejects', () => {
       throw new Error('network down');
     });
     const model = scriptedModel([
-      { toolCalls: [{ id: 'a', name: 'crash', arguments: { id: '1' } }, { id: 'b', name: 'reject', arguments: { id: '2' } }], usage: USAGE },
+      {
+        toolCalls: [
+          { id: 'a', name: 'crash', arguments: { id: '1' } },
+          { id: 'b', name: 'reject', arguments: { id: '2' } },
+        ],
+        usage: USAGE,
+      },
       { text: 'Both failed.', usage: USAGE },
     ]);
     const agent = createAgent({ model, tools: [crash, reject], toolExecution: 'sequential', retry: { jitter: false } });
@@ -91,7 +117,10 @@ describe('T2 tool throws or rejects', () => {
     expect(toolTrace(events)).toEqual(['start:a', 'end:a!', 'start:b', 'end:b!']);
     expect(ofType(events, 'toolExecutionEnd').map((e) => e.result)).toEqual(['disk full', 'network down']);
     expect(ofType(events, 'toolExecutionStart').map((e) => e.arguments)).toEqual([{ id: '1' }, { id: '2' }]);
-    expect(model.requests[1]?.messages.slice(2)).toEqual([toolResult('a', 'crash', 'disk full', true), toolResult('b', 'reject', 'network down', true)]);
+    expect(model.requests[1]?.messages.slice(2)).toEqual([
+      toolResult('a', 'crash', 'disk full', true),
+      toolResult('b', 'reject', 'network down', true),
+    ]);
     expect(result).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
     expectInvariants(events, result.messages);
     expectCounters(result.counters, {
@@ -154,7 +183,10 @@ describe('T11 truncated output', () => {
     // The next model call sees the truncated call with {} and its error result.
     const next = model.requests[1]?.messages ?? [];
     expect((next[1] as AssistantMessage).content.filter((b) => b.type === 'toolCall')).toEqual(calls);
-    expect(next.slice(2)).toEqual([toolResult('whole', 'read', 'contents of a.txt'), toolResult('cut', 'read', truncated, true)]);
+    expect(next.slice(2)).toEqual([
+      toolResult('whole', 'read', 'contents of a.txt'),
+      toolResult('cut', 'read', truncated, true),
+    ]);
     expect(result).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
     expectInvariants(events, result.messages);
     expectCounters(result.counters, {
@@ -211,6 +243,13 @@ describe('T12 results in call order', () => {
     expect(result.messages.slice(2, 5)).toEqual(expected);
     expect(model.requests[1]?.messages.slice(2)).toEqual(expected);
     expectInvariants(events, result.messages);
-    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 3, toolCallsExecuted: 3, tokensIn: 20, tokensOut: 10 });
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 3,
+      toolCallsExecuted: 3,
+      tokensIn: 20,
+      tokensOut: 10,
+    });
   });
 });

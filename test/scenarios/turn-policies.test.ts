@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, type AssistantMessage, type Message, type PostTurnContext, type PostTurnVerdict } from 'agentchart';
+import {
+  createAgent,
+  defineTool,
+  type AssistantMessage,
+  type Message,
+  type PostTurnContext,
+  type PostTurnVerdict,
+} from 'agentchart';
 import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, finished, lifecycle } from '../support/harness.js';
 import { ofType, toolResult, toolTrace } from './tools-fixtures.js';
@@ -10,7 +17,14 @@ import { ofType, toolResult, toolTrace } from './tools-fixtures.js';
 const USAGE = { input: 10, output: 5 };
 const STREAM_HEAD = ['agentStart', 'turnStart', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd'];
 const TEXT_TURN = ['turnStart', 'beforeModelCall', 'messageStart', 'messageUpdate+', 'messageEnd', 'turnEnd'];
-const TOOL_TURN_THEN_TEXT = [...STREAM_HEAD, 'toolExecutionStart', 'toolExecutionEnd', 'turnEnd', ...TEXT_TURN, 'agentEnd'];
+const TOOL_TURN_THEN_TEXT = [
+  ...STREAM_HEAD,
+  'toolExecutionStart',
+  'toolExecutionEnd',
+  'turnEnd',
+  ...TEXT_TURN,
+  'agentEnd',
+];
 const REPLACEMENT_IGNORED = 'replacement ignored: it changes the tool-call blocks of the committed assistant message';
 
 const echoed: Array<Record<string, unknown>> = [];
@@ -22,9 +36,18 @@ const echo = defineTool({
 });
 
 const user = (content: string): Message => ({ role: 'user', content });
-const call = (id: string, name: string, args: Record<string, unknown> = {}) => ({ type: 'toolCall' as const, id, name, arguments: args });
+const call = (id: string, name: string, args: Record<string, unknown> = {}) => ({
+  type: 'toolCall' as const,
+  id,
+  name,
+  arguments: args,
+});
 const text = (value: string) => ({ type: 'text' as const, text: value });
-const assistant = (content: AssistantMessage['content'], stopReason: AssistantMessage['stopReason'], extra: Partial<AssistantMessage> = {}): AssistantMessage => ({
+const assistant = (
+  content: AssistantMessage['content'],
+  stopReason: AssistantMessage['stopReason'],
+  extra: Partial<AssistantMessage> = {},
+): AssistantMessage => ({
   role: 'assistant',
   content,
   stopReason,
@@ -34,7 +57,10 @@ const assistant = (content: AssistantMessage['content'], stopReason: AssistantMe
 });
 
 /** A post-turn policy that records what it saw (a deep copy) and answers `verdict`. */
-function recordingPolicy(seen: PostTurnContext[], verdict: (ctx: PostTurnContext) => PostTurnVerdict = () => ({ verdict: 'continue' })) {
+function recordingPolicy(
+  seen: PostTurnContext[],
+  verdict: (ctx: PostTurnContext) => PostTurnVerdict = () => ({ verdict: 'continue' }),
+) {
   return (ctx: PostTurnContext): PostTurnVerdict => {
     seen.push(structuredClone(ctx));
     return verdict(ctx);
@@ -79,12 +105,22 @@ describe('P2 post-turn policies see the committed turn', () => {
   it('P2 post-turn policies see the committed turn: tool turn (assistant and results committed before the policy runs)', async () => {
     const seen: PostTurnContext[] = [];
     const model = toolThenText();
-    const agent = createAgent({ model, tools: [echo], policies: { postTurn: [recordingPolicy(seen)] }, retry: { jitter: false } });
+    const agent = createAgent({
+      model,
+      tools: [echo],
+      policies: { postTurn: [recordingPolicy(seen)] },
+      retry: { jitter: false },
+    });
     const { result, events } = await finished(agent.prompt('go'));
 
     expect(lifecycle(events)).toEqual(TOOL_TURN_THEN_TEXT);
     expect(seen.map(({ counters: _counters, ...rest }) => rest)).toEqual([
-      { messages: [user('go'), TOOL_TURN, ECHO_RESULT], assistant: TOOL_TURN, toolResults: [ECHO_RESULT], turnIndex: 0 },
+      {
+        messages: [user('go'), TOOL_TURN, ECHO_RESULT],
+        assistant: TOOL_TURN,
+        toolResults: [ECHO_RESULT],
+        turnIndex: 0,
+      },
       { messages: [user('go'), TOOL_TURN, ECHO_RESULT, DONE], assistant: DONE, toolResults: [], turnIndex: 1 },
     ]);
     expect(seen.map((ctx) => ctx.counters.modelCalls)).toEqual([1, 2]);
@@ -95,7 +131,14 @@ describe('P2 post-turn policies see the committed turn', () => {
     expect(result.messages).toEqual([user('go'), TOOL_TURN, ECHO_RESULT, DONE]);
     expect(model.calls).toBe(2);
     expectInvariants(events, result.messages);
-    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 1, toolCallsExecuted: 1, tokensIn: 20, tokensOut: 10 });
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 1,
+      toolCallsExecuted: 1,
+      tokensIn: 20,
+      tokensOut: 10,
+    });
   });
 
   it('P2 post-turn policies see the committed turn: error turn', async () => {
@@ -111,11 +154,22 @@ describe('P2 post-turn policies see the committed turn', () => {
     ]);
     expect(ofType(events, 'messageEnd').map((e) => e.message)).toEqual([failed]);
     expect(ofType(events, 'turnEnd').map((e) => [e.reason, e.assistant])).toEqual([['error', failed]]);
-    expect([result.status, result.endReason, result.error]).toEqual(['failed', 'fatalError', { code: 'auth', message: 'bad key' }]);
+    expect([result.status, result.endReason, result.error]).toEqual([
+      'failed',
+      'fatalError',
+      { code: 'auth', message: 'bad key' },
+    ]);
     expect(result.messages).toEqual([user('go'), failed]);
     expect(model.calls).toBe(1);
     expectInvariants(events, result.messages);
-    expectCounters(result.counters, { turns: 1, turnsFailed: 1, modelCalls: 1, tokensIn: 10, tokensOut: 5, failureCodes: { auth: 1 } });
+    expectCounters(result.counters, {
+      turns: 1,
+      turnsFailed: 1,
+      modelCalls: 1,
+      tokensIn: 10,
+      tokensOut: 5,
+      failureCodes: { auth: 1 },
+    });
   });
 
   it('P2 post-turn Stop on a text turn ⇒ turnEnd, then agentEnd(policyStop); post-loop not run; follow-ups not polled', async () => {
@@ -160,12 +214,27 @@ describe('P2 post-turn policies see the committed turn', () => {
     });
     const { result, events } = await finished(agent.prompt('go'));
 
-    expect(lifecycle(events)).toEqual([...STREAM_HEAD, 'toolExecutionStart', 'toolExecutionEnd', 'turnEnd', 'agentEnd']);
-    expect(ofType(events, 'turnEnd').map((e) => [e.reason, e.assistant, e.toolResults])).toEqual([['toolsExecuted', TOOL_TURN, [ECHO_RESULT]]]);
+    expect(lifecycle(events)).toEqual([
+      ...STREAM_HEAD,
+      'toolExecutionStart',
+      'toolExecutionEnd',
+      'turnEnd',
+      'agentEnd',
+    ]);
+    expect(ofType(events, 'turnEnd').map((e) => [e.reason, e.assistant, e.toolResults])).toEqual([
+      ['toolsExecuted', TOOL_TURN, [ECHO_RESULT]],
+    ]);
     expect([result.status, result.endReason, postLoopRuns, model.calls]).toEqual(['completed', 'policyStop', 0, 1]);
     expect(result.messages).toEqual([user('go'), TOOL_TURN, ECHO_RESULT]);
     expectInvariants(events, result.messages);
-    expectCounters(result.counters, { turns: 1, modelCalls: 1, toolCallsRequested: 1, toolCallsExecuted: 1, tokensIn: 10, tokensOut: 5 });
+    expectCounters(result.counters, {
+      turns: 1,
+      modelCalls: 1,
+      toolCallsRequested: 1,
+      toolCallsExecuted: 1,
+      tokensIn: 10,
+      tokensOut: 5,
+    });
   });
 });
 
@@ -176,7 +245,11 @@ describe('P3 post-turn replacement of the assistant message', () => {
     const agent = createAgent({
       model,
       tools: [echo],
-      policies: { postTurn: [(ctx) => (ctx.turnIndex === 0 ? { verdict: 'replace', assistant: rewritten } : { verdict: 'continue' })] },
+      policies: {
+        postTurn: [
+          (ctx) => (ctx.turnIndex === 0 ? { verdict: 'replace', assistant: rewritten } : { verdict: 'continue' }),
+        ],
+      },
       retry: { jitter: false },
     });
     const { result, events } = await finished(agent.prompt('go'));
@@ -191,13 +264,24 @@ describe('P3 post-turn replacement of the assistant message', () => {
     expect(model.requests[1]?.messages).toEqual([user('go'), rewritten, ECHO_RESULT]);
     expect(result.messages).toEqual([user('go'), rewritten, ECHO_RESULT, DONE]);
     expectInvariants(events, result.messages);
-    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 1, toolCallsExecuted: 1, tokensIn: 20, tokensOut: 10 });
+    expectCounters(result.counters, {
+      turns: 2,
+      modelCalls: 2,
+      toolCallsRequested: 1,
+      toolCallsExecuted: 1,
+      tokensIn: 20,
+      tokensOut: 10,
+    });
   });
 
   it('P3 post-turn replacement of a text turn (no tool-call blocks on either side) ⇒ used', async () => {
     const rewritten = assistant([text('Polished answer.')], 'stop');
     const model = scriptedModel([{ text: 'Rough answer.', usage: USAGE }]);
-    const agent = createAgent({ model, policies: { postTurn: [() => ({ verdict: 'replace', assistant: rewritten })] }, retry: { jitter: false } });
+    const agent = createAgent({
+      model,
+      policies: { postTurn: [() => ({ verdict: 'replace', assistant: rewritten })] },
+      retry: { jitter: false },
+    });
     const { result, events } = await finished(agent.prompt('go'));
 
     expect(lifecycle(events)).toEqual([...STREAM_HEAD, 'turnEnd', 'agentEnd']);
@@ -213,40 +297,82 @@ describe('P3 post-turn replacement of the assistant message', () => {
     ['adds a tool-call block', [text('Checking.'), call('c1', 'echo', { x: 'a' }), call('c9', 'echo', { x: 'b' })]],
     ['removes the tool-call block (text only)', [text('Rewritten.')]],
     ["changes a tool call's arguments", [text('Checking.'), call('c1', 'echo', { x: 'changed' })]],
-  ])('P3 post-turn replacement that %s ⇒ ignored and reported; the original stays committed', async (_label, content) => {
-    const model = toolThenText();
-    const agent = createAgent({
-      model,
-      tools: [echo],
-      policies: { postTurn: [(ctx) => (ctx.turnIndex === 0 ? { verdict: 'replace', assistant: assistant(content, 'toolUse') } : { verdict: 'continue' })] },
-      retry: { jitter: false },
-    });
-    const { result, events } = await finished(agent.prompt('go'));
+  ])(
+    'P3 post-turn replacement that %s ⇒ ignored and reported; the original stays committed',
+    async (_label, content) => {
+      const model = toolThenText();
+      const agent = createAgent({
+        model,
+        tools: [echo],
+        policies: {
+          postTurn: [
+            (ctx) =>
+              ctx.turnIndex === 0
+                ? { verdict: 'replace', assistant: assistant(content, 'toolUse') }
+                : { verdict: 'continue' },
+          ],
+        },
+        retry: { jitter: false },
+      });
+      const { result, events } = await finished(agent.prompt('go'));
 
-    expect(lifecycle(events)).toEqual([...STREAM_HEAD, 'toolExecutionStart', 'toolExecutionEnd', 'policyError', 'turnEnd', ...TEXT_TURN, 'agentEnd']);
-    expect(ofType(events, 'policyError').map((e) => [e.slot, e.message, e.turnIndex])).toEqual([['postTurn', REPLACEMENT_IGNORED, 0]]);
-    expect(ofType(events, 'turnEnd').map((e) => [e.reason, e.assistant, e.toolResults])).toEqual([
-      ['toolsExecuted', TOOL_TURN, [ECHO_RESULT]],
-      ['complete', DONE, []],
-    ]);
-    expect(model.requests[1]?.messages).toEqual([user('go'), TOOL_TURN, ECHO_RESULT]);
-    expect(result.messages).toEqual([user('go'), TOOL_TURN, ECHO_RESULT, DONE]);
-    expectInvariants(events, result.messages);
-    expectCounters(result.counters, { turns: 2, modelCalls: 2, toolCallsRequested: 1, toolCallsExecuted: 1, tokensIn: 20, tokensOut: 10 });
-  });
+      expect(lifecycle(events)).toEqual([
+        ...STREAM_HEAD,
+        'toolExecutionStart',
+        'toolExecutionEnd',
+        'policyError',
+        'turnEnd',
+        ...TEXT_TURN,
+        'agentEnd',
+      ]);
+      expect(ofType(events, 'policyError').map((e) => [e.slot, e.message, e.turnIndex])).toEqual([
+        ['postTurn', REPLACEMENT_IGNORED, 0],
+      ]);
+      expect(ofType(events, 'turnEnd').map((e) => [e.reason, e.assistant, e.toolResults])).toEqual([
+        ['toolsExecuted', TOOL_TURN, [ECHO_RESULT]],
+        ['complete', DONE, []],
+      ]);
+      expect(model.requests[1]?.messages).toEqual([user('go'), TOOL_TURN, ECHO_RESULT]);
+      expect(result.messages).toEqual([user('go'), TOOL_TURN, ECHO_RESULT, DONE]);
+      expectInvariants(events, result.messages);
+      expectCounters(result.counters, {
+        turns: 2,
+        modelCalls: 2,
+        toolCallsRequested: 1,
+        toolCallsExecuted: 1,
+        tokensIn: 20,
+        tokensOut: 10,
+      });
+    },
+  );
 });
 
 describe.each([
-  ['throws', (message: string) => () => {
-    throw new Error(message);
-  }],
+  [
+    'throws',
+    (message: string) => () => {
+      throw new Error(message);
+    },
+  ],
   ['rejects', (message: string) => () => Promise.reject(new Error(message))],
 ] as const)('P5 a policy of every slot that %s', (mode, failing) => {
   it(`P5 a throwing policy of any slot never crashes the run (${mode}): each counts as Continue and is reported`, async () => {
     echoed.length = 0;
-    const guarded = defineTool({ name: 'guarded', description: 'needs approval', parameters: z.object({}), requiresApproval: true, execute: () => 'ran' });
+    const guarded = defineTool({
+      name: 'guarded',
+      description: 'needs approval',
+      parameters: z.object({}),
+      requiresApproval: true,
+      execute: () => 'ran',
+    });
     const model = scriptedModel([
-      { toolCalls: [{ id: 'c1', name: 'echo', arguments: { x: 'a' } }, { id: 'c2', name: 'guarded' }], usage: USAGE },
+      {
+        toolCalls: [
+          { id: 'c1', name: 'echo', arguments: { x: 'a' } },
+          { id: 'c2', name: 'guarded' },
+        ],
+        usage: USAGE,
+      },
       { text: 'Done.', usage: USAGE },
     ]);
     // The policy after each failing one still runs: a failure counts as Continue.
@@ -266,7 +392,10 @@ describe.each([
           },
           (ctx) => (preDispatchSaw.push(ctx.toolCall.arguments), { verdict: 'continue' }),
         ],
-        postTurn: [failing('postTurn boom'), (ctx) => (later.push(`postTurn:${ctx.turnIndex}`), { verdict: 'continue' })],
+        postTurn: [
+          failing('postTurn boom'),
+          (ctx) => (later.push(`postTurn:${ctx.turnIndex}`), { verdict: 'continue' }),
+        ],
         postLoop: [failing('postLoop boom'), () => (later.push('postLoop'), { verdict: 'continue' })],
       },
       retry: { jitter: false },

@@ -37,7 +37,11 @@ export async function settle(turns = 5): Promise<void> {
 }
 
 /** A promise with its resolve/reject exposed, for gating tools in tests. */
-export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (error: unknown) => void } {
+export function deferred<T = void>(): {
+  promise: Promise<T>;
+  resolve: (value: T) => void;
+  reject: (error: unknown) => void;
+} {
   let resolve!: (value: T) => void;
   let reject!: (error: unknown) => void;
   const promise = new Promise<T>((res, rej) => {
@@ -48,6 +52,9 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T)
 }
 
 /** The events of one type, typed (e.g. `ofType(events, 'turnEnd').map((e) => e.reason)`). */
-export function ofType<T extends AgentEvent['type']>(events: readonly AgentEvent[], type: T): Extract<AgentEvent, { type: T }>[] {
+export function ofType<T extends AgentEvent['type']>(
+  events: readonly AgentEvent[],
+  type: T,
+): Extract<AgentEvent, { type: T }>[] {
   return events.filter((event): event is Extract<AgentEvent, { type: T }> => event.type === type);
 }

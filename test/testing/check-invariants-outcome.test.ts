@@ -31,7 +31,15 @@ describe('endReason: tools never end the loop', () => {
       status,
       endReason,
       toolHistory.slice(0, 4),
-      counters({ turns: 1, modelCalls: 1, toolCallsRequested: 2, toolCallsExecuted: 2, approvalsRequested: 1, tokensIn: 10, tokensOut: 5 }),
+      counters({
+        turns: 1,
+        modelCalls: 1,
+        toolCallsRequested: 2,
+        toolCallsExecuted: 2,
+        approvalsRequested: 1,
+        tokensIn: 10,
+        tokensOut: 5,
+      }),
     ),
   ];
 
@@ -55,12 +63,16 @@ describe('endReason: tools never end the loop', () => {
       'endReason: turnEnd at seq 14 ended complete but its assistant has tool calls [call_1 (read), call_2 (write)]',
     ]);
     const empty = patched(textRunDrafts(), match('turnEnd'), { assistant: null });
-    expect(violationsOf(r1(empty))).toEqual(['endReason: turnEnd at seq 6 ended complete without an assistant message']);
+    expect(violationsOf(r1(empty))).toEqual([
+      'endReason: turnEnd at seq 6 ended complete without an assistant message',
+    ]);
   });
 
   it('reports naturalEnd without any turn', () => {
     const drafts = [ev.agentStart(), ev.agentEnd('completed', 'naturalEnd', [user('hi')], counters())];
-    expect(violationsOf(r1(drafts))).toEqual(['endReason: run r1 (agentEnd at seq 1) ended naturalEnd without any turnEnd']);
+    expect(violationsOf(r1(drafts))).toEqual([
+      'endReason: run r1 (agentEnd at seq 1) ended naturalEnd without any turnEnd',
+    ]);
   });
 
   it('reports a status that contradicts the end reason', () => {
@@ -91,8 +103,16 @@ describe('counters', () => {
     ['toolCallsFailed', 1, 'toolCallsFailed is 2 but the log has 1 toolExecutionEnd events with isError after a start'],
     ['approvalsRequested', 1, 'approvalsRequested is 2 but the log has 1 toolApprovalRequested events'],
     ['approvalsDenied', -1, 'approvalsDenied is 0 but the log has 1 toolApprovalResolved events with approved false'],
-    ['toolCallsInvalid', 1, 'toolCallsInvalid + toolCallsRejected is 3, more than the 2 toolExecutionEnd events without a start'],
-    ['toolCallsRejected', 1, 'toolCallsInvalid + toolCallsRejected is 3, more than the 2 toolExecutionEnd events without a start'],
+    [
+      'toolCallsInvalid',
+      1,
+      'toolCallsInvalid + toolCallsRejected is 3, more than the 2 toolExecutionEnd events without a start',
+    ],
+    [
+      'toolCallsRejected',
+      1,
+      'toolCallsInvalid + toolCallsRejected is 3, more than the 2 toolExecutionEnd events without a start',
+    ],
     ['tokensIn', -1, 'tokensIn is 4, less than the 5 input tokens of messageEnd messages'],
     ['tokensOut', -1, 'tokensOut is 2, less than the 3 output tokens of messageEnd messages'],
     ['tokensCacheRead', -1, 'tokensCacheRead is 1, less than the 2 cache-read tokens of messageEnd messages'],
@@ -129,7 +149,9 @@ describe('malformed input never crashes', () => {
   it('reports schema problems and keeps checking', () => {
     const events = r1(textRunDrafts());
     events[5] = { ...events[5], message: { role: 'assistant', content: 'oops' } } as unknown as AgentEvent;
-    expect(violationsOf(events)).toEqual(['schema: messageEnd at seq 5 is malformed: message.content: Invalid input: expected array, received string; message.stopReason: Invalid option: expected one of "stop"|"toolUse"|"length"|"error"|"aborted"']);
+    expect(violationsOf(events)).toEqual([
+      'schema: messageEnd at seq 5 is malformed: message.content: Invalid input: expected array, received string; message.stopReason: Invalid option: expected one of "stop"|"toolUse"|"length"|"error"|"aborted"',
+    ]);
   });
 
   it('reports non-event entries, unknown types and a malformed history', () => {
@@ -144,7 +166,13 @@ describe('malformed input never crashes', () => {
   });
 
   it('rejects non-array input with a violation', () => {
-    expect(checkInvariants(null as unknown as AgentEvent[])).toEqual({ ok: false, violations: ['schema: events is not an array'] });
-    expect(checkInvariants(r1(textRunDrafts()), {} as unknown as Message[])).toEqual({ ok: false, violations: ['schema: messages is not an array'] });
+    expect(checkInvariants(null as unknown as AgentEvent[])).toEqual({
+      ok: false,
+      violations: ['schema: events is not an array'],
+    });
+    expect(checkInvariants(r1(textRunDrafts()), {} as unknown as Message[])).toEqual({
+      ok: false,
+      violations: ['schema: messages is not an array'],
+    });
   });
 });

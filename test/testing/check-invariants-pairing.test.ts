@@ -21,11 +21,19 @@ import {
 
 describe('pairing', () => {
   it('reports a messageStart without messageEnd', () => {
-    expect(violationsOf(r1(without(textRunDrafts(), match('messageEnd'))))).toEqual(['pairing: messageStart at seq 3 has no messageEnd']);
+    expect(violationsOf(r1(without(textRunDrafts(), match('messageEnd'))))).toEqual([
+      'pairing: messageStart at seq 3 has no messageEnd',
+    ]);
   });
 
   it('reports a second messageStart in one turn', () => {
-    let drafts = insertedAfter(textRunDrafts(), match('messageEnd'), ev.modelCall(), ev.messageStart(), ev.messageEnd(textAssistant));
+    let drafts = insertedAfter(
+      textRunDrafts(),
+      match('messageEnd'),
+      ev.modelCall(),
+      ev.messageStart(),
+      ev.messageEnd(textAssistant),
+    );
     drafts = withCounters(drafts, { modelCalls: 2, tokensIn: 8, tokensOut: 4 });
     expect(violationsOf(r1(drafts))).toEqual(['pairing: second messageStart at seq 7 in turn 0 (first at seq 3)']);
   });
@@ -39,7 +47,9 @@ describe('pairing', () => {
     const update = insertedAfter(textRunDrafts(), match('messageEnd'), ev.delta('late'));
     expect(violationsOf(r1(update))).toEqual(['pairing: messageUpdate at seq 6 without an open message']);
     const end = insertedAfter(textRunDrafts(), match('messageEnd'), ev.messageEnd(textAssistant));
-    expect(violationsOf(r1(withCounters(end, { tokensIn: 8, tokensOut: 4 })))).toEqual(['pairing: messageEnd at seq 6 without an open message']);
+    expect(violationsOf(r1(withCounters(end, { tokensIn: 8, tokensOut: 4 })))).toEqual([
+      'pairing: messageEnd at seq 6 without an open message',
+    ]);
   });
 
   it('reports a messageStart with no beforeModelCall before it in its turn', () => {
@@ -57,7 +67,9 @@ describe('pairing', () => {
 
   it('reports a turnEnd without an open turn', () => {
     const drafts = insertedAfter(textRunDrafts(), match('turnEnd'), ev.turnEnd('complete', textAssistant));
-    expect(violationsOf(r1(withCounters(drafts, { turns: 2 })))).toEqual(['pairing: turnEnd at seq 7 without an open turn']);
+    expect(violationsOf(r1(withCounters(drafts, { turns: 2 })))).toEqual([
+      'pairing: turnEnd at seq 7 without an open turn',
+    ]);
   });
 
   it('reports a turn without turnEnd', () => {
@@ -105,16 +117,24 @@ describe('pairing', () => {
 
   it('reports tool events before the assistant messageEnd', () => {
     const drafts = movedBefore(toolRunDrafts(), match('toolApprovalRequested'), match('messageEnd'));
-    expect(violationsOf(r1(drafts))).toEqual(["pairing: toolApprovalRequested at seq 5 for call_2 precedes turn 0's assistant messageEnd"]);
+    expect(violationsOf(r1(drafts))).toEqual([
+      "pairing: toolApprovalRequested at seq 5 for call_2 precedes turn 0's assistant messageEnd",
+    ]);
   });
 
   it('reports a repeated toolExecutionStart and a duplicate toolExecutionEnd', () => {
-    const started = insertedAfter(toolRunDrafts(), match('toolExecutionStart', 'call_2'), ev.toolStart('call_1', 'read'));
+    const started = insertedAfter(
+      toolRunDrafts(),
+      match('toolExecutionStart', 'call_2'),
+      ev.toolStart('call_1', 'read'),
+    );
     expect(violationsOf(r1(withCounters(started, { toolCallsExecuted: 3 })))).toEqual([
       'pairing: toolExecutionStart for call_1 at seq 10 repeats the start at seq 8',
     ]);
     const ended = insertedBefore(toolRunDrafts(), match('turnEnd'), ev.toolEnd('call_2', 'write'));
-    expect(violationsOf(r1(ended))).toEqual(['pairing: toolExecutionEnd for call_2 at seq 14 duplicates the end at seq 12']);
+    expect(violationsOf(r1(ended))).toEqual([
+      'pairing: toolExecutionEnd for call_2 at seq 14 duplicates the end at seq 12',
+    ]);
   });
 
   it('reports a started call without toolExecutionEnd', () => {
@@ -124,13 +144,21 @@ describe('pairing', () => {
   });
 
   it('reports a toolExecutionStart after its toolExecutionEnd', () => {
-    let drafts = movedBefore(toolRunDrafts(), match('toolExecutionEnd', 'call_1'), match('toolExecutionStart', 'call_1'));
+    let drafts = movedBefore(
+      toolRunDrafts(),
+      match('toolExecutionEnd', 'call_1'),
+      match('toolExecutionStart', 'call_1'),
+    );
     drafts = without(drafts, match('toolExecutionUpdate', 'call_1'));
-    expect(violationsOf(r1(drafts))).toEqual(['pairing: toolExecutionStart for call_1 at seq 9 comes after its toolExecutionEnd at seq 8']);
+    expect(violationsOf(r1(drafts))).toEqual([
+      'pairing: toolExecutionStart for call_1 at seq 9 comes after its toolExecutionEnd at seq 8',
+    ]);
   });
 
   it('reports approval resolved without request, never resolved, and a start after denial', () => {
-    const unrequested = withCounters(without(toolRunDrafts(), match('toolApprovalRequested')), { approvalsRequested: 0 });
+    const unrequested = withCounters(without(toolRunDrafts(), match('toolApprovalRequested')), {
+      approvalsRequested: 0,
+    });
     expect(violationsOf(r1(unrequested))).toEqual([
       'pairing: toolApprovalResolved for call_2 at seq 6 has no toolApprovalRequested before it',
     ]);
@@ -138,12 +166,20 @@ describe('pairing', () => {
       'pairing: toolExecutionStart for call_2 at seq 8 comes before its approval (requested at seq 6) was resolved',
       'pairing: toolApprovalRequested for call_2 at seq 6 is never resolved',
     ]);
-    const denied = withCounters(patched(toolRunDrafts(), match('toolApprovalResolved'), { approved: false }), { approvalsDenied: 1 });
-    expect(violationsOf(r1(denied))).toEqual(['pairing: toolExecutionStart for call_2 at seq 9 follows a denied approval at seq 7']);
+    const denied = withCounters(patched(toolRunDrafts(), match('toolApprovalResolved'), { approved: false }), {
+      approvalsDenied: 1,
+    });
+    expect(violationsOf(r1(denied))).toEqual([
+      'pairing: toolExecutionStart for call_2 at seq 9 follows a denied approval at seq 7',
+    ]);
   });
 
   it('reports a second approval request while one is open', () => {
-    const drafts = insertedAfter(toolRunDrafts(), match('toolApprovalRequested'), ev.approvalRequested('call_2', 'write'));
+    const drafts = insertedAfter(
+      toolRunDrafts(),
+      match('toolApprovalRequested'),
+      ev.approvalRequested('call_2', 'write'),
+    );
     expect(violationsOf(r1(withCounters(drafts, { approvalsRequested: 2 })))).toEqual([
       'pairing: toolApprovalRequested for call_2 at seq 7 while the request at seq 6 is unresolved',
     ]);
@@ -158,12 +194,22 @@ describe('pairing', () => {
 
 describe('attribution', () => {
   it('reports an update before its call started', () => {
-    const drafts = movedBefore(toolRunDrafts(), match('toolExecutionUpdate', 'call_1'), match('toolExecutionStart', 'call_1'));
-    expect(violationsOf(r1(drafts))).toEqual(['attribution: toolExecutionUpdate at seq 8 for call_1 (read) has no started call in turn 0']);
+    const drafts = movedBefore(
+      toolRunDrafts(),
+      match('toolExecutionUpdate', 'call_1'),
+      match('toolExecutionStart', 'call_1'),
+    );
+    expect(violationsOf(r1(drafts))).toEqual([
+      'attribution: toolExecutionUpdate at seq 8 for call_1 (read) has no started call in turn 0',
+    ]);
   });
 
   it('reports an update after its call ended', () => {
-    const drafts = movedBefore(toolRunDrafts(), match('toolExecutionUpdate', 'call_2'), match('toolExecutionEnd', 'call_1'));
+    const drafts = movedBefore(
+      toolRunDrafts(),
+      match('toolExecutionUpdate', 'call_2'),
+      match('toolExecutionEnd', 'call_1'),
+    );
     expect(violationsOf(r1(drafts))).toEqual([
       'attribution: toolExecutionUpdate at seq 12 for call_2 (write) comes after its toolExecutionEnd at seq 11',
     ]);
@@ -175,14 +221,20 @@ describe('attribution', () => {
       'attribution: toolExecutionUpdate at seq 10 for call_1 names tool write but the call started as read at seq 8',
     ]);
     const unknown = patched(toolRunDrafts(), match('toolExecutionUpdate', 'call_1'), { toolCallId: 'call_5' });
-    expect(violationsOf(r1(unknown))).toEqual(['attribution: toolExecutionUpdate at seq 10 for call_5 (read) has no started call in turn 0']);
+    expect(violationsOf(r1(unknown))).toEqual([
+      'attribution: toolExecutionUpdate at seq 10 for call_5 (read) has no started call in turn 0',
+    ]);
     const anonymous = patched(toolRunDrafts(), match('toolExecutionUpdate', 'call_1'), { toolCallId: '' });
-    expect(violationsOf(r1(anonymous))).toEqual(['attribution: toolExecutionUpdate at seq 10 has no toolCallId or toolName']);
+    expect(violationsOf(r1(anonymous))).toEqual([
+      'attribution: toolExecutionUpdate at seq 10 has no toolCallId or toolName',
+    ]);
   });
 
   it('scopes call ids to their turn: a reused id in a later turn needs its own start', () => {
     const drafts = insertedAfter(toolRunDrafts(), match('messageEnd', undefined, 1), ev.toolUpdate('call_1', 'read'));
-    expect(violationsOf(r1(drafts))).toEqual(['attribution: toolExecutionUpdate at seq 22 for call_1 (read) has no started call in turn 1']);
+    expect(violationsOf(r1(drafts))).toEqual([
+      'attribution: toolExecutionUpdate at seq 22 for call_1 (read) has no started call in turn 1',
+    ]);
   });
 });
 
@@ -190,7 +242,9 @@ describe('seq and turnIndex', () => {
   it('reports a seq that does not increase', () => {
     const events = r1(textRunDrafts());
     events[5] = { ...events[5], seq: 4 };
-    expect(violationsOf(events)).toEqual(['seq: messageEnd at index 5 has seq 4, not greater than seq 4 before it (run r1)']);
+    expect(violationsOf(events)).toEqual([
+      'seq: messageEnd at index 5 has seq 4, not greater than seq 4 before it (run r1)',
+    ]);
   });
 
   it('reports an event without a valid seq or runId', () => {
@@ -204,7 +258,7 @@ describe('seq and turnIndex', () => {
     expect(violationsOf(anonymous)).toContain('seq: messageUpdate at index 4 has no runId');
   });
 
-  it('reports a turn-scoped event without turnIndex, or with another turn\'s index', () => {
+  it("reports a turn-scoped event without turnIndex, or with another turn's index", () => {
     const missing = r1(textRunDrafts());
     const { turnIndex: _dropped, ...noTurn } = missing[4];
     missing[4] = noTurn as AgentEvent;
@@ -223,7 +277,9 @@ describe('seq and turnIndex', () => {
 
   it('reports turn indices that do not increase within a run', () => {
     const drafts = patched(toolRunDrafts(), match('turnStart', undefined, 1), { turnIndex: 0 });
-    expect(violationsOf(r1(drafts))).toEqual(['seq: turnStart at seq 15 has turnIndex 0, not greater than the previous turn 0 (run r1)']);
+    expect(violationsOf(r1(drafts))).toEqual([
+      'seq: turnStart at seq 15 has turnIndex 0, not greater than the previous turn 0 (run r1)',
+    ]);
   });
 
   it('reports a turnStart without turnIndex', () => {

@@ -56,12 +56,25 @@ describe('checkInvariants on well-formed logs', () => {
   ])('accepts a run whose last turn ended toolsExecuted ending with %s', (endReason, status) => {
     const drafts = toolRunDrafts().slice(0, 15);
     const history = toolHistory.slice(0, 4);
-    const counts = counters({ turns: 1, modelCalls: 1, toolCallsRequested: 2, toolCallsExecuted: 2, approvalsRequested: 1, tokensIn: 10, tokensOut: 5 });
+    const counts = counters({
+      turns: 1,
+      modelCalls: 1,
+      toolCallsRequested: 2,
+      toolCallsExecuted: 2,
+      approvalsRequested: 1,
+      tokensIn: 10,
+      tokensOut: 5,
+    });
     expect(violationsOf(r1([...drafts, ev.agentEnd(status, endReason, history, counts)]))).toEqual([]);
   });
 
   it('accepts higher token counters than the messageEnd usage (failed attempts are paid for)', () => {
-    const drafts = withCounters(textRunDrafts(), { tokensIn: 40, tokensOut: 20, tokensCacheRead: 3, tokensCacheWrite: 1 });
+    const drafts = withCounters(textRunDrafts(), {
+      tokensIn: 40,
+      tokensOut: 20,
+      tokensCacheRead: 3,
+      tokensCacheWrite: 1,
+    });
     expect(violationsOf(r1(drafts))).toEqual([]);
   });
 });
@@ -119,14 +132,29 @@ describe('parity', () => {
   });
 
   it('reports a duplicate result', () => {
-    const history = [user('go'), toolAssistant, result('call_1', 'read'), result('call_2', 'write'), result('call_1', 'read'), finalAssistant];
+    const history = [
+      user('go'),
+      toolAssistant,
+      result('call_1', 'read'),
+      result('call_2', 'write'),
+      result('call_1', 'read'),
+      finalAssistant,
+    ];
     expect(violationsOf(r1(toolRunDrafts()), history)).toEqual([
       'parity: duplicate result for tool call call_1 (read) of assistant at history message 1 at history message 4 (first at history message 2)',
     ]);
   });
 
   it('reports orphan results: before any assistant, and with an unknown id', () => {
-    const history = [user('go'), result('call_0', 'read'), toolAssistant, result('call_1', 'read'), result('call_2', 'write'), result('call_9', 'x'), finalAssistant];
+    const history = [
+      user('go'),
+      result('call_0', 'read'),
+      toolAssistant,
+      result('call_1', 'read'),
+      result('call_2', 'write'),
+      result('call_9', 'x'),
+      finalAssistant,
+    ];
     expect(violationsOf(r1(toolRunDrafts()), history)).toEqual([
       'parity: orphan result for call_0 (read) at history message 1: no assistant message precedes it',
       'parity: orphan result for call_9 (x) at history message 5: not a tool call of assistant at history message 2',
@@ -148,19 +176,26 @@ describe('parity', () => {
     ]);
   });
 
-  it("reports a turnEnd whose toolResults miss a call, or answer out of order", () => {
+  it('reports a turnEnd whose toolResults miss a call, or answer out of order', () => {
     const missing = patched(toolRunDrafts(), match('turnEnd'), { toolResults: [result('call_1', 'read')] });
     expect(violationsOf(r1(missing))).toEqual([
       'parity: tool call call_2 (write) of the assistant of turnEnd at seq 14 has no result in its toolResults',
     ]);
-    const swapped = patched(toolRunDrafts(), match('turnEnd'), { toolResults: [result('call_2', 'write'), result('call_1', 'read')] });
+    const swapped = patched(toolRunDrafts(), match('turnEnd'), {
+      toolResults: [result('call_2', 'write'), result('call_1', 'read')],
+    });
     expect(violationsOf(r1(swapped))).toEqual([
       'parity: result for tool call call_1 (read) at turnEnd at seq 14 toolResults[1] is out of call order: call 1 of the assistant of turnEnd at seq 14 answered after call 2 (call_2)',
     ]);
   });
 
   it('reports turnEnd results without an assistant', () => {
-    const drafts = [ev.agentStart(), ev.turnStart(0), ev.turnEnd('aborted', null, [result('call_1', 'read')]), ev.agentEnd('aborted', 'aborted', [user('go')], counters({ turns: 1 }))];
+    const drafts = [
+      ev.agentStart(),
+      ev.turnStart(0),
+      ev.turnEnd('aborted', null, [result('call_1', 'read')]),
+      ev.agentEnd('aborted', 'aborted', [user('go')], counters({ turns: 1 })),
+    ];
     expect(violationsOf(r1(drafts))).toEqual([
       'parity: orphan result for call_1 (read) at turnEnd at seq 2 toolResults[0]: the turnEnd has no assistant',
     ]);
@@ -168,7 +203,10 @@ describe('parity', () => {
 
   it('reports a turnEnd that commits other tool calls than the messageEnd streamed (P3)', () => {
     const dropped = assistant([text('checking'), call('call_1', 'read')]);
-    let drafts = patched(toolRunDrafts(), match('turnEnd'), { assistant: dropped, toolResults: [result('call_1', 'read')] });
+    let drafts = patched(toolRunDrafts(), match('turnEnd'), {
+      assistant: dropped,
+      toolResults: [result('call_1', 'read')],
+    });
     drafts = withCounters(drafts, { toolCallsRequested: 1 });
     expect(violationsOf(r1(drafts))).toEqual([
       'parity: turnEnd at seq 14 commits tool calls [call_1 (read)] but messageEnd at seq 5 streamed [call_1 (read), call_2 (write)]',
@@ -184,7 +222,9 @@ describe('parity', () => {
 
   it('reports a tool event naming another tool than the call', () => {
     const drafts = patched(toolRunDrafts(), match('toolExecutionEnd', 'call_1'), { toolName: 'grep' });
-    expect(violationsOf(r1(drafts))).toEqual(['parity: toolExecutionEnd at seq 13 for call_1 names tool grep but the call is read']);
+    expect(violationsOf(r1(drafts))).toEqual([
+      'parity: toolExecutionEnd at seq 13 for call_1 names tool grep but the call is read',
+    ]);
   });
 
   it('reports a committed tool call that never started and has no toolExecutionEnd', () => {

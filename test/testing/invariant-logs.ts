@@ -41,14 +41,24 @@ export const ev = {
   messageStart: (): Draft => ({ type: 'messageStart', message: assistant([]) }),
   delta: (value: string): Draft => ({ type: 'messageUpdate', delta: { type: 'text', index: 0, text: value } }),
   messageEnd: (message: AssistantMessage): Draft => ({ type: 'messageEnd', message }),
-  approvalRequested: (toolCallId: string, toolName: string): Draft => ({ type: 'toolApprovalRequested', toolCallId, toolName, arguments: {} }),
+  approvalRequested: (toolCallId: string, toolName: string): Draft => ({
+    type: 'toolApprovalRequested',
+    toolCallId,
+    toolName,
+    arguments: {},
+  }),
   approvalResolved: (toolCallId: string, toolName: string, approved: boolean): Draft => ({
     type: 'toolApprovalResolved',
     toolCallId,
     toolName,
     approved,
   }),
-  toolStart: (toolCallId: string, toolName: string): Draft => ({ type: 'toolExecutionStart', toolCallId, toolName, arguments: {} }),
+  toolStart: (toolCallId: string, toolName: string): Draft => ({
+    type: 'toolExecutionStart',
+    toolCallId,
+    toolName,
+    arguments: {},
+  }),
   toolUpdate: (toolCallId: string, toolName: string, partial: unknown = 'progress'): Draft => ({
     type: 'toolExecutionUpdate',
     toolCallId,
@@ -75,7 +85,11 @@ export const ev = {
     error: { kind: 'rateLimit', message: 'slow down', retryable: true },
   }),
   fallback: (from: string, to: string): Draft => ({ type: 'modelFallback', from, to }),
-  compacted: (): Draft => ({ type: 'contextCompacted', before: { messages: 9, tokens: 900 }, after: { messages: 3, tokens: 300 } }),
+  compacted: (): Draft => ({
+    type: 'contextCompacted',
+    before: { messages: 9, tokens: 900 },
+    after: { messages: 3, tokens: 300 },
+  }),
   policyError: (): Draft => ({ type: 'policyError', slot: 'postLoop', message: 'boom' }),
   agentEnd: (status: RunStatus, endReason: EndReason, messages: Message[], counts: Counters): Draft => ({
     type: 'agentEnd',
@@ -86,7 +100,8 @@ export const ev = {
   }),
 };
 
-export const violationsOf = (events: AgentEvent[], messages?: Message[]): string[] => checkInvariants(events, messages).violations;
+export const violationsOf = (events: AgentEvent[], messages?: Message[]): string[] =>
+  checkInvariants(events, messages).violations;
 
 /** Stamps runId, seq (from `firstSeq`, +1 per event) and the open turn's turnIndex. */
 export function stamp(runId: string, drafts: readonly Draft[], firstSeq = 0): AgentEvent[] {
@@ -123,23 +138,39 @@ export function without(drafts: readonly Draft[], predicate: (draft: Draft) => b
   return [...drafts.slice(0, index), ...drafts.slice(index + 1)];
 }
 
-export function patched(drafts: readonly Draft[], predicate: (draft: Draft) => boolean, changes: Record<string, unknown>): Draft[] {
+export function patched(
+  drafts: readonly Draft[],
+  predicate: (draft: Draft) => boolean,
+  changes: Record<string, unknown>,
+): Draft[] {
   const index = indexOf(drafts, predicate);
   return drafts.map((draft, i) => (i === index ? { ...draft, ...changes } : draft));
 }
 
-export function insertedAfter(drafts: readonly Draft[], predicate: (draft: Draft) => boolean, ...inserted: Draft[]): Draft[] {
+export function insertedAfter(
+  drafts: readonly Draft[],
+  predicate: (draft: Draft) => boolean,
+  ...inserted: Draft[]
+): Draft[] {
   const index = indexOf(drafts, predicate);
   return [...drafts.slice(0, index + 1), ...inserted, ...drafts.slice(index + 1)];
 }
 
-export function insertedBefore(drafts: readonly Draft[], predicate: (draft: Draft) => boolean, ...inserted: Draft[]): Draft[] {
+export function insertedBefore(
+  drafts: readonly Draft[],
+  predicate: (draft: Draft) => boolean,
+  ...inserted: Draft[]
+): Draft[] {
   const index = indexOf(drafts, predicate);
   return [...drafts.slice(0, index), ...inserted, ...drafts.slice(index)];
 }
 
 /** Moves the draft matching `what` to just before the draft matching `before`. */
-export function movedBefore(drafts: readonly Draft[], what: (draft: Draft) => boolean, before: (draft: Draft) => boolean): Draft[] {
+export function movedBefore(
+  drafts: readonly Draft[],
+  what: (draft: Draft) => boolean,
+  before: (draft: Draft) => boolean,
+): Draft[] {
   const moving = drafts[indexOf(drafts, what)];
   const rest = drafts.filter((draft) => draft !== moving);
   const index = indexOf(rest, before);
@@ -149,7 +180,9 @@ export function movedBefore(drafts: readonly Draft[], what: (draft: Draft) => bo
 /** Replaces the counters of the (first) agentEnd draft with `counts` merged over its own. */
 export function withCounters(drafts: readonly Draft[], counts: Partial<Counters>): Draft[] {
   const index = indexOf(drafts, (draft) => draft.type === 'agentEnd');
-  return drafts.map((draft, i) => (i === index ? { ...draft, counters: { ...(draft.counters as Counters), ...counts } } : draft));
+  return drafts.map((draft, i) =>
+    i === index ? { ...draft, counters: { ...(draft.counters as Counters), ...counts } } : draft,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -167,7 +200,12 @@ export function textRunDrafts(): Draft[] {
     ev.delta('hello'), // 4
     ev.messageEnd(textAssistant), // 5
     ev.turnEnd('complete', textAssistant), // 6
-    ev.agentEnd('completed', 'naturalEnd', textHistory, counters({ turns: 1, modelCalls: 1, tokensIn: 4, tokensOut: 2 })), // 7
+    ev.agentEnd(
+      'completed',
+      'naturalEnd',
+      textHistory,
+      counters({ turns: 1, modelCalls: 1, tokensIn: 4, tokensOut: 2 }),
+    ), // 7
   ];
 }
 
@@ -175,7 +213,10 @@ export function textRunDrafts(): Draft[] {
  * A tool turn (two tools, one approved, both reporting progress, finishing in reverse order) then
  * a text turn after one rate-limit retry. seq numbers are noted per line.
  */
-export const toolAssistant = assistant([text('checking'), call('call_1', 'read'), call('call_2', 'write')], { input: 10, output: 5 });
+export const toolAssistant = assistant([text('checking'), call('call_1', 'read'), call('call_2', 'write')], {
+  input: 10,
+  output: 5,
+});
 export const finalAssistant = assistant([text('done')], { input: 20, output: 7 });
 export const toolHistory: Message[] = [
   user('go'),
@@ -235,7 +276,11 @@ export const secondAssistant = assistant([call('call_1', 'read'), call('call_2',
   cacheRead: 2,
   cacheWrite: 1,
 });
-export const secondResults = [result('call_1', 'read', true), result('call_2', 'write', true), result('call_3', 'nope', true)];
+export const secondResults = [
+  result('call_1', 'read', true),
+  result('call_2', 'write', true),
+  result('call_3', 'nope', true),
+];
 export const secondHistory: Message[] = [...toolHistory, user('again'), secondAssistant, ...secondResults];
 export const secondRunCounters = counters({
   turns: 3,

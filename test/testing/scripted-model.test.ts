@@ -24,7 +24,10 @@ describe('scriptedModel streaming', () => {
       {
         thinking: 'think',
         text: 'Hello world',
-        toolCalls: [{ name: 'read', arguments: { path: 'a.ts' } }, { id: 'mine', name: 'ls', rawArguments: '' }],
+        toolCalls: [
+          { name: 'read', arguments: { path: 'a.ts' } },
+          { id: 'mine', name: 'ls', rawArguments: '' },
+        ],
         usage: { input: 12, output: 5 },
       },
     ]);
@@ -106,7 +109,10 @@ describe('scriptedModel streaming', () => {
   });
 
   it('cuts the stream with a classified error after the content', async () => {
-    const model = scriptedModel([{ text: 'par', error: { kind: 'rateLimit', retryAfterMs: 2000 } }, { error: { kind: 'auth', message: 'bad key', status: 401 } }]);
+    const model = scriptedModel([
+      { text: 'par', error: { kind: 'rateLimit', retryAfterMs: 2000 } },
+      { error: { kind: 'auth', message: 'bad key', status: 401 } },
+    ]);
     const signal = new AbortController().signal;
     expect(await collect(model.stream(request(), { signal }))).toEqual([
       { type: 'start', model: 'scripted' },
@@ -150,12 +156,17 @@ describe('scriptedModel requests and overruns', () => {
     const signal = new AbortController().signal;
     await collect(model.stream(request(), { signal }));
     const stream = model.stream(request('again'), { signal });
-    await expect(collect(stream)).rejects.toThrow("scriptedModel 'scripted': model call #1 (0-based) is beyond a script of 1 entries");
+    await expect(collect(stream)).rejects.toThrow(
+      "scriptedModel 'scripted': model call #1 (0-based) is beyond a script of 1 entries",
+    );
     expect(model.overruns).toEqual([
       { callIndex: 1, message: "scriptedModel 'scripted': model call #1 (0-based) is beyond a script of 1 entries" },
     ]);
     expect(model.calls).toBe(2);
-    expect(model.requests.map((r) => r.messages)).toEqual([[{ role: 'user', content: 'hi' }], [{ role: 'user', content: 'again' }]]);
+    expect(model.requests.map((r) => r.messages)).toEqual([
+      [{ role: 'user', content: 'hi' }],
+      [{ role: 'user', content: 'again' }],
+    ]);
   });
 
   it('asks a script function with the request and call index; undefined is an overrun', async () => {
@@ -165,7 +176,9 @@ describe('scriptedModel requests and overruns', () => {
       return callIndex < 1 ? { text: `reply ${callIndex}` } : undefined;
     });
     const signal = new AbortController().signal;
-    expect((await collect(model.stream(request('x'), { signal }))).slice(1, 2)).toEqual([{ type: 'textDelta', delta: 'rep' }]);
+    expect((await collect(model.stream(request('x'), { signal }))).slice(1, 2)).toEqual([
+      { type: 'textDelta', delta: 'rep' },
+    ]);
     await expect(collect(model.stream(request('y'), { signal }))).rejects.toThrow(
       "scriptedModel 'scripted': the script function returned no entry for model call #1 (0-based)",
     );
@@ -269,7 +282,10 @@ describe('scriptedModel timing and abort', () => {
       },
       clearTimeout: () => {},
     };
-    const model = scriptedModel(() => ({ text: 'quick', toolCalls: [{ name: 't', arguments: { a: 1 } }] }), { clock, recordRequests: false });
+    const model = scriptedModel(() => ({ text: 'quick', toolCalls: [{ name: 't', arguments: { a: 1 } }] }), {
+      clock,
+      recordRequests: false,
+    });
     const signal = new AbortController().signal;
     let count = 0;
     try {

@@ -34,7 +34,12 @@ describe('defineTool', () => {
       execution: 'sequential',
       execute,
     });
-    expect([tool.requiresApproval, tool.progress, tool.replay, tool.execution]).toEqual([true, true, 'safe', 'sequential']);
+    expect([tool.requiresApproval, tool.progress, tool.replay, tool.execution]).toEqual([
+      true,
+      true,
+      'safe',
+      'sequential',
+    ]);
   });
 
   it('types execute args as the parsed output of the parameters', () => {
@@ -69,7 +74,9 @@ describe('defineTool', () => {
   });
 
   it('rejects a non-string name', () => {
-    const definition = { name: 42, description: 'd', parameters: params, execute } as unknown as Parameters<typeof defineTool>[0];
+    const definition = { name: 42, description: 'd', parameters: params, execute } as unknown as Parameters<
+      typeof defineTool
+    >[0];
     expect(invalidOptionsMessage(() => defineTool(definition))).toBe(
       'Invalid tool name number 42: a tool name must be 1 to 64 characters of letters, digits, "_" or "-" (/^[a-zA-Z0-9_-]{1,64}$/).',
     );
@@ -82,7 +89,9 @@ describe('defineTool', () => {
     [{ '~standard': { version: 2, vendor: 'future', validate: () => ({ value: {} }) } }, 'an object'],
     [undefined, 'undefined'],
   ])('rejects parameters that are not a schema agentchart can use (%#)', (parameters, shown) => {
-    const definition = { name: 't', description: 'd', parameters, execute } as unknown as Parameters<typeof defineTool>[0];
+    const definition = { name: 't', description: 'd', parameters, execute } as unknown as Parameters<
+      typeof defineTool
+    >[0];
     expect(invalidOptionsMessage(() => defineTool(definition))).toBe(
       'Tool "t": parameters must be a zod object schema (z.object({...})) or a Standard Schema of an object with a ' +
         'JSON Schema (~standard.jsonSchema: valibot via toStandardJsonSchema from @valibot/to-json-schema, arktype, jsonSchemaParameters(schema), …), ' +
@@ -109,9 +118,13 @@ describe('defineTool', () => {
     ['replay', { replay: 'always' }, `replay must be 'never' or 'safe', got the string "always"`],
     ['execution', { execution: 'serial' }, `execution must be 'parallel' or 'sequential', got the string "serial"`],
   ])('rejects an invalid %s', (_field, override, detail) => {
-    const definition = { name: 't', description: 'd', parameters: params, execute, ...override } as unknown as Parameters<
-      typeof defineTool
-    >[0];
+    const definition = {
+      name: 't',
+      description: 'd',
+      parameters: params,
+      execute,
+      ...override,
+    } as unknown as Parameters<typeof defineTool>[0];
     expect(invalidOptionsMessage(() => defineTool(definition))).toBe(`Tool "t": ${detail}.`);
   });
 

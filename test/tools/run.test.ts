@@ -36,8 +36,20 @@ describe('runTool', () => {
     ['{ content, isError: true }', { content: 'bad', isError: true }, { content: 'bad', isError: true }],
     ['{ content, isError: false }', { content: 'fine', isError: false, extra: 1 }, { content: 'fine', isError: false }],
   ])('normalizes %s, sync and async', async (_label, output, expected) => {
-    await expect(runTool(toolReturning(() => output), {}, ctx)).resolves.toEqual(expected);
-    await expect(runTool(toolReturning(async () => output), {}, ctx)).resolves.toEqual(expected);
+    await expect(
+      runTool(
+        toolReturning(() => output),
+        {},
+        ctx,
+      ),
+    ).resolves.toEqual(expected);
+    await expect(
+      runTool(
+        toolReturning(async () => output),
+        {},
+        ctx,
+      ),
+    ).resolves.toEqual(expected);
   });
 
   it('turns a throw into an error result with the message', async () => {
@@ -52,7 +64,13 @@ describe('runTool', () => {
   });
 
   it('turns a rejection into an error result with the message', async () => {
-    await expect(runTool(toolReturning(() => Promise.reject(new TypeError('bad path'))), {}, ctx)).resolves.toEqual({
+    await expect(
+      runTool(
+        toolReturning(() => Promise.reject(new TypeError('bad path'))),
+        {},
+        ctx,
+      ),
+    ).resolves.toEqual({
       content: 'bad path',
       isError: true,
     });
@@ -70,7 +88,13 @@ describe('runTool', () => {
       throw thrown;
     });
     await expect(runTool(throwing, {}, ctx)).resolves.toEqual({ content, isError: true });
-    await expect(runTool(toolReturning(() => Promise.reject(thrown)), {}, ctx)).resolves.toEqual({ content, isError: true });
+    await expect(
+      runTool(
+        toolReturning(() => Promise.reject(thrown)),
+        {},
+        ctx,
+      ),
+    ).resolves.toEqual({ content, isError: true });
   });
 
   const shape = 'expected a string or { content: string, isError?: boolean }';
@@ -93,13 +117,29 @@ describe('runTool', () => {
     ],
   ])('reports an invalid return: %s', async (_label, output, detail) => {
     const expected = { content: `tool returned an invalid result: ${detail}`, isError: true };
-    await expect(runTool(toolReturning(() => output), {}, ctx)).resolves.toEqual(expected);
-    await expect(runTool(toolReturning(async () => output), {}, ctx)).resolves.toEqual(expected);
+    await expect(
+      runTool(
+        toolReturning(() => output),
+        {},
+        ctx,
+      ),
+    ).resolves.toEqual(expected);
+    await expect(
+      runTool(
+        toolReturning(async () => output),
+        {},
+        ctx,
+      ),
+    ).resolves.toEqual(expected);
   });
 
   it('settles a synchronous result without waiting for an extra turn', async () => {
     const order: string[] = [];
-    void runTool(toolReturning(() => 'sync'), {}, ctx).then(() => order.push('tool'));
+    void runTool(
+      toolReturning(() => 'sync'),
+      {},
+      ctx,
+    ).then(() => order.push('tool'));
     void Promise.resolve().then(() => order.push('microtask'));
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(order).toEqual(['tool', 'microtask']);
@@ -107,6 +147,12 @@ describe('runTool', () => {
 
   it('accepts a foreign thenable', async () => {
     const thenable = { then: (resolve: (value: string) => void) => resolve('from thenable') };
-    await expect(runTool(toolReturning(() => thenable), {}, ctx)).resolves.toEqual({ content: 'from thenable', isError: false });
+    await expect(
+      runTool(
+        toolReturning(() => thenable),
+        {},
+        ctx,
+      ),
+    ).resolves.toEqual({ content: 'from thenable', isError: false });
   });
 });

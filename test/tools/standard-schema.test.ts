@@ -177,8 +177,7 @@ describe('any Standard Schema', () => {
     expect(prepareToolCall(registry, call('t', {}))).toEqual({
       ok: false,
       kind: 'invalidArguments',
-      message:
-        'Invalid arguments for tool "t": the schema validates asynchronously, which tools do not support',
+      message: 'Invalid arguments for tool "t": the schema validates asynchronously, which tools do not support',
     });
   });
 

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, createToolRegistry, defineTool, jsonSchemaParameters, TOOL_SOURCE, type AnyTool, type JsonSchemaTool, type ToolSource } from 'agentchart';
+import {
+  createAgent,
+  createToolRegistry,
+  defineTool,
+  jsonSchemaParameters,
+  TOOL_SOURCE,
+  type AnyTool,
+  type JsonSchemaTool,
+  type ToolSource,
+} from 'agentchart';
 import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, finished, ofType } from '../support/harness.js';
 
@@ -13,8 +22,9 @@ function source(): ToolSource & { set(names: string[]): void } {
     Object.freeze({
       name,
       description: `tool ${name}`,
-      parameters: jsonSchemaParameters({ type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] }, (args) =>
-        Number.isInteger(args.n) ? [] : [{ message: 'must be integer', path: ['n'] }],
+      parameters: jsonSchemaParameters(
+        { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+        (args) => (Number.isInteger(args.n) ? [] : [{ message: 'must be integer', path: ['n'] }]),
       ),
       requiresApproval: false,
       progress: false,
@@ -26,7 +36,7 @@ function source(): ToolSource & { set(names: string[]): void } {
     version: 0,
     tools: [] as readonly AnyTool[],
     set(names: string[]) {
-      this.tools = names.map((name) => made.get(name) ?? made.set(name, tool(name)).get(name) as AnyTool);
+      this.tools = names.map((name) => made.get(name) ?? (made.set(name, tool(name)).get(name) as AnyTool));
       this.version++;
     },
   };
@@ -37,10 +47,21 @@ describe('tool sources: an agent follows a changing tool list between turns', ()
   it('applies a change at the next turn start with toolsChanged; a static tool keeps its name against the source', async () => {
     const tools = source();
     tools.set(['alpha']);
-    const local = defineTool({ name: 'local', description: 'static', parameters: z.object({}), execute: () => 'static' });
+    const local = defineTool({
+      name: 'local',
+      description: 'static',
+      parameters: z.object({}),
+      execute: () => 'static',
+    });
     const replies = [
       { toolCalls: [{ id: 'a', name: 'alpha', arguments: { n: 1 } }], usage: USAGE },
-      { toolCalls: [{ id: 'g', name: 'gamma', arguments: { n: 'two' } }, { id: 'l', name: 'local', arguments: {} }], usage: USAGE },
+      {
+        toolCalls: [
+          { id: 'g', name: 'gamma', arguments: { n: 'two' } },
+          { id: 'l', name: 'local', arguments: {} },
+        ],
+        usage: USAGE,
+      },
       { text: 'Done.', usage: USAGE },
     ];
     const model = scriptedModel((_request, callIndex) => {
@@ -54,7 +75,9 @@ describe('tool sources: an agent follows a changing tool list between turns', ()
     expect(model.requests[0]?.tools?.map((tool) => tool.name)).toEqual(['local', 'alpha']);
     expect(model.requests[1]?.tools?.map((tool) => tool.name)).toEqual(['local', 'gamma', 'alpha']);
     expect(ofType(events, 'toolsChanged')).toMatchObject([{ added: ['gamma'], removed: [], updated: [] }]);
-    const results = ofType(events, 'turnEnd').flatMap((event) => event.toolResults.map((r) => [r.toolCallId, r.content]));
+    const results = ofType(events, 'turnEnd').flatMap((event) =>
+      event.toolResults.map((r) => [r.toolCallId, r.content]),
+    );
     expect(results).toEqual([
       ['a', 'alpha(1)'],
       ['g', 'Invalid arguments for tool "gamma": n: must be integer'],
@@ -73,15 +96,41 @@ describe('tool sources: an agent follows a changing tool list between turns', ()
   });
 
   it('JSON-Schema-backed parameters reach the model unchanged and an asynchronous validator is refused per call', async () => {
-    const schema = { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { q: { type: 'string' } } };
+    const schema = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: { q: { type: 'string' } },
+    };
     const parameters = jsonSchemaParameters(schema);
-    expect(createToolRegistry([{ ...defineTool({ name: 'x', description: '', parameters: z.object({}), execute: () => '' }), parameters } as AnyTool]).specs()[0]?.parameters).toEqual(schema);
-    const asyncParams = { '~standard': { ...parameters['~standard'], validate: async (value: unknown) => ({ value }) } };
-    const tool = { name: 'slow', description: '', parameters: asyncParams, requiresApproval: false, progress: false, replay: 'never' as const, execute: () => 'ran' };
-    const model = scriptedModel([{ toolCalls: [{ id: 's', name: 'slow', arguments: {} }], usage: USAGE }, { text: 'ok', usage: USAGE }]);
+    expect(
+      createToolRegistry([
+        {
+          ...defineTool({ name: 'x', description: '', parameters: z.object({}), execute: () => '' }),
+          parameters,
+        } as AnyTool,
+      ]).specs()[0]?.parameters,
+    ).toEqual(schema);
+    const asyncParams = {
+      '~standard': { ...parameters['~standard'], validate: async (value: unknown) => ({ value }) },
+    };
+    const tool = {
+      name: 'slow',
+      description: '',
+      parameters: asyncParams,
+      requiresApproval: false,
+      progress: false,
+      replay: 'never' as const,
+      execute: () => 'ran',
+    };
+    const model = scriptedModel([
+      { toolCalls: [{ id: 's', name: 'slow', arguments: {} }], usage: USAGE },
+      { text: 'ok', usage: USAGE },
+    ]);
     const agent = createAgent({ model, tools: [tool as AnyTool] });
     const { events } = await finished(agent.prompt('go'));
-    expect(ofType(events, 'toolExecutionEnd')[0]?.result).toBe('Invalid arguments for tool "slow": the schema validates asynchronously, which tools do not support');
+    expect(ofType(events, 'toolExecutionEnd')[0]?.result).toBe(
+      'Invalid arguments for tool "slow": the schema validates asynchronously, which tools do not support',
+    );
     expectInvariants(events, agent.messages);
   });
 });

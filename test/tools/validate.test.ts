@@ -58,7 +58,10 @@ describe('prepareToolCall', () => {
   });
 
   it('lists every schema issue with its field path', () => {
-    const result = prepareToolCall(registry, call('read_file', { path: 5, encoding: 'latin1', options: { limit: 500, tags: ['a', 7] } }));
+    const result = prepareToolCall(
+      registry,
+      call('read_file', { path: 5, encoding: 'latin1', options: { limit: 500, tags: ['a', 7] } }),
+    );
     expect(result).toEqual({
       ok: false,
       kind: 'invalidArguments',
@@ -73,7 +76,8 @@ describe('prepareToolCall', () => {
     expect(prepareToolCall(registry, call('read_file', { offset: 'ten' }))).toEqual({
       ok: false,
       kind: 'invalidArguments',
-      message: 'Invalid arguments for tool "read_file": path: required (expected string); offset: expected number, received NaN',
+      message:
+        'Invalid arguments for tool "read_file": path: required (expected string); offset: expected number, received NaN',
     });
   });
 
@@ -110,7 +114,9 @@ describe('prepareToolCall', () => {
   });
 
   it('reports JSON that is not an object as malformed', () => {
-    expect(prepareToolCall(registry, call('read_file', {}), { rawArguments: '["a"]', invalidReason: 'malformedJson' })).toEqual({
+    expect(
+      prepareToolCall(registry, call('read_file', {}), { rawArguments: '["a"]', invalidReason: 'malformedJson' }),
+    ).toEqual({
       ok: false,
       kind: 'malformedJson',
       message:
@@ -119,12 +125,16 @@ describe('prepareToolCall', () => {
     expect(prepareToolCall(registry, call('read_file', {}), { invalidReason: 'malformedJson' })).toEqual({
       ok: false,
       kind: 'malformedJson',
-      message: 'Invalid arguments for tool "read_file": malformed JSON (no arguments text). Send the arguments as a JSON object.',
+      message:
+        'Invalid arguments for tool "read_file": malformed JSON (no arguments text). Send the arguments as a JSON object.',
     });
   });
 
   it('reports truncated arguments', () => {
-    const result = prepareToolCall(registry, call('read_file', {}), { rawArguments: '{"path": "a', invalidReason: 'truncated' });
+    const result = prepareToolCall(registry, call('read_file', {}), {
+      rawArguments: '{"path": "a',
+      invalidReason: 'truncated',
+    });
     expect(result).toEqual({
       ok: false,
       kind: 'truncated',

@@ -4,19 +4,29 @@ import { backoffDelay, modelError, type RetryOptions } from 'agentchart';
 // backoffDelay(options, retry, error, random): retry 1 is the first retry.
 // min(maxDelayMs, baseDelayMs × 2^(retry−1)), jittered into [d/2, d]; a retry-after wins, clamped.
 
-const OPTIONS: RetryOptions = { maxAttempts: 5, baseDelayMs: 1000, maxDelayMs: 30_000, jitter: false, maxRetryAfterMs: 60_000 };
+const OPTIONS: RetryOptions = {
+  maxAttempts: 5,
+  baseDelayMs: 1000,
+  maxDelayMs: 30_000,
+  jitter: false,
+  maxRetryAfterMs: 60_000,
+};
 const never = () => {
   throw new Error('random() must not be called');
 };
 
 describe('backoffDelay', () => {
   it('grows exponentially from baseDelayMs without jitter', () => {
-    expect([1, 2, 3, 4, 5].map((retry) => backoffDelay(OPTIONS, retry, null, never))).toEqual([1000, 2000, 4000, 8000, 16_000]);
+    expect([1, 2, 3, 4, 5].map((retry) => backoffDelay(OPTIONS, retry, null, never))).toEqual([
+      1000, 2000, 4000, 8000, 16_000,
+    ]);
     expect(backoffDelay({ ...OPTIONS, baseDelayMs: 250 }, 3, modelError('overloaded'), never)).toBe(1000);
   });
 
   it('is capped at maxDelayMs, even for very large retry numbers', () => {
-    expect([5, 6, 7, 50, 5000].map((retry) => backoffDelay(OPTIONS, retry, null, never))).toEqual([16_000, 30_000, 30_000, 30_000, 30_000]);
+    expect([5, 6, 7, 50, 5000].map((retry) => backoffDelay(OPTIONS, retry, null, never))).toEqual([
+      16_000, 30_000, 30_000, 30_000, 30_000,
+    ]);
     expect(backoffDelay({ ...OPTIONS, maxDelayMs: 1500 }, 2, null, never)).toBe(1500);
   });
 
@@ -53,6 +63,13 @@ describe('backoffDelay', () => {
   it('a retry-after is clamped to maxRetryAfterMs (and may exceed maxDelayMs up to that clamp)', () => {
     expect(backoffDelay(OPTIONS, 1, modelError('rateLimit', 'later', { retryAfterMs: 3_600_000 }), never)).toBe(60_000);
     expect(backoffDelay(OPTIONS, 1, modelError('rateLimit', 'later', { retryAfterMs: 59_999 }), never)).toBe(59_999);
-    expect(backoffDelay({ ...OPTIONS, maxRetryAfterMs: 5000 }, 1, modelError('rateLimit', 'later', { retryAfterMs: 6000 }), never)).toBe(5000);
+    expect(
+      backoffDelay(
+        { ...OPTIONS, maxRetryAfterMs: 5000 },
+        1,
+        modelError('rateLimit', 'later', { retryAfterMs: 6000 }),
+        never,
+      ),
+    ).toBe(5000);
   });
 });

@@ -21,7 +21,9 @@ import { reportStats } from '../support/stats.js';
 const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) {
-  console.warn(`[viewer browser test] SKIPPED: ${CHROMIUM} is missing. Install it with \`apt-get install -y --no-install-recommends chromium\` (what .ci/run does as root).`);
+  console.warn(
+    `[viewer browser test] SKIPPED: ${CHROMIUM} is missing. Install it with \`apt-get install -y --no-install-recommends chromium\` (what .ci/run does as root).`,
+  );
 }
 const VIEWER = pathToFileURL(fileURLToPath(new URL('../../visualizations/viewer.html', import.meta.url))).href;
 export const SCREENSHOT = join(tmpdir(), 'agentchart-viewer.png');
@@ -39,8 +41,11 @@ describe.skipIf(!hasChromium)('the offline trace viewer in headless chromium', (
   const pageErrors: string[] = [];
 
   const activeIn = (machine: string) =>
-    page.$$eval(`[data-machine="${machine}"] .active[data-state-id]`, (elements) => elements.map((element) => element.getAttribute('data-state-id')));
-  const texts = (selector: string) => page.$$eval(selector, (elements) => elements.map((element) => element.textContent ?? ''));
+    page.$$eval(`[data-machine="${machine}"] .active[data-state-id]`, (elements) =>
+      elements.map((element) => element.getAttribute('data-state-id')),
+    );
+  const texts = (selector: string) =>
+    page.$$eval(selector, (elements) => elements.map((element) => element.textContent ?? ''));
 
   beforeAll(async () => {
     profile = await mkdtemp(join(tmpdir(), 'agentchart-chromium-'));
@@ -51,7 +56,16 @@ describe.skipIf(!hasChromium)('the offline trace viewer in headless chromium', (
     context = await chromium.launchPersistentContext(join(profile, 'user-data'), {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
       viewport: { width: 1500, height: 1000 },
     });
     page = context.pages()[0] ?? (await context.newPage());
@@ -75,7 +89,9 @@ describe.skipIf(!hasChromium)('the offline trace viewer in headless chromium', (
     expect(await page.locator('#summary').textContent()).toBe(
       `${model.actors.size} actors · ${steps} steps · 3 turns · ${agentEvents} agent events · ${formatMs(model.entries.at(-1)?.t ?? 0)}`,
     );
-    expect(await page.locator('#step-label').textContent()).toBe(`step 1 / ${steps} · ${formatMs(model.steps[0]?.t ?? 0)}`);
+    expect(await page.locator('#step-label').textContent()).toBe(
+      `step 1 / ${steps} · ${formatMs(model.steps[0]?.t ?? 0)}`,
+    );
     expect(await page.locator('#step-title').textContent()).toBe('master · idle · active · after xstate.init');
     expect(await activeIn('master')).toEqual(['master.idle']);
     expect(await activeIn('turn')).toEqual([]);
@@ -84,18 +100,26 @@ describe.skipIf(!hasChromium)('the offline trace viewer in headless chromium', (
   it('steps forward to the turn running its tool calls and highlights exactly the active states', async () => {
     // The step where the last of turn 0's three tool-call actors has started executing.
     const target = model.steps.findIndex(
-      (step) => model.actors.get(step.sessionId)?.label === 'write_note · c3' && describeValue(step.value) === 'executing',
+      (step) =>
+        model.actors.get(step.sessionId)?.label === 'write_note · c3' && describeValue(step.value) === 'executing',
     );
     expect(target).toBeGreaterThan(5);
     for (let click = 0; click < target; click++) await page.click('#next');
     const step = model.steps[target];
-    expect(await page.locator('#step-label').textContent()).toBe(`step ${target + 1} / ${model.steps.length} · ${formatMs(step?.t ?? 0)}`);
-    expect(await page.locator('#step-title').textContent()).toBe('turn 0 › write_note · c3 (toolCall) · executing · active · after xstate.done.actor.awaitStep');
+    expect(await page.locator('#step-label').textContent()).toBe(
+      `step ${target + 1} / ${model.steps.length} · ${formatMs(step?.t ?? 0)}`,
+    );
+    expect(await page.locator('#step-title').textContent()).toBe(
+      'turn 0 › write_note · c3 (toolCall) · executing · active · after xstate.done.actor.awaitStep',
+    );
     expect(await activeIn('master')).toEqual(['master.running', 'master.running.turn']);
     expect(await activeIn('turn')).toEqual(['turn.TOOL_EXECUTION', 'turn.TOOL_EXECUTION.running']);
     expect(await activeIn('toolCall')).toEqual(['toolCall.executing']);
     // In the diagram itself: the state's box is filled with the highlight colour.
-    const fill = await page.$eval('[data-machine="turn"] g.node.active[data-state-id="turn.TOOL_EXECUTION.running"] path', (path) => getComputedStyle(path).fill);
+    const fill = await page.$eval(
+      '[data-machine="turn"] g.node.active[data-state-id="turn.TOOL_EXECUTION.running"] path',
+      (path) => getComputedStyle(path).fill,
+    );
     expect(fill).toBe(ACTIVE_FILL);
     // Tool-call actors are children of their turn: named under it, and listed under it in the turn's panel.
     expect(await texts('[data-machine="toolCall"] .chip')).toEqual([
@@ -119,10 +143,22 @@ describe.skipIf(!hasChromium)('the offline trace viewer in headless chromium', (
     const view = () =>
       page.$eval('[data-machine="turn"] svg', (svg) => {
         const [x, y, width, height] = (svg.getAttribute('viewBox') ?? '').split(/\s+/).map(Number);
-        const active = svg.querySelector('g.node.active[data-state-id="turn.TOOL_EXECUTION.running"]') as SVGGraphicsElement;
+        const active = svg.querySelector(
+          'g.node.active[data-state-id="turn.TOOL_EXECUTION.running"]',
+        ) as SVGGraphicsElement;
         const screen = svg.getBoundingClientRect();
         const box = active.getBoundingClientRect();
-        return { x, y, width, height, visible: box.left >= screen.left - 1 && box.right <= screen.right + 1 && box.top >= screen.top - 1 && box.bottom <= screen.bottom + 1 };
+        return {
+          x,
+          y,
+          width,
+          height,
+          visible:
+            box.left >= screen.left - 1 &&
+            box.right <= screen.right + 1 &&
+            box.top >= screen.top - 1 &&
+            box.bottom <= screen.bottom + 1,
+        };
       });
     const whole = await page.$eval('template[data-chart-machine="turn"]', (template) =>
       (template.innerHTML.match(/viewBox="([^"]+)"/)?.[1] ?? '').split(/\s+/).map(Number),
@@ -157,7 +193,9 @@ describe.skipIf(!hasChromium)('the offline trace viewer in headless chromium', (
   });
 
   it('has a colour legend for the diagrams, the actors and the timeline', async () => {
-    expect(await page.$$eval('#legend .item', (items) => items.map((item) => item.getAttribute('data-legend')))).toEqual([
+    expect(
+      await page.$$eval('#legend .item', (items) => items.map((item) => item.getAttribute('data-legend'))),
+    ).toEqual([
       'active',
       'from',
       'taken',
@@ -184,13 +222,21 @@ describe.skipIf(!hasChromium)('the offline trace viewer in headless chromium', (
       return `turn ${index} · ${state} · ${formatMs(start)} – ${formatMs(end)} (${formatMs(end - start)})`;
     };
     expect(await texts('.turn h3')).toEqual([heading(0, 'running'), heading(1, 'later'), heading(2, 'later')]);
-    expect(await texts('.turn[data-turn="0"] .lane-label')).toEqual(['model', 'lookup · c1', 'sum · c2', 'write_note · c3']);
-    expect(await page.$$eval('.turn[data-turn="0"] .lane', (lanes) => lanes.map((lane) => Array.from(lane.querySelectorAll('.span')).map((span) => `${span.getAttribute('data-kind')}:${span.getAttribute('data-status')}`)))).toEqual([
-      ['model:ok'],
-      ['execution:open'],
-      ['execution:open'],
-      ['approval:approved', 'execution:open'],
+    expect(await texts('.turn[data-turn="0"] .lane-label')).toEqual([
+      'model',
+      'lookup · c1',
+      'sum · c2',
+      'write_note · c3',
     ]);
+    expect(
+      await page.$$eval('.turn[data-turn="0"] .lane', (lanes) =>
+        lanes.map((lane) =>
+          Array.from(lane.querySelectorAll('.span')).map(
+            (span) => `${span.getAttribute('data-kind')}:${span.getAttribute('data-status')}`,
+          ),
+        ),
+      ),
+    ).toEqual([['model:ok'], ['execution:open'], ['execution:open'], ['approval:approved', 'execution:open']]);
     expect(await page.locator('.turn[data-turn="0"] .cursor').count()).toBe(1);
     expect(await page.locator('.turn.future').count()).toBe(2);
   });
@@ -199,12 +245,23 @@ describe.skipIf(!hasChromium)('the offline trace viewer in headless chromium', (
     const steps = model.steps.length;
     const turns = buildTimeline(agentEntries(model)).turns;
     await page.keyboard.press('End');
-    expect(await page.locator('#step-label').textContent()).toBe(`step ${steps} / ${steps} · ${formatMs(model.steps.at(-1)?.t ?? 0)}`);
-    expect(await page.locator('#step-title').textContent()).toBe('master · running.pollingFollowUps → ended · on xstate.done.actor.turn');
+    expect(await page.locator('#step-label').textContent()).toBe(
+      `step ${steps} / ${steps} · ${formatMs(model.steps.at(-1)?.t ?? 0)}`,
+    );
+    expect(await page.locator('#step-title').textContent()).toBe(
+      'master · running.pollingFollowUps → ended · on xstate.done.actor.turn',
+    );
     expect(await activeIn('master')).toEqual(['master.ended']);
-    expect(await page.locator('[data-machine="master"] g.node.from[data-state-id="master.running.pollingFollowUps"]').count()).toBe(1);
+    expect(
+      await page
+        .locator('[data-machine="master"] g.node.from[data-state-id="master.running.pollingFollowUps"]')
+        .count(),
+    ).toBe(1);
     expect(await texts('.turn h3')).toEqual(
-      turns.map((turn) => `turn ${turn.turnIndex} · ${turn.reason} · ${formatMs(turn.start.t)} – ${formatMs(turn.end?.t ?? 0)} (${formatMs((turn.end?.t ?? 0) - turn.start.t)})`),
+      turns.map(
+        (turn) =>
+          `turn ${turn.turnIndex} · ${turn.reason} · ${formatMs(turn.start.t)} – ${formatMs(turn.end?.t ?? 0)} (${formatMs((turn.end?.t ?? 0) - turn.start.t)})`,
+      ),
     );
     expect(turns.map((turn) => turn.reason)).toEqual(['toolsExecuted', 'toolsExecuted', 'complete']);
     expect(await texts('[data-machine="toolCall"] .chip')).toEqual([
@@ -213,10 +270,19 @@ describe.skipIf(!hasChromium)('the offline trace viewer in headless chromium', (
       'turn 0 › lookup · c1: succeeded (done)',
       'turn 0 › write_note · c3: succeeded (done)',
     ]);
-    expect(await page.$$eval('.turn[data-turn="1"] .span', (spans) => spans.map((span) => span.getAttribute('data-status')))).toEqual(['ok', 'error']);
+    expect(
+      await page.$$eval('.turn[data-turn="1"] .span', (spans) => spans.map((span) => span.getAttribute('data-status'))),
+    ).toEqual(['ok', 'error']);
     await page.keyboard.press('ArrowLeft');
-    expect(await page.locator('#step-label').textContent()).toBe(`step ${steps - 1} / ${steps} · ${formatMs(model.steps.at(-2)?.t ?? 0)}`);
-    expect(await activeIn('master')).toEqual(['master.running', `master.running.${describeValue(model.steps.at(-2)?.value ?? '').split('.').at(-1)}`]);
+    expect(await page.locator('#step-label').textContent()).toBe(
+      `step ${steps - 1} / ${steps} · ${formatMs(model.steps.at(-2)?.t ?? 0)}`,
+    );
+    expect(await activeIn('master')).toEqual([
+      'master.running',
+      `master.running.${describeValue(model.steps.at(-2)?.value ?? '')
+        .split('.')
+        .at(-1)}`,
+    ]);
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
     reportStats(`[viewer browser test] screenshot: ${SCREENSHOT}`);
   });
@@ -226,14 +292,21 @@ describe.skipIf(!hasChromium)('the offline trace viewer in headless chromium', (
     await writeFile(embedded, viewerHtml({ trace: jsonl, traceName: 'embedded.jsonl' }));
     await page.goto(pathToFileURL(embedded).href);
     await page.waitForSelector('body.loaded');
-    expect(await page.locator('#step-label').textContent()).toBe(`step 1 / ${model.steps.length} · ${formatMs(model.steps[0]?.t ?? 0)}`);
+    expect(await page.locator('#step-label').textContent()).toBe(
+      `step 1 / ${model.steps.length} · ${formatMs(model.steps[0]?.t ?? 0)}`,
+    );
     // No diagrams embedded: each machine is drawn from the outline recorded in the trace.
     await page.click('#last');
     expect(await activeIn('master')).toEqual(['master.ended']);
     const countStates = (node: { states: Array<{ states: unknown[] }> }): number =>
-      node.states.reduce((total, child) => total + 1 + countStates(child as { states: Array<{ states: unknown[] }> }), 0);
+      node.states.reduce(
+        (total, child) => total + 1 + countStates(child as { states: Array<{ states: unknown[] }> }),
+        0,
+      );
     const turnOutline = model.machines.get('turn');
-    expect(await page.locator('[data-machine="turn"] .state[data-state-id]').count()).toBe(turnOutline ? countStates(turnOutline) : -1);
+    expect(await page.locator('[data-machine="turn"] .state[data-state-id]').count()).toBe(
+      turnOutline ? countStates(turnOutline) : -1,
+    );
     expect(await activeIn('turn')).toEqual(['turn.done']);
 
     const bad = join(profile, 'notes.txt');

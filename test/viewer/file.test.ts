@@ -20,8 +20,17 @@ describe('recordTrace (the Node file writer)', () => {
     expect(parsed.entries).toHaveLength(entries);
     const recorded = parsed.entries.flatMap((entry) => (entry.kind === 'agent' ? [entry.event.type] : []));
     expect(recorded).toEqual(seen);
-    expect([recorded[0], recorded[1], recorded.at(-2), recorded.at(-1)]).toEqual(['agentStart', 'turnStart', 'turnEnd', 'agentEnd']);
-    expect(parsed.entries.filter((entry) => entry.kind === 'machine').map((entry) => entry.kind === 'machine' && entry.machineId)).toEqual(['master', 'turn']);
+    expect([recorded[0], recorded[1], recorded.at(-2), recorded.at(-1)]).toEqual([
+      'agentStart',
+      'turnStart',
+      'turnEnd',
+      'agentEnd',
+    ]);
+    expect(
+      parsed.entries
+        .filter((entry) => entry.kind === 'machine')
+        .map((entry) => entry.kind === 'machine' && entry.machineId),
+    ).toEqual(['master', 'turn']);
     expect(result.status).toBe('completed');
     // The file writer keeps nothing in memory; closing twice is the same close.
     expect(trace.lines()).toEqual([]);

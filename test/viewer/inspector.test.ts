@@ -13,9 +13,15 @@ interface ClientSocket {
 }
 // The relay's own WebSocket package (a dependency of @statelyai/inspect) plays the browser page.
 const requireFromInspect = createRequire(createRequire(import.meta.url).resolve('@statelyai/inspect'));
-const WebSocket = requireFromInspect('ws') as new (url: string, options?: { headers?: Record<string, string> }) => ClientSocket;
+const WebSocket = requireFromInspect('ws') as new (
+  url: string,
+  options?: { headers?: Record<string, string> },
+) => ClientSocket;
 
-function connect(url: string, headers?: Record<string, string>): Promise<{ socket: ClientSocket; messages: Array<{ type: string; [key: string]: unknown }>; closed: Promise<void> }> {
+function connect(
+  url: string,
+  headers?: Record<string, string>,
+): Promise<{ socket: ClientSocket; messages: Array<{ type: string; [key: string]: unknown }>; closed: Promise<void> }> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(url, headers ? { headers } : undefined);
     const messages: Array<{ type: string }> = [];
@@ -51,7 +57,9 @@ describe('startInspector: the XState inspector relay on loopback', () => {
     expect(page.body).toContain('<iframe id="inspector" src="https://stately.ai/inspect">');
     // DNS rebinding: a request for another host name is refused.
     expect(await get(inspector.url, `attacker.example:${port}`)).toEqual({ status: 403, body: 'forbidden host\n' });
-    await expect(connect(`ws://127.0.0.1:${port}/?role=viewer`, { origin: 'http://attacker.example' })).rejects.toThrow(/401/);
+    await expect(connect(`ws://127.0.0.1:${port}/?role=viewer`, { origin: 'http://attacker.example' })).rejects.toThrow(
+      /401/,
+    );
 
     const early = await connect(`ws://127.0.0.1:${port}/?role=viewer`);
     expect(await inspector.waitForViewer(1_000)).toBe(true);
@@ -59,12 +67,18 @@ describe('startInspector: the XState inspector relay on loopback', () => {
     expect((await agent.prompt('hello').result).status).toBe('completed');
 
     const waitFor = async (check: () => boolean) => {
-      for (let attempt = 0; attempt < 100 && !check(); attempt++) await new Promise((resolve) => setTimeout(resolve, 20));
+      for (let attempt = 0; attempt < 100 && !check(); attempt++)
+        await new Promise((resolve) => setTimeout(resolve, 20));
     };
-    const masterEnded = () => early.messages.some((message) => message.type === '@xstate.snapshot' && (message.snapshot as { value?: unknown }).value === 'ended');
+    const masterEnded = () =>
+      early.messages.some(
+        (message) => message.type === '@xstate.snapshot' && (message.snapshot as { value?: unknown }).value === 'ended',
+      );
     await waitFor(masterEnded);
     expect(masterEnded()).toBe(true);
-    expect(new Set(early.messages.map((message) => message.type))).toEqual(new Set(['@xstate.actor', '@xstate.event', '@xstate.snapshot']));
+    expect(new Set(early.messages.map((message) => message.type))).toEqual(
+      new Set(['@xstate.actor', '@xstate.event', '@xstate.snapshot']),
+    );
 
     const late = await connect(`ws://127.0.0.1:${port}/?role=viewer`);
     await waitFor(() => late.messages.length >= early.messages.length);
@@ -79,7 +93,9 @@ describe('startInspector: the XState inspector relay on loopback', () => {
   it('reports a port it cannot listen on', async () => {
     const first = await startInspector();
     const port = Number(new URL(first.url).port);
-    await expect(startInspector({ port })).rejects.toThrow(`The inspector could not listen on 127.0.0.1:${port}: listen EADDRINUSE`);
+    await expect(startInspector({ port })).rejects.toThrow(
+      `The inspector could not listen on 127.0.0.1:${port}: listen EADDRINUSE`,
+    );
     await first.stop();
   });
 });

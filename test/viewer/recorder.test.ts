@@ -3,7 +3,8 @@ import { createTraceRecorder, parseTrace, TraceFormatError, type TraceEntry, typ
 import { toJsonValue, INSPECTION_LIMITS } from '../../src/trace/serialize.js';
 import { FINAL_TEXT, recordSession, type RecordedSession } from './session.js';
 
-const of = <K extends TraceEntry['kind']>(entries: TraceEntry[], kind: K) => entries.filter((entry): entry is TraceEntryOf<K> => entry.kind === kind);
+const of = <K extends TraceEntry['kind']>(entries: TraceEntry[], kind: K) =>
+  entries.filter((entry): entry is TraceEntryOf<K> => entry.kind === kind);
 
 describe('createTraceRecorder on a real scripted session', () => {
   let session: RecordedSession;
@@ -52,9 +53,13 @@ describe('createTraceRecorder on a real scripted session', () => {
     ]);
     // Turns are invoked by the master; every tool-call actor is a child of the turn that asked for it.
     const master = machineActors[0]?.sessionId;
-    expect(machineActors.filter((actor) => actor.machineId === 'turn').every((actor) => actor.parentId === master)).toBe(true);
+    expect(
+      machineActors.filter((actor) => actor.machineId === 'turn').every((actor) => actor.parentId === master),
+    ).toBe(true);
     const turnOf = (label: string) => machineActors.find((actor) => actor.label === label)?.sessionId;
-    expect(machineActors.filter((actor) => actor.machineId === 'toolCall').map((actor) => [actor.label, actor.parentId])).toEqual([
+    expect(
+      machineActors.filter((actor) => actor.machineId === 'toolCall').map((actor) => [actor.label, actor.parentId]),
+    ).toEqual([
       ['lookup · c1', turnOf('turn 0')],
       ['sum · c2', turnOf('turn 0')],
       ['write_note · c3', turnOf('turn 0')],
@@ -62,11 +67,13 @@ describe('createTraceRecorder on a real scripted session', () => {
     ]);
   });
 
-  it("records every microstep of turn 0, in order, with the state value after it", () => {
+  it('records every microstep of turn 0, in order, with the state value after it', () => {
     const turn0 = of(entries, 'actor').find((actor) => actor.label === 'turn 0')?.sessionId;
     const steps = of(entries, 'transition')
       .filter((entry) => entry.sessionId === turn0)
-      .map((entry) => entry.transitions.map((transition) => `${transition.source} → ${transition.targets.join(',')}`).join('; '));
+      .map((entry) =>
+        entry.transitions.map((transition) => `${transition.source} → ${transition.targets.join(',')}`).join('; '),
+      );
     expect(steps).toEqual([
       'turn.USER_INPUT.checkingPolicies → turn.ASSISTANT',
       'turn.ASSISTANT → turn.TOOL_EXECUTION',
@@ -82,7 +89,9 @@ describe('createTraceRecorder on a real scripted session', () => {
       'turn.TOOL_EXECUTION.running → ',
       'turn.TOOL_EXECUTION.running → turn.done',
     ]);
-    const values = of(entries, 'transition').filter((entry) => entry.sessionId === turn0).map((entry) => entry.value);
+    const values = of(entries, 'transition')
+      .filter((entry) => entry.sessionId === turn0)
+      .map((entry) => entry.value);
     expect(values[7]).toEqual({ TOOL_EXECUTION: 'running' });
     expect(values.at(-1)).toBe('done');
   });
@@ -108,21 +117,31 @@ describe('createTraceRecorder on a real scripted session', () => {
   it('records the events delivered to machine actors, with their source, and named actions', () => {
     const masterId = of(entries, 'actor')[0]?.sessionId;
     const toMaster = of(entries, 'event').filter((entry) => entry.sessionId === masterId);
-    expect(toMaster.map((entry) => [entry.event.type, entry.sourceId === null ? null : labelOf(entry.sourceId)])).toEqual([
+    expect(
+      toMaster.map((entry) => [entry.event.type, entry.sourceId === null ? null : labelOf(entry.sourceId)]),
+    ).toEqual([
       ['xstate.init', null],
       ['START', null],
       ['xstate.done.actor.turn', 'turn 0'],
       ['xstate.done.actor.turn', 'turn 1'],
       ['xstate.done.actor.turn', 'turn 2'],
     ]);
-    const actions = of(entries, 'action').filter((entry) => entry.sessionId === masterId).map((entry) => entry.action);
-    expect(actions.filter((action) => action.startsWith('announce'))).toEqual(['announceAgentStart', 'announceAgentEnd']);
+    const actions = of(entries, 'action')
+      .filter((entry) => entry.sessionId === masterId)
+      .map((entry) => entry.action);
+    expect(actions.filter((action) => action.startsWith('announce'))).toEqual([
+      'announceAgentStart',
+      'announceAgentEnd',
+    ]);
   });
 
   it('records every agent event, unchanged and in order', () => {
     expect(of(entries, 'agent').map((entry) => entry.event)).toEqual(session.events);
     const last = session.events.at(-1);
-    expect(last?.type === 'agentEnd' && last.messages.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: FINAL_TEXT }] });
+    expect(last?.type === 'agentEnd' && last.messages.at(-1)).toMatchObject({
+      role: 'assistant',
+      content: [{ type: 'text', text: FINAL_TEXT }],
+    });
   });
 });
 
@@ -136,7 +155,14 @@ describe('createTraceRecorder, unit', () => {
       },
       keepLines: false,
     });
-    expect(() => recorder.inspect.next?.({ type: '@xstate.action', actorRef: {} as never, rootId: 'x', action: { type: 'a', params: {} } })).not.toThrow();
+    expect(() =>
+      recorder.inspect.next?.({
+        type: '@xstate.action',
+        actorRef: {} as never,
+        rootId: 'x',
+        action: { type: 'a', params: {} },
+      }),
+    ).not.toThrow();
     expect(() => recorder.events.next?.({ type: 'agentStart', runId: 'r', seq: 0 })).not.toThrow();
     expect(recorder.lines()).toEqual([]);
   });
@@ -144,13 +170,19 @@ describe('createTraceRecorder, unit', () => {
   it('turns an inspection event it cannot read into a recorderError line', () => {
     let tick = 0;
     const recorder = createTraceRecorder({ now: () => tick++ });
-    const broken = { sessionId: 'x:9', get logic(): unknown {
-      throw new Error('no logic here');
-    } };
+    const broken = {
+      sessionId: 'x:9',
+      get logic(): unknown {
+        throw new Error('no logic here');
+      },
+    };
     recorder.inspect.next?.({ type: '@xstate.actor', actorRef: broken as never, rootId: 'x:9' });
-    expect(recorder.lines().slice(1).map((line) => JSON.parse(line))).toEqual([
-      { kind: 'recorderError', i: 0, t: 1, message: '@xstate.actor: no logic here' },
-    ]);
+    expect(
+      recorder
+        .lines()
+        .slice(1)
+        .map((line) => JSON.parse(line)),
+    ).toEqual([{ kind: 'recorderError', i: 0, t: 1, message: '@xstate.actor: no logic here' }]);
   });
 
   it('bounds inspection payloads: Maps, cycles, long strings, functions, bigints, actor refs', () => {
@@ -193,7 +225,9 @@ describe('parseTrace', () => {
     expect(() => parseTrace('')).toThrow(new TraceFormatError(1, 'empty trace: no header line'));
     expect(() => parseTrace('{"kind":"actor"}')).toThrow(/^trace line 1: expected the header/);
     expect(() => parseTrace(`${header}\nnot json`)).toThrow(new TraceFormatError(2, 'not valid JSON'));
-    expect(() => parseTrace(`${header}\n{"kind":"action","i":0,"t":1,"sessionId":"x:0"}`)).toThrow(/^trace line 2: .*action/);
+    expect(() => parseTrace(`${header}\n{"kind":"action","i":0,"t":1,"sessionId":"x:0"}`)).toThrow(
+      /^trace line 2: .*action/,
+    );
     expect(() => parseTrace(`${header}\n{"kind":"action","i":3,"t":1,"sessionId":"x:0","action":"a"}`)).toThrow(
       new TraceFormatError(2, 'entry index 3, expected 0'),
     );

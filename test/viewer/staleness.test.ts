@@ -18,13 +18,18 @@ describe('the offline viewer files', () => {
 
   it('embed every diagram and no external resource', async () => {
     const page = await readFile(`${root}visualizations/viewer.html`, 'utf8');
-    expect([...page.matchAll(/<template data-chart-machine="([^"]+)">/g)].map((match) => match[1])).toEqual(['master', 'turn', 'toolCall']);
+    expect([...page.matchAll(/<template data-chart-machine="([^"]+)">/g)].map((match) => match[1])).toEqual([
+      'master',
+      'turn',
+      'toolCall',
+    ]);
     expect(page).not.toMatch(/<(script|link|img|iframe)[^>]+(src|href)=/i);
     expect(page).toContain("default-src 'none'");
   });
 
   it('embed a trace so that it cannot close its own script element', async () => {
-    const trace = '{"kind":"header","format":"agentchart-trace","version":1,"startedAt":"x"}\n{"text":"</script><b>"}\n';
+    const trace =
+      '{"kind":"header","format":"agentchart-trace","version":1,"startedAt":"x"}\n{"text":"</script><b>"}\n';
     const page = viewerHtml({ trace, traceName: 'a "quoted" <name>' });
     expect(page).toContain('{"text":"\\u003c/script>\\u003cb>"}');
     expect(page).toContain('data-name="a &quot;quoted&quot; &lt;name&gt;"');

@@ -19,7 +19,10 @@ const sample = setup({
       on: { STOP: { actions: 'announce' } },
       states: {
         fetching: {
-          invoke: { src: 'fetchThing', onDone: [{ guard: ({ event }) => event.output > 0, target: 'waiting' }, { target: '#sample.done' }] },
+          invoke: {
+            src: 'fetchThing',
+            onDone: [{ guard: ({ event }) => event.output > 0, target: 'waiting' }, { target: '#sample.done' }],
+          },
         },
         waiting: { after: { grace: 'settled', 500: '#sample.done' } },
         settled: { always: [{ guard: not('isReady'), target: 'waiting' }, { target: '#sample.done' }] },
@@ -62,8 +65,12 @@ describe('diagrams from the state tree', () => {
   it('DOT: compound states are clusters entered through their initial dot; actions under the event', () => {
     const dot = toDot(sample);
     expect(dot).toContain('subgraph "cluster_sample.working" {');
-    expect(dot).toContain('"sample.idle" -> "sample.working.__initial" [label="GO [isReady]\\n/ announce", lhead="cluster_sample.working"];');
-    expect(dot).toContain('"sample.working.__initial" -> "sample.working.__initial" [label="STOP\\n/ announce", style=dashed];');
+    expect(dot).toContain(
+      '"sample.idle" -> "sample.working.__initial" [label="GO [isReady]\\n/ announce", lhead="cluster_sample.working"];',
+    );
+    expect(dot).toContain(
+      '"sample.working.__initial" -> "sample.working.__initial" [label="STOP\\n/ announce", style=dashed];',
+    );
     expect(dot).toContain('"sample.done" [label="done\\nentry / announce", peripheries=2, fillcolor="#eeeeee"];');
     expect(dot).toContain('"sample.working.settled" -> "sample.done" [label="always", style=dashed];');
   });

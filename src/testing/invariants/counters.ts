@@ -109,10 +109,12 @@ function delta(after: Counters, before: Counters): Record<NumericCounter, number
 
 function compare(where: string, d: Record<NumericCounter, number>, t: Tally, out: string[]): void {
   const equal = (counter: NumericCounter, expected: number, what: string): void => {
-    if (Math.abs(d[counter] - expected) > 1e-9) out.push(`counters: ${where}: ${counter} is ${d[counter]} but the log has ${expected} ${what}`);
+    if (Math.abs(d[counter] - expected) > 1e-9)
+      out.push(`counters: ${where}: ${counter} is ${d[counter]} but the log has ${expected} ${what}`);
   };
   const atLeast = (counter: NumericCounter, minimum: number, what: string): void => {
-    if (d[counter] < minimum) out.push(`counters: ${where}: ${counter} is ${d[counter]}, less than the ${minimum} ${what}`);
+    if (d[counter] < minimum)
+      out.push(`counters: ${where}: ${counter} is ${d[counter]}, less than the ${minimum} ${what}`);
   };
   equal('turns', t.turnEnd, 'turnEnd events');
   equal('modelCalls', t.beforeModelCall, 'beforeModelCall events');
@@ -155,7 +157,8 @@ export function checkCounters(runs: readonly RunLog[], out: string[]): void {
     const d = delta(counters, before);
     if (!first) {
       for (const key of NUMERIC_COUNTERS) {
-        if (d[key] < 0) out.push(`counters: ${where}: ${key} went down from ${count(before[key])} to ${count(counters?.[key])}`);
+        if (d[key] < 0)
+          out.push(`counters: ${where}: ${key} went down from ${count(before[key])} to ${count(counters?.[key])}`);
       }
     }
     compare(first ? where : `${where}, since the previous agentEnd`, d, tally, out);

@@ -18,7 +18,9 @@ export function checkEndReason(run: RunLog, history: readonly Message[] | null, 
     if (event.assistant == null) {
       out.push(`endReason: turnEnd at ${at} ended complete without an assistant message`);
     } else if (callsOf(event.assistant).length > 0) {
-      out.push(`endReason: turnEnd at ${at} ended complete but its assistant has tool calls ${describeCalls(callsOf(event.assistant))}`);
+      out.push(
+        `endReason: turnEnd at ${at} ended complete but its assistant has tool calls ${describeCalls(callsOf(event.assistant))}`,
+      );
     }
   }
 

@@ -30,7 +30,9 @@ export function checkAnswers(
   for (const result of results) {
     const index = position.get(result.toolCallId);
     if (index === undefined) {
-      out.push(`parity: orphan result for ${result.toolCallId} (${result.toolName}) at ${result.at}: not a tool call of ${owner}`);
+      out.push(
+        `parity: orphan result for ${result.toolCallId} (${result.toolName}) at ${result.at}: not a tool call of ${owner}`,
+      );
       continue;
     }
     const call = calls[index];
@@ -43,7 +45,9 @@ export function checkAnswers(
     }
     answered.set(result.toolCallId, result);
     if (result.toolName !== call.name) {
-      out.push(`parity: result for tool call ${call.id} at ${result.at} names tool ${result.toolName} but the call is ${call.name}`);
+      out.push(
+        `parity: result for tool call ${call.id} at ${result.at} names tool ${result.toolName} but the call is ${call.name}`,
+      );
     }
     if (index < lastAnswered) {
       const before = calls[lastAnswered];
@@ -56,7 +60,8 @@ export function checkAnswers(
     }
   }
   for (const call of calls) {
-    if (!answered.has(call.id)) out.push(`parity: tool call ${call.id} (${call.name}) of ${owner} has no result ${missingWhere}`);
+    if (!answered.has(call.id))
+      out.push(`parity: tool call ${call.id} (${call.name}) of ${owner} has no result ${missingWhere}`);
   }
 }
 
@@ -79,7 +84,10 @@ export function checkHistoryParity(messages: readonly Message[], label: string, 
     } else if (message.role === 'toolResult') {
       const result = { toolCallId: String(message.toolCallId), toolName: String(message.toolName), at };
       if (owner) owner.results.push(result);
-      else out.push(`parity: orphan result for ${result.toolCallId} (${result.toolName}) at ${at}: no assistant message precedes it`);
+      else
+        out.push(
+          `parity: orphan result for ${result.toolCallId} (${result.toolName}) at ${at}: no assistant message precedes it`,
+        );
     }
   });
   close(`before ${label} ends`);
@@ -104,7 +112,9 @@ export function checkTurnEndParity(
   }));
   if (event.assistant == null) {
     for (const result of results) {
-      out.push(`parity: orphan result for ${result.toolCallId} (${result.toolName}) at ${result.at}: the turnEnd has no assistant`);
+      out.push(
+        `parity: orphan result for ${result.toolCallId} (${result.toolName}) at ${result.at}: the turnEnd has no assistant`,
+      );
     }
     return;
   }

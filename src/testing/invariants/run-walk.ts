@@ -1,5 +1,13 @@
 import type { AgentEvent, AgentEventOf, AgentEventType } from '../../domain/index.js';
-import { callsOf, hasTurnIndex, hasValidSeq, type LoggedEvent, type RunLog, TOOL_EVENTS, TURN_SCOPED } from './common.js';
+import {
+  callsOf,
+  hasTurnIndex,
+  hasValidSeq,
+  type LoggedEvent,
+  type RunLog,
+  TOOL_EVENTS,
+  TURN_SCOPED,
+} from './common.js';
 import { checkTurnEndParity } from './parity.js';
 import { TurnToolTracker } from './tool-lifecycle.js';
 
@@ -49,7 +57,9 @@ export function walkRun(run: RunLog, out: string[]): void {
 
     if (hasValidSeq(event)) {
       if (previousSeq !== null && event.seq <= previousSeq) {
-        out.push(`seq: ${type} at index ${index} has seq ${event.seq}, not greater than seq ${previousSeq} before it (run ${runId})`);
+        out.push(
+          `seq: ${type} at index ${index} has seq ${event.seq}, not greater than seq ${previousSeq} before it (run ${runId})`,
+        );
       }
       previousSeq = event.seq;
     } else {
@@ -68,7 +78,9 @@ export function walkRun(run: RunLog, out: string[]): void {
     if (type === 'turnStart') {
       if (!hasTurnIndex(event)) out.push(`seq: turnStart at ${at} has no turnIndex`);
       else if (lastTurnIndex !== undefined && event.turnIndex <= lastTurnIndex) {
-        out.push(`seq: turnStart at ${at} has turnIndex ${event.turnIndex}, not greater than the previous turn ${lastTurnIndex} (run ${runId})`);
+        out.push(
+          `seq: turnStart at ${at} has turnIndex ${event.turnIndex}, not greater than the previous turn ${lastTurnIndex} (run ${runId})`,
+        );
       }
       if (turn) out.push(`pairing: turnStart at ${at} while ${turn.label} from ${turn.startAt} is still open`);
       const turnIndex = hasTurnIndex(event) ? event.turnIndex : undefined;
@@ -94,7 +106,8 @@ export function walkRun(run: RunLog, out: string[]): void {
       return;
     }
 
-    if (type === 'toolsChanged' && turn) out.push(`pairing: toolsChanged at ${at} inside ${turn.label}: tool lists change between turns only`);
+    if (type === 'toolsChanged' && turn)
+      out.push(`pairing: toolsChanged at ${at} inside ${turn.label}: tool lists change between turns only`);
     if (!TURN_SCOPED.has(type)) return;
     if (!turn) {
       out.push(`pairing: ${type} at ${at} outside a turn`);
@@ -127,7 +140,8 @@ function onTurnEvent(logged: LoggedEvent, turn: OpenTurn, out: string[]): void {
       } else if (turn.firstMessageStartAt !== null) {
         out.push(`pairing: second messageStart at ${at} in ${turn.label} (first at ${turn.firstMessageStartAt})`);
       }
-      if (!turn.sawModelCall) out.push(`pairing: messageStart at ${at} has no beforeModelCall before it in ${turn.label}`);
+      if (!turn.sawModelCall)
+        out.push(`pairing: messageStart at ${at} has no beforeModelCall before it in ${turn.label}`);
       turn.firstMessageStartAt ??= at;
       turn.openMessageAt = at;
       return;
@@ -150,17 +164,26 @@ function onTurnEvent(logged: LoggedEvent, turn: OpenTurn, out: string[]): void {
   }
 }
 
-function checkAgentEnds(runId: string, events: readonly LoggedEvent[], agentEnds: readonly LoggedEvent[], out: string[]): void {
+function checkAgentEnds(
+  runId: string,
+  events: readonly LoggedEvent[],
+  agentEnds: readonly LoggedEvent[],
+  out: string[],
+): void {
   if (agentEnds.length === 0) {
     out.push(`pairing: run ${runId} has no agentEnd`);
     return;
   }
   if (agentEnds.length > 1) {
-    out.push(`pairing: run ${runId} has ${agentEnds.length} agentEnd events (${agentEnds.map((e) => e.at).join(', ')})`);
+    out.push(
+      `pairing: run ${runId} has ${agentEnds.length} agentEnd events (${agentEnds.map((e) => e.at).join(', ')})`,
+    );
   }
   const last = events[events.length - 1];
   if (last.event.type !== 'agentEnd') {
     const lastEnd = agentEnds[agentEnds.length - 1];
-    out.push(`pairing: agentEnd at ${lastEnd.at} is not the last event of run ${runId} (the run ends with ${last.event.type} at ${last.at})`);
+    out.push(
+      `pairing: agentEnd at ${lastEnd.at} is not the last event of run ${runId} (the run ends with ${last.event.type} at ${last.at})`,
+    );
   }
 }

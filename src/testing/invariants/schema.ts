@@ -7,7 +7,9 @@ const REPORTED_ELSEWHERE = new Set<PropertyKey>(['runId', 'seq', 'turnIndex']);
 const MAX_ISSUES = 3;
 
 function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
-  const shown = issues.slice(0, MAX_ISSUES).map((issue) => `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`);
+  const shown = issues
+    .slice(0, MAX_ISSUES)
+    .map((issue) => `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`);
   const more = issues.length > MAX_ISSUES ? ` (+${issues.length - MAX_ISSUES} more)` : '';
   return shown.join('; ') + more;
 }
@@ -52,7 +54,7 @@ export function checkEventShape(
     if (view.prefix > from) seen.prefixes.set(view.items, view.prefix);
     view.tail.forEach((message, i) => check(message, view.prefix + i));
   } else if (hasMessages) {
-    ((event as { messages: unknown[] }).messages).forEach(check);
+    (event as { messages: unknown[] }).messages.forEach(check);
   }
   const reportedElsewhere = (issue: z.core.$ZodIssue) =>
     issue.path.length === 1 && REPORTED_ELSEWHERE.has(issue.path[0] as PropertyKey);

@@ -45,7 +45,9 @@ export class TurnToolTracker {
       case 'toolApprovalRequested': {
         const state = this.approvalOf(id);
         if (state.openAt !== null) {
-          this.out.push(`pairing: toolApprovalRequested for ${id} at ${at} while the request at ${state.openAt} is unresolved`);
+          this.out.push(
+            `pairing: toolApprovalRequested for ${id} at ${at} while the request at ${state.openAt} is unresolved`,
+          );
         }
         state.openAt = at;
         break;
@@ -77,10 +79,12 @@ export class TurnToolTracker {
    */
   close(committedCalls: readonly CallRef[]): void {
     for (const [id, state] of this.approvals) {
-      if (state.openAt !== null) this.out.push(`pairing: toolApprovalRequested for ${id} at ${state.openAt} is never resolved`);
+      if (state.openAt !== null)
+        this.out.push(`pairing: toolApprovalRequested for ${id} at ${state.openAt} is never resolved`);
     }
     for (const [id, start] of this.starts) {
-      if (!this.ends.has(id)) this.out.push(`pairing: toolExecutionStart for ${id} at ${start.at} has no toolExecutionEnd`);
+      if (!this.ends.has(id))
+        this.out.push(`pairing: toolExecutionStart for ${id} at ${start.at} has no toolExecutionEnd`);
     }
     for (const call of committedCalls) {
       if (!this.ends.has(call.id) && !this.starts.has(call.id)) {
@@ -106,7 +110,9 @@ export class TurnToolTracker {
         `parity: ${event.type} at ${at} for ${event.toolCallId} (${event.toolName}) is not a tool call of ${this.turnLabel}'s assistant (messageEnd at ${this.callsAt})`,
       );
     } else if (call.name !== event.toolName) {
-      this.out.push(`parity: ${event.type} at ${at} for ${event.toolCallId} names tool ${event.toolName} but the call is ${call.name}`);
+      this.out.push(
+        `parity: ${event.type} at ${at} for ${event.toolCallId} names tool ${event.toolName} but the call is ${call.name}`,
+      );
     }
   }
 
@@ -118,12 +124,17 @@ export class TurnToolTracker {
       return;
     }
     const ended = this.ends.get(id);
-    if (ended) this.out.push(`pairing: toolExecutionStart for ${id} at ${at} comes after its toolExecutionEnd at ${ended.at}`);
+    if (ended)
+      this.out.push(`pairing: toolExecutionStart for ${id} at ${at} comes after its toolExecutionEnd at ${ended.at}`);
     const approval = this.approvals.get(id);
     if (approval?.openAt != null) {
-      this.out.push(`pairing: toolExecutionStart for ${id} at ${at} comes before its approval (requested at ${approval.openAt}) was resolved`);
+      this.out.push(
+        `pairing: toolExecutionStart for ${id} at ${at} comes before its approval (requested at ${approval.openAt}) was resolved`,
+      );
     } else if (approval?.lastDecision && !approval.lastDecision.approved) {
-      this.out.push(`pairing: toolExecutionStart for ${id} at ${at} follows a denied approval at ${approval.lastDecision.at}`);
+      this.out.push(
+        `pairing: toolExecutionStart for ${id} at ${at} follows a denied approval at ${approval.lastDecision.at}`,
+      );
     }
     this.starts.set(id, { at, name: event.toolName });
   }
@@ -136,7 +147,9 @@ export class TurnToolTracker {
     }
     const start = this.starts.get(id);
     if (!start) {
-      this.out.push(`attribution: toolExecutionUpdate at ${at} for ${id} (${event.toolName}) has no started call in ${this.turnLabel}`);
+      this.out.push(
+        `attribution: toolExecutionUpdate at ${at} for ${id} (${event.toolName}) has no started call in ${this.turnLabel}`,
+      );
       return;
     }
     if (start.name !== event.toolName) {
@@ -145,6 +158,9 @@ export class TurnToolTracker {
       );
     }
     const end = this.ends.get(id);
-    if (end) this.out.push(`attribution: toolExecutionUpdate at ${at} for ${id} (${event.toolName}) comes after its toolExecutionEnd at ${end.at}`);
+    if (end)
+      this.out.push(
+        `attribution: toolExecutionUpdate at ${at} for ${id} (${event.toolName}) comes after its toolExecutionEnd at ${end.at}`,
+      );
   }
 }

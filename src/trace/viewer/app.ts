@@ -1,6 +1,14 @@
 import type { TraceEntry } from '../format.js';
 import { createChartPanels, highlightCharts, type ChartPanel } from './charts.js';
-import { actorStatesAt, actorTitle, agentEntries, describeValue, readTraceText, type ViewerModel, type ViewerStep } from './model.js';
+import {
+  actorStatesAt,
+  actorTitle,
+  agentEntries,
+  describeValue,
+  readTraceText,
+  type ViewerModel,
+  type ViewerStep,
+} from './model.js';
 import { renderTimeline, formatMs } from './timeline.js';
 import { buildTimeline, type TimelineData } from './timeline-model.js';
 
@@ -59,7 +67,8 @@ export function startViewer(doc: Document): ViewerApi {
     const agent = agentEntries(model);
     const timeline = buildTimeline(agent);
     const last = model.entries.at(-1);
-    byId('summary').textContent = `${model.actors.size} actors · ${model.steps.length} steps · ${timeline.turns.length} turns · ${agent.length} agent events · ${formatMs(last?.t ?? 0)}`;
+    byId('summary').textContent =
+      `${model.actors.size} actors · ${model.steps.length} steps · ${timeline.turns.length} turns · ${agent.length} agent events · ${formatMs(last?.t ?? 0)}`;
     const panels = createChartPanels(doc, byId('charts'), model, svgs);
     slider.max = String(Math.max(model.steps.length - 1, 0));
     loaded = { model, timeline, panels, step: 0 };
@@ -73,12 +82,17 @@ export function startViewer(doc: Document): ViewerApi {
     const step = Math.min(Math.max(Math.trunc(requested), 0), Math.max(model.steps.length - 1, 0));
     loaded.step = step;
     const current: ViewerStep | null = model.steps[step] ?? null;
-    const cursor = current ? { entry: current.entry, t: current.t } : { entry: model.entries.length - 1, t: model.entries.at(-1)?.t ?? 0 };
+    const cursor = current
+      ? { entry: current.entry, t: current.t }
+      : { entry: model.entries.length - 1, t: model.entries.at(-1)?.t ?? 0 };
     const states = actorStatesAt(model, cursor.entry);
     highlightCharts(loaded.panels, model, states, current, cursor.entry);
     renderTimeline(doc, byId('timeline'), loaded.timeline, cursor);
     slider.value = String(step);
-    byId('step-label').textContent = model.steps.length === 0 ? 'no transitions recorded' : `step ${step + 1} / ${model.steps.length} · ${formatMs(cursor.t)}`;
+    byId('step-label').textContent =
+      model.steps.length === 0
+        ? 'no transitions recorded'
+        : `step ${step + 1} / ${model.steps.length} · ${formatMs(cursor.t)}`;
     byId('step-title').textContent = current ? describeStep(model, current) : '';
     const previous = step > 0 ? model.steps[step - 1].entry : -1;
     renderEntries(doc, byId('step-entries'), model, model.entries.slice(previous + 1, cursor.entry + 1));
@@ -107,7 +121,8 @@ export function startViewer(doc: Document): ViewerApi {
   const readFile = (file: File) => {
     file.text().then(
       (text) => load(text, file.name),
-      (error: unknown) => showError(`Could not read ${file.name}: ${error instanceof Error ? error.message : String(error)}`),
+      (error: unknown) =>
+        showError(`Could not read ${file.name}: ${error instanceof Error ? error.message : String(error)}`),
     );
   };
   fileInput.addEventListener('change', () => {
@@ -134,7 +149,8 @@ export function startViewer(doc: Document): ViewerApi {
   const view = doc.defaultView as (Window & { agentchartViewer?: ViewerApi }) | null;
   if (view) view.agentchartViewer = api;
   const embedded = doc.getElementById('trace-data');
-  if (embedded && embedded.textContent && embedded.textContent.trim() !== '') load(embedded.textContent, embedded.dataset.name ?? 'embedded trace');
+  if (embedded && embedded.textContent && embedded.textContent.trim() !== '')
+    load(embedded.textContent, embedded.dataset.name ?? 'embedded trace');
   return api;
 }
 
@@ -150,7 +166,8 @@ export function describeStep(model: ViewerModel, step: ViewerStep): string {
   const actor = model.actors.get(step.sessionId);
   const name = actor ? actorTitle(model, actor) : actorName(model, step.sessionId);
   const who = actor?.machineId && actor.machineId !== name ? `${name} (${actor.machineId})` : name;
-  if (step.kind === 'snapshot') return `${who} · ${describeValue(step.value)} · ${step.status} · after ${step.eventType}`;
+  if (step.kind === 'snapshot')
+    return `${who} · ${describeValue(step.value)} · ${step.status} · after ${step.eventType}`;
   const moves = step.edges.map((edge) => `${local(edge.source)} → ${local(edge.target)}`).join(', ');
   return `${who} · ${moves || 'no state change'} · on ${step.eventType}`;
 }

@@ -1,5 +1,13 @@
 import type { MachineOutlineNode } from '../format.js';
-import { activeStateIds, actorTitle, describeValue, type ActorState, type ViewerActor, type ViewerModel, type ViewerStep } from './model.js';
+import {
+  activeStateIds,
+  actorTitle,
+  describeValue,
+  type ActorState,
+  type ViewerActor,
+  type ViewerModel,
+  type ViewerStep,
+} from './model.js';
 import { fitLabels, frame, viewBoxOf, type DiagramView } from './svg.js';
 
 /**
@@ -23,7 +31,12 @@ export interface ChartPanel {
 
 const MAX_CHIPS = 12;
 
-export function createChartPanels(doc: Document, container: HTMLElement, model: ViewerModel, svgs: ReadonlyMap<string, string>): ChartPanel[] {
+export function createChartPanels(
+  doc: Document,
+  container: HTMLElement,
+  model: ViewerModel,
+  svgs: ReadonlyMap<string, string>,
+): ChartPanel[] {
   container.replaceChildren();
   const panels: ChartPanel[] = [];
   for (const [machineId, root] of model.machines) {
@@ -43,7 +56,16 @@ export function createChartPanels(doc: Document, container: HTMLElement, model: 
     element.append(heading, chips, drawing);
     container.append(element);
 
-    const panel: ChartPanel = { machineId, root, element, chips, states: new Map(), edges: new Map(), compound: compoundIds(root), view: null };
+    const panel: ChartPanel = {
+      machineId,
+      root,
+      element,
+      chips,
+      states: new Map(),
+      edges: new Map(),
+      compound: compoundIds(root),
+      view: null,
+    };
     const svg = svgs.get(machineId);
     if (svg) {
       attachSvg(drawing, svg, panel);
@@ -64,7 +86,8 @@ function compoundIds(root: MachineOutlineNode): Set<string> {
   return ids;
 }
 
-const addTo = (map: Map<string, Element[]>, key: string, element: Element) => map.set(key, [...(map.get(key) ?? []), element]);
+const addTo = (map: Map<string, Element[]>, key: string, element: Element) =>
+  map.set(key, [...(map.get(key) ?? []), element]);
 
 function attachSvg(drawing: HTMLElement, svgText: string, panel: ChartPanel): void {
   drawing.classList.add('svg');
@@ -107,7 +130,13 @@ function followToggle(doc: Document, view: DiagramView): HTMLElement {
   return button;
 }
 
-function drawTree(doc: Document, parent: HTMLElement, node: MachineOutlineNode, panel: ChartPanel, isRoot: boolean): void {
+function drawTree(
+  doc: Document,
+  parent: HTMLElement,
+  node: MachineOutlineNode,
+  panel: ChartPanel,
+  isRoot: boolean,
+): void {
   const box = doc.createElement('div');
   box.className = `state state-${node.type}`;
   if (!isRoot) {
@@ -139,13 +168,21 @@ export function shownInstances(actors: ViewerActor[], states: ReadonlyMap<string
   return latest ? [latest] : [];
 }
 
-export function highlightCharts(panels: ChartPanel[], model: ViewerModel, states: ReadonlyMap<string, ActorState>, step: ViewerStep | null, cursor: number): void {
+export function highlightCharts(
+  panels: ChartPanel[],
+  model: ViewerModel,
+  states: ReadonlyMap<string, ActorState>,
+  step: ViewerStep | null,
+  cursor: number,
+): void {
   const stepActor = step ? model.actors.get(step.sessionId) : undefined;
   for (const panel of panels) {
     for (const elements of [...panel.states.values(), ...panel.edges.values()]) {
       for (const element of elements) element.classList.remove('active', 'from', 'taken');
     }
-    const instances = [...model.actors.values()].filter((actor) => actor.machineId === panel.machineId && actor.createdAt <= cursor);
+    const instances = [...model.actors.values()].filter(
+      (actor) => actor.machineId === panel.machineId && actor.createdAt <= cursor,
+    );
     const shown = shownInstances(instances, states);
     const active = new Set<string>();
     for (const actor of shown) {
@@ -201,9 +238,14 @@ function renderChips(
     const chip = chipOf(actor, shown.includes(actor) ? 'shown' : 'recent', actorTitle(model, actor));
     // The machine actors this one runs now (a turn's tool calls), drawn under it.
     const children = [...model.actors.values()].filter(
-      (child) => child.parentId === actor.sessionId && child.machineId !== null && states.get(child.sessionId)?.status === 'active',
+      (child) =>
+        child.parentId === actor.sessionId &&
+        child.machineId !== null &&
+        states.get(child.sessionId)?.status === 'active',
     );
-    return shown.includes(actor) ? [chip, ...children.map((child) => chipOf(child, 'child', `↳ ${child.label}`))] : [chip];
+    return shown.includes(actor)
+      ? [chip, ...children.map((child) => chipOf(child, 'child', `↳ ${child.label}`))]
+      : [chip];
   });
   const hidden = instances.length - listed.length;
   if (hidden > 0) {

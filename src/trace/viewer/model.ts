@@ -47,7 +47,16 @@ export interface ActorState {
   changedAt: number;
 }
 
-const ENTRY_KINDS = new Set(['machine', 'actor', 'event', 'action', 'transition', 'snapshot', 'agent', 'recorderError']);
+const ENTRY_KINDS = new Set([
+  'machine',
+  'actor',
+  'event',
+  'action',
+  'transition',
+  'snapshot',
+  'agent',
+  'recorderError',
+]);
 
 /** Reads JSONL trace text; throws an Error naming the first bad line. Unknown kinds are skipped (newer recorders). */
 export function readTraceText(text: string): ViewerModel {
@@ -65,13 +74,18 @@ export function readTraceText(text: string): ViewerModel {
     }
     const record = value as { kind?: unknown; format?: unknown; version?: unknown; i?: unknown; t?: unknown };
     if (header === null) {
-      if (record.kind !== 'header' || record.format !== 'agentchart-trace') throw new Error(`line ${index + 1}: not an agentchart trace (no header line)`);
-      if (record.version !== 1) throw new Error(`line ${index + 1}: trace version ${String(record.version)} is not supported (this viewer reads version 1)`);
+      if (record.kind !== 'header' || record.format !== 'agentchart-trace')
+        throw new Error(`line ${index + 1}: not an agentchart trace (no header line)`);
+      if (record.version !== 1)
+        throw new Error(
+          `line ${index + 1}: trace version ${String(record.version)} is not supported (this viewer reads version 1)`,
+        );
       header = value as TraceHeader;
       continue;
     }
     if (typeof record.kind !== 'string' || !ENTRY_KINDS.has(record.kind)) continue;
-    if (typeof record.i !== 'number' || typeof record.t !== 'number') throw new Error(`line ${index + 1}: an entry needs numeric "i" and "t"`);
+    if (typeof record.i !== 'number' || typeof record.t !== 'number')
+      throw new Error(`line ${index + 1}: an entry needs numeric "i" and "t"`);
     entries.push(value as TraceEntry);
   }
   if (header === null) throw new Error('the file is empty');
@@ -98,22 +112,46 @@ export function buildModel(header: TraceHeader, entries: TraceEntry[]): ViewerMo
     } else if (entry.kind === 'transition') {
       const status = statusAfterMicrostep(machines, actors.get(entry.sessionId), entry.value);
       current.set(entry.sessionId, { value: JSON.stringify(entry.value), status });
-      const edges = entry.transitions.flatMap((transition) => transition.targets.map((target) => ({ source: transition.source, target })));
-      steps.push({ entry: index, t: entry.t, sessionId: entry.sessionId, kind: 'transition', eventType: entry.eventType, value: entry.value, status, edges });
+      const edges = entry.transitions.flatMap((transition) =>
+        transition.targets.map((target) => ({ source: transition.source, target })),
+      );
+      steps.push({
+        entry: index,
+        t: entry.t,
+        sessionId: entry.sessionId,
+        kind: 'transition',
+        eventType: entry.eventType,
+        value: entry.value,
+        status,
+        edges,
+      });
     } else if (entry.kind === 'snapshot') {
       const before = current.get(entry.sessionId);
       const value = JSON.stringify(entry.value);
       current.set(entry.sessionId, { value, status: entry.status });
       // A snapshot after a macrostep repeats the last microstep's value: a step only when something changed.
       if (before && before.value === value && before.status === entry.status) return;
-      steps.push({ entry: index, t: entry.t, sessionId: entry.sessionId, kind: 'snapshot', eventType: entry.eventType, value: entry.value, status: entry.status, edges: [] });
+      steps.push({
+        entry: index,
+        t: entry.t,
+        sessionId: entry.sessionId,
+        kind: 'snapshot',
+        eventType: entry.eventType,
+        value: entry.value,
+        status: entry.status,
+        edges: [],
+      });
     }
   });
   return { header, entries, machines, actors, steps };
 }
 
 /** A microstep into a top-level final state ends the actor, before its last snapshot is reported. */
-function statusAfterMicrostep(machines: ReadonlyMap<string, MachineOutlineNode>, actor: ViewerActor | undefined, value: StateValue): ActorStatus {
+function statusAfterMicrostep(
+  machines: ReadonlyMap<string, MachineOutlineNode>,
+  actor: ViewerActor | undefined,
+  value: StateValue,
+): ActorStatus {
   const root = actor?.machineId ? machines.get(actor.machineId) : undefined;
   const top = typeof value === 'string' ? root?.states.find((state) => state.key === value) : undefined;
   return top?.type === 'final' ? 'done' : 'active';
@@ -126,12 +164,20 @@ export function actorStatesAt(model: ViewerModel, entry: number): Map<string, Ac
   for (let index = 0; index <= last; index++) {
     const item = model.entries[index];
     if (item.kind === 'transition') {
-      states.set(item.sessionId, { value: item.value, status: statusAfterMicrostep(model.machines, model.actors.get(item.sessionId), item.value), changedAt: index });
-    }
-    else if (item.kind === 'snapshot') {
+      states.set(item.sessionId, {
+        value: item.value,
+        status: statusAfterMicrostep(model.machines, model.actors.get(item.sessionId), item.value),
+        changedAt: index,
+      });
+    } else if (item.kind === 'snapshot') {
       const before = states.get(item.sessionId);
-      const same = before && before.status === item.status && JSON.stringify(before.value) === JSON.stringify(item.value);
-      states.set(item.sessionId, { value: item.value, status: item.status, changedAt: same && before ? before.changedAt : index });
+      const same =
+        before && before.status === item.status && JSON.stringify(before.value) === JSON.stringify(item.value);
+      states.set(item.sessionId, {
+        value: item.value,
+        status: item.status,
+        changedAt: same && before ? before.changedAt : index,
+      });
     }
   }
   return states;
@@ -180,5 +226,7 @@ export function agentEntries(model: ViewerModel): Array<{ entry: number; t: numb
  */
 export function actorTitle(model: Pick<ViewerModel, 'actors'>, actor: ViewerActor): string {
   const parent = actor.parentId ? model.actors.get(actor.parentId) : undefined;
-  return parent && parent.parentId !== null && parent.machineId !== null ? `${parent.label} › ${actor.label}` : actor.label;
+  return parent && parent.parentId !== null && parent.machineId !== null
+    ? `${parent.label} › ${actor.label}`
+    : actor.label;
 }

@@ -86,7 +86,13 @@ export function buildTimeline(items: ReadonlyArray<{ entry: number; t: number; e
         model.spans.push({ kind: 'model', from: at, to: null, status: 'open', title: `model call: ${event.model}` });
         break;
       case 'messageEnd': {
-        const span = openSpan(model, 'model') ?? { kind: 'model' as const, from: at, to: null, status: 'open' as const, title: 'model' };
+        const span = openSpan(model, 'model') ?? {
+          kind: 'model' as const,
+          from: at,
+          to: null,
+          status: 'open' as const,
+          title: 'model',
+        };
         if (!model.spans.includes(span)) model.spans.push(span);
         span.to = at;
         const stop = event.message.stopReason;
@@ -94,7 +100,8 @@ export function buildTimeline(items: ReadonlyArray<{ entry: number; t: number; e
         const calls = event.message.content.filter((block) => block.type === 'toolCall');
         span.title = `${span.title} → ${stop}${calls.length > 0 ? `, ${calls.length} tool call${calls.length === 1 ? '' : 's'}` : ''}`;
         // Lanes in the order the model asked for the calls, before any of them starts.
-        for (const call of calls) if (call.type === 'toolCall') laneOf(turn, `tool:${call.id}`, 'tool', `${call.name} · ${call.id}`);
+        for (const call of calls)
+          if (call.type === 'toolCall') laneOf(turn, `tool:${call.id}`, 'tool', `${call.name} · ${call.id}`);
         break;
       }
       case 'retry': {
@@ -130,7 +137,13 @@ export function buildTimeline(items: ReadonlyArray<{ entry: number; t: number; e
       }
       case 'toolExecutionStart': {
         const lane = laneOf(turn, `tool:${event.toolCallId}`, 'tool', `${event.toolName} · ${event.toolCallId}`);
-        lane.spans.push({ kind: 'execution', from: at, to: null, status: 'open', title: `${event.toolName}(${short(JSON.stringify(event.arguments), 80)})` });
+        lane.spans.push({
+          kind: 'execution',
+          from: at,
+          to: null,
+          status: 'open',
+          title: `${event.toolName}(${short(JSON.stringify(event.arguments), 80)})`,
+        });
         break;
       }
       case 'toolExecutionUpdate': {
@@ -141,7 +154,11 @@ export function buildTimeline(items: ReadonlyArray<{ entry: number; t: number; e
       case 'toolExecutionEnd': {
         const lane = laneOf(turn, `tool:${event.toolCallId}`, 'tool', `${event.toolName} · ${event.toolCallId}`);
         const span = openSpan(lane, 'execution');
-        const status: SpanStatus = event.isError ? (/^(aborted|cancelled):/.test(event.result) ? 'cancelled' : 'error') : 'ok';
+        const status: SpanStatus = event.isError
+          ? /^(aborted|cancelled):/.test(event.result)
+            ? 'cancelled'
+            : 'error'
+          : 'ok';
         if (span) {
           span.to = at;
           span.status = status;

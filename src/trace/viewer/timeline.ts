@@ -11,7 +11,12 @@ export interface TimelineCursor {
   t: number;
 }
 
-export function renderTimeline(doc: Document, container: HTMLElement, data: TimelineData, cursor: TimelineCursor): void {
+export function renderTimeline(
+  doc: Document,
+  container: HTMLElement,
+  data: TimelineData,
+  cursor: TimelineCursor,
+): void {
   const blocks: HTMLElement[] = [];
   if (data.session.length > 0) {
     const row = doc.createElement('div');
@@ -40,7 +45,13 @@ function renderTurn(doc: Document, turn: TimelineTurn, cursor: TimelineCursor): 
   section.className = `turn${turn.start.entry > cursor.entry ? ' future' : ''}`;
   section.dataset.turn = String(turn.turnIndex);
   const t0 = turn.start.t;
-  const t1 = Math.max(turn.end?.t ?? t0, ...turn.lanes.flatMap((lane) => [...lane.spans.flatMap((span) => [span.from.t, span.to?.t ?? span.from.t]), ...lane.ticks.map((tick) => tick.t)]));
+  const t1 = Math.max(
+    turn.end?.t ?? t0,
+    ...turn.lanes.flatMap((lane) => [
+      ...lane.spans.flatMap((span) => [span.from.t, span.to?.t ?? span.from.t]),
+      ...lane.ticks.map((tick) => tick.t),
+    ]),
+  );
   const span = Math.max(t1 - t0, 0.001);
   const pct = (t: number) => `${(Math.min(Math.max((t - t0) / span, 0), 1) * 100).toFixed(3)}%`;
 
@@ -62,7 +73,12 @@ function renderTurn(doc: Document, turn: TimelineTurn, cursor: TimelineCursor): 
   return section;
 }
 
-function renderLane(doc: Document, lane: TimelineLane, cursor: TimelineCursor, pct: (t: number) => string): HTMLElement {
+function renderLane(
+  doc: Document,
+  lane: TimelineLane,
+  cursor: TimelineCursor,
+  pct: (t: number) => string,
+): HTMLElement {
   const row = doc.createElement('div');
   row.className = `lane lane-${lane.kind}`;
   row.dataset.lane = lane.id;
@@ -84,7 +100,12 @@ function renderLane(doc: Document, lane: TimelineLane, cursor: TimelineCursor, p
   return row;
 }
 
-function renderSpan(doc: Document, item: TimelineSpan, cursor: TimelineCursor, pct: (t: number) => string): HTMLElement {
+function renderSpan(
+  doc: Document,
+  item: TimelineSpan,
+  cursor: TimelineCursor,
+  pct: (t: number) => string,
+): HTMLElement {
   const bar = doc.createElement('span');
   const started = item.from.entry <= cursor.entry;
   const finished = item.to !== null && item.to.entry <= cursor.entry;

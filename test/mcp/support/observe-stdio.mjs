@@ -9,7 +9,8 @@ if (file) {
   const push = stdin.push.bind(stdin);
   // Every chunk the server reads passes through push(); observing it leaves the stream's flow untouched.
   stdin.push = (chunk, encoding) => {
-    if (chunk !== null && chunk !== undefined) appendFileSync(file, typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+    if (chunk !== null && chunk !== undefined)
+      appendFileSync(file, typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
     return push(chunk, encoding);
   };
 }

@@ -60,7 +60,10 @@ export class ServerLog {
 
   /** JSON-RPC messages the server received with this method. */
   received(method: string): Array<{ id?: number; params?: Record<string, unknown> }> {
-    return this.entries().filter((entry) => entry.method === method) as Array<{ id?: number; params?: Record<string, unknown> }>;
+    return this.entries().filter((entry) => entry.method === method) as Array<{
+      id?: number;
+      params?: Record<string, unknown>;
+    }>;
   }
 }
 
@@ -120,7 +123,10 @@ export async function startEverythingHttp(port = 0): Promise<HttpServer> {
  * Closes a toolset whose server may still be running a cancelled call: the SDK waits up to 2 s for
  * a stdio server to exit after closing its stdin, so the test kills the process as well.
  */
-export async function closeQuickly(toolset: { close(): Promise<void> } | undefined, log: ServerLog | undefined): Promise<void> {
+export async function closeQuickly(
+  toolset: { close(): Promise<void> } | undefined,
+  log: ServerLog | undefined,
+): Promise<void> {
   if (!toolset) return;
   const closing = toolset.close();
   const pid = log?.pids().at(-1);
@@ -140,7 +146,10 @@ export async function eventually<T>(check: () => T | undefined, what: string, ti
 }
 
 /** Runs `act` once, at the run's first toolExecutionUpdate (a call is then surely in flight). */
-export function atFirstUpdate(run: { events: { subscribe(next: (event: { type: string }) => void): unknown } }, act: () => void): void {
+export function atFirstUpdate(
+  run: { events: { subscribe(next: (event: { type: string }) => void): unknown } },
+  act: () => void,
+): void {
   let done = false;
   run.events.subscribe((event) => {
     if (event.type !== 'toolExecutionUpdate' || done) return;

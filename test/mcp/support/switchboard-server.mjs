@@ -6,12 +6,22 @@ import { z } from 'zod';
 
 const server = new McpServer({ name: 'switchboard', version: '1.0.0' });
 const text = (value) => ({ content: [{ type: 'text', text: value }] });
-const extra = server.registerTool('extra', { description: 'A tool that appears later.', inputSchema: { word: z.string() } }, ({ word }) => text(`extra ${word}`));
+const extra = server.registerTool(
+  'extra',
+  { description: 'A tool that appears later.', inputSchema: { word: z.string() } },
+  ({ word }) => text(`extra ${word}`),
+);
 extra.disable();
-const retired = server.registerTool('retired', { description: 'A tool that goes away.', inputSchema: {} }, () => text('retired'));
-server.registerTool('switch', { description: 'Enables "extra" and removes "retired".', inputSchema: {}, annotations: { readOnlyHint: false } }, () => {
-  extra.enable();
-  retired.remove();
-  return text('switched');
-});
+const retired = server.registerTool('retired', { description: 'A tool that goes away.', inputSchema: {} }, () =>
+  text('retired'),
+);
+server.registerTool(
+  'switch',
+  { description: 'Enables "extra" and removes "retired".', inputSchema: {}, annotations: { readOnlyHint: false } },
+  () => {
+    extra.enable();
+    retired.remove();
+    return text('switched');
+  },
+);
 await server.connect(new StdioServerTransport());

@@ -9,7 +9,9 @@ import type { StateGraph } from './explore.js';
 export function restingStates(machine: AnyStateMachine): string[] {
   return allStates(chartOf(machine))
     .filter((state) => state.type === 'atomic' || state.type === 'final')
-    .filter((state) => !state.transitions.some((transition) => transition.kind === 'always' && transition.guard === null))
+    .filter(
+      (state) => !state.transitions.some((transition) => transition.kind === 'always' && transition.guard === null),
+    )
     .map((state) => state.id)
     .sort();
 }
@@ -18,7 +20,8 @@ export function restingStates(machine: AnyStateMachine): string[] {
 export function visitedStates<TMachine extends AnyStateMachine, TEnv>(graph: StateGraph<TMachine, TEnv>): Set<string> {
   const visited = new Set<string>();
   for (const node of graph.nodes.values()) {
-    for (const stateNode of (node.walk.snapshot as unknown as { _nodes: ReadonlyArray<{ id: string; type: string }> })._nodes) {
+    for (const stateNode of (node.walk.snapshot as unknown as { _nodes: ReadonlyArray<{ id: string; type: string }> })
+      ._nodes) {
       if (stateNode.type === 'atomic' || stateNode.type === 'final') visited.add(stateNode.id);
     }
   }

@@ -1,4 +1,12 @@
-import { createEmptyActor, type ActorLogic, type AnyActorScope, type AnyEventObject, type AnyStateMachine, type InputFrom, type Snapshot } from 'xstate';
+import {
+  createEmptyActor,
+  type ActorLogic,
+  type AnyActorScope,
+  type AnyEventObject,
+  type AnyStateMachine,
+  type InputFrom,
+  type Snapshot,
+} from 'xstate';
 import { getAdjacencyMap, type TraversalOptions } from 'xstate/graph';
 import { canonicalJson } from './canonical.js';
 
@@ -141,7 +149,12 @@ export function explore<TMachine extends AnyStateMachine, TEnv>(
   const keyOf = (walk: W): string => {
     let key = keys.get(walk);
     if (key === undefined) {
-      key = canonicalJson({ value: walk.snapshot.value, context: walk.snapshot.context, status: walk.status, env: walk.env });
+      key = canonicalJson({
+        value: walk.snapshot.value,
+        context: walk.snapshot.context,
+        status: walk.status,
+        env: walk.env,
+      });
       keys.set(walk, key);
     }
     return key;
@@ -159,11 +172,15 @@ export function explore<TMachine extends AnyStateMachine, TEnv>(
     }
   };
 
-  const [initialSnapshot, initialEffects] = run(() => machine.getInitialSnapshot(scope, options.input) as MachineSnapshotOf<TMachine>);
+  const [initialSnapshot, initialEffects] = run(
+    () => machine.getInitialSnapshot(scope, options.input) as MachineSnapshotOf<TMachine>,
+  );
   const initial = walkOf(initialSnapshot, environment.initial, initialEffects);
   const logic: ActorLogic<W, E, undefined> = {
     transition: (walk, graphEvent) => {
-      const [next, effects] = run(() => machine.transition(walk.snapshot, graphEvent.move.event, scope) as MachineSnapshotOf<TMachine>);
+      const [next, effects] = run(
+        () => machine.transition(walk.snapshot, graphEvent.move.event, scope) as MachineSnapshotOf<TMachine>,
+      );
       return walkOf(next, environment.remember(walk.env, graphEvent.move, effects, next), effects);
     },
     getInitialSnapshot: () => initial,
@@ -175,7 +192,8 @@ export function explore<TMachine extends AnyStateMachine, TEnv>(
     limit: options.limit,
     serializeState: (walk) => keyOf(walk),
     serializeEvent: (event) => event.type,
-    events: (walk) => (walk.status === 'active' ? environment.moves(walk).map((move) => ({ type: move.label, move })) : []),
+    events: (walk) =>
+      walk.status === 'active' ? environment.moves(walk).map((move) => ({ type: move.label, move })) : [],
   };
   const adjacency = getAdjacencyMap(logic, traversal);
 
@@ -183,7 +201,11 @@ export function explore<TMachine extends AnyStateMachine, TEnv>(
   let edgeCount = 0;
   for (const [key, value] of Object.entries(adjacency)) {
     const transitions = Object.values(value.transitions) as Array<{ event: E; state: W }>;
-    const edges = transitions.map(({ event, state }) => ({ label: event.type, to: keyOf(state), effects: state.effects }));
+    const edges = transitions.map(({ event, state }) => ({
+      label: event.type,
+      to: keyOf(state),
+      effects: state.effects,
+    }));
     edgeCount += edges.length;
     nodes.set(key, { key, walk: value.state, edges });
   }
@@ -194,7 +216,8 @@ export function explore<TMachine extends AnyStateMachine, TEnv>(
 export function activeInvocations(snapshot: { _nodes: ReadonlyArray<unknown> }): Array<{ id: string; src: string }> {
   const invocations: Array<{ id: string; src: string }> = [];
   for (const node of snapshot._nodes as ReadonlyArray<{ invoke: ReadonlyArray<{ id: string; src: unknown }> }>) {
-    for (const invoke of node.invoke) invocations.push({ id: invoke.id, src: typeof invoke.src === 'string' ? invoke.src : 'inline' });
+    for (const invoke of node.invoke)
+      invocations.push({ id: invoke.id, src: typeof invoke.src === 'string' ? invoke.src : 'inline' });
   }
   return invocations;
 }
@@ -202,8 +225,11 @@ export function activeInvocations(snapshot: { _nodes: ReadonlyArray<unknown> }):
 /** The delayed (`after`) transitions active in a snapshot, as the events their timers would raise. */
 export function activeDelays(snapshot: { _nodes: ReadonlyArray<unknown> }): Move[] {
   const moves: Move[] = [];
-  for (const node of snapshot._nodes as ReadonlyArray<{ after: ReadonlyArray<{ eventType: string; delay: string | number }> }>) {
-    for (const delayed of node.after) moves.push({ label: `after(${String(delayed.delay)})`, event: { type: delayed.eventType } });
+  for (const node of snapshot._nodes as ReadonlyArray<{
+    after: ReadonlyArray<{ eventType: string; delay: string | number }>;
+  }>) {
+    for (const delayed of node.after)
+      moves.push({ label: `after(${String(delayed.delay)})`, event: { type: delayed.eventType } });
   }
   return moves;
 }

@@ -31,7 +31,13 @@ export class Checks {
  */
 export interface Monitor<TMachine extends AnyStateMachine, TEnv, TObserved> {
   start(walk: Walk<TMachine, TEnv>, effects: readonly Effect[], checks: Checks): TObserved;
-  step(observed: TObserved, from: Walk<TMachine, TEnv>, edge: GraphEdge, to: Walk<TMachine, TEnv>, checks: Checks): TObserved;
+  step(
+    observed: TObserved,
+    from: Walk<TMachine, TEnv>,
+    edge: GraphEdge,
+    to: Walk<TMachine, TEnv>,
+    checks: Checks,
+  ): TObserved;
   end(observed: TObserved, last: Walk<TMachine, TEnv>, checks: Checks): void;
 }
 
@@ -77,7 +83,8 @@ export function checkEveryPath<TMachine extends AnyStateMachine, TEnv, TObserved
     }
     if (!continued) {
       stats.paths += 1;
-      if (stats.paths > maxPaths) throw new Error(`model checking: more than ${maxPaths} paths; tighten the environment's bounds`);
+      if (stats.paths > maxPaths)
+        throw new Error(`model checking: more than ${maxPaths} paths; tighten the environment's bounds`);
       stats.longest = Math.max(stats.longest, labels.length);
       checks.at(labels);
       monitor.end(observed, node.walk, checks);
@@ -115,7 +122,8 @@ export function checkAbortAlwaysEnds<TMachine extends AnyStateMachine, TEnv>(
       verdict = endsWell(node.walk);
     } else {
       const edges = node.edges.filter((edge) => edge.to !== key);
-      if (edges.length === 0) verdict = `stuck in ${JSON.stringify(node.walk.snapshot.value)} after ${trail.join(' → ')}`;
+      if (edges.length === 0)
+        verdict = `stuck in ${JSON.stringify(node.walk.snapshot.value)} after ${trail.join(' → ')}`;
       inProgress.add(key);
       for (const edge of edges) {
         verdict = verdictOf(edge.to, [...trail, edge.label]);
@@ -133,7 +141,11 @@ export function checkAbortAlwaysEnds<TMachine extends AnyStateMachine, TEnv>(
     checked += 1;
     const verdict = verdictOf(abort.to, [abortLabel]);
     checks.at([]);
-    checks.that(`${abortLabel} from ${JSON.stringify(node.walk.snapshot.value)} reaches a final state`, verdict === null, () => verdict ?? '');
+    checks.that(
+      `${abortLabel} from ${JSON.stringify(node.walk.snapshot.value)} reaches a final state`,
+      verdict === null,
+      () => verdict ?? '',
+    );
   }
   return checked;
 }
