@@ -1,7 +1,15 @@
 import { assign, fromPromise, sendTo, setup } from 'xstate';
 import type { Message } from '../src/domain/messages.js';
 import { toolCallsOf } from '../src/domain/messages.js';
-import type { MasterContext, MasterEvent, MasterInput, MasterOutput, QueueMode, RunEnd } from './master.types.js';
+import type {
+  MasterContext,
+  MasterEvent,
+  MasterInput,
+  MasterOutput,
+  QueueMode,
+  RunEnd,
+  TurnProgress,
+} from './master.types.js';
 import { turnMachine } from './turn.machine.js';
 import type { TurnInput, TurnOutput } from './turn.types.js';
 
@@ -9,6 +17,9 @@ import type { TurnInput, TurnOutput } from './turn.types.js';
  * The master machine's vocabulary: the named actors, guards and actions the chart in
  * master.machine.ts uses. Guards are pure; effects are placeholders `src/runtime` provides.
  */
+
+/** A turn no attempt of which has run yet. */
+export const FRESH_TURN: TurnProgress = { attempt: 'fresh', overflowUsed: false, steered: false, overflowView: null };
 
 const notProvided = (name: string) => () => {
   throw new Error(`agentchart: the runtime must provide the master machine's "${name}"`);
@@ -29,14 +40,12 @@ export function describeError(error: unknown): string {
   }
 }
 
-const TURN_DONE = 'xstate.done.actor.turn';
-
-/** The outcome being decided on: the turn's output where it arrives, else the one recorded. */
-function outcomeOf({ context, event }: { context: MasterContext; event: { type: string } }): TurnOutput {
-  if (event.type === TURN_DONE) return (event as unknown as { output: TurnOutput }).output;
-  if (!context.lastOutcome) throw new Error('agentchart: the master decided without a turn outcome');
-  return context.lastOutcome;
-}
+/**
+ * The outcome being decided on: the turn's output, from its done event. Every decision on an outcome runs in
+ * the step that event starts (eventless transitions see the event of their step), before or after it is recorded.
+ */
+const outcomeOf = ({ event }: { event: { type: string } }): TurnOutput =>
+  (event as unknown as { output: TurnOutput }).output;
 
 /**
  * One budget: model calls ≤ maxTurns × maxAttempts. A recovery (retry, fallback, overflow re-run)
@@ -53,7 +62,8 @@ export function turnInputOf(context: MasterContext): TurnInput {
   return {
     turnIndex: context.turnIndex,
     features: config.turnFeatures,
-    newMessages: turn.attempt === 'fresh' ? context.turnInput : [],
+    // Empty but for a fresh attempt: the turn's outcome, once recorded, clears it (a re-run sends nothing new).
+    newMessages: context.turnInput,
     attempt: turn.attempt,
     resume: turn.attempt === 'resumed' && context.resume?.at === 'turn' ? context.resume.turn : null,
     retryAvailable: counts.attemptsOnModel < config.maxAttempts && budget,
@@ -91,8 +101,6 @@ export const masterSetup = setup({
   guards: {
     turnWasAborted: (args) => outcomeOf(args).kind === 'aborted',
     policyStoppedSession: (args) => outcomeOf(args).kind === 'finished',
-    /** The turn announced turnStart (a pre-turn Stop ends the session before any). */
-    turnWasAnnounced: (args) => outcomeOf(args).turnEndReason !== null,
     /** The turn's failure was deferred to the master (retry, fallback, overflow): it is still open. */
     turnIsOpen: (args) => isDeferred(outcomeOf(args)),
     turnFailed: (args) => outcomeOf(args).kind === 'failure',
@@ -232,7 +240,7 @@ export const masterSetup = setup({
         pending: [],
         steeringQueue: steering.rest,
         counts: { ...context.counts, attemptsOnModel: 0, failedTurnRetries: context.counts.failedTurnRetries + 1 },
-        turn: { attempt: 'fresh' as const, overflowUsed: false, steered: false, overflowView: null },
+        turn: FRESH_TURN,
       };
     }),
     injectPostLoopMessages: assign({
@@ -270,7 +278,7 @@ function freshTurn(context: MasterContext): Partial<MasterContext> {
     pending: [],
     steeringQueue: steering.rest,
     counts: { ...context.counts, attemptsOnModel: 0, failedTurnRetries: 0 },
-    turn: { attempt: 'fresh', overflowUsed: false, steered: false, overflowView: null },
+    turn: FRESH_TURN,
   };
 }
 
