@@ -26,6 +26,7 @@ const notProvided = (name: string) => () => {
 };
 
 function take(queue: Message[], mode: QueueMode): { taken: Message[]; rest: Message[] } {
+  // Stryker disable next-line ConditionalExpression: a shortcut (no copies); the general case gives the same lists
   if (queue.length === 0) return { taken: [], rest: queue };
   return mode === 'all' ? { taken: queue, rest: [] } : { taken: queue.slice(0, 1), rest: queue.slice(1) };
 }
@@ -78,8 +79,8 @@ export function turnInputOf(context: MasterContext): TurnInput {
 const postLoopOutput = (event: { type: string }) =>
   (event as unknown as { output: { stopped: boolean; injected: Message[] } }).output;
 
-const isDeferred = (outcome: TurnOutput) =>
-  outcome.kind === 'failure' && (outcome.detail === 'retryable' || outcome.detail === 'overflow');
+/** Deferred to the master: a failure it promised to recover (only a failure carries these details). */
+const isDeferred = (outcome: TurnOutput) => outcome.detail === 'retryable' || outcome.detail === 'overflow';
 
 export const masterSetup = setup({
   types: {

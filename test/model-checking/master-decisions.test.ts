@@ -16,6 +16,7 @@ import { reachableTurnOutcomes } from './turn-outcomes.js';
 
 const TURN: TurnConfig = { name: 'no approvals', approvals: false, partition: 'valid', replies: STANDARD_REPLIES };
 const STEER = { type: 'STEER', message: { role: 'user', content: 'steer' } } as const;
+const NOTE = { role: 'user', content: 'a note from a policy' } as const;
 
 function started(input: MasterInput = session()) {
   const logic = provideMaster();
@@ -66,6 +67,20 @@ describe('master: decisions on a turn outcome', () => {
     expect(next.value).toEqual({ running: 'turn' });
     expect(next.context.turnInput).toEqual([STEER.message]);
     expect(next.context.steeringQueue).toEqual([]);
+  });
+
+  it('messages a post-turn policy injected open the next turn, after a text-only turn as after one with tools', () => {
+    const { logic, running } = started(session({ maxTurns: 3 }));
+    const text = outcomeOf(running.context, (output) => output.kind === 'success' && output.toolResults.length === 0);
+    const [afterText] = transition(logic, running, turnDone({ ...text, injected: [NOTE] }));
+    expect(afterText.value).toEqual({ running: 'turn' });
+    expect(afterText.context.turnInput).toEqual([NOTE]);
+    const tools = outcomeOf(running.context, (output) => output.kind === 'success' && output.toolResults.length > 0);
+    const [afterTools] = transition(logic, running, turnDone({ ...tools, injected: [NOTE] }));
+    expect(afterTools.context.turnInput).toEqual([NOTE]);
+    expect(afterTools.context.pending).toEqual([]);
+    const [plain] = transition(logic, running, turnDone(tools));
+    expect(plain.context.turnInput).toEqual([]);
   });
 });
 

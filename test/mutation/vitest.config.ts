@@ -7,13 +7,16 @@ import base from '../vitest.config.js';
 // changed target, guard or action apart, strongest and cheapest first. A static mutant (the chart's
 // config, evaluated when the module loads) runs all of them until one fails, so the order is the speed.
 const SUITES = [
+  // Targeted and cheap: the edges the explorations leave out.
+  'test/unit/tool-results.test.ts',
+  'test/unit/tool-call-logic.test.ts',
+  'test/model-checking/master-resume.test.ts',
+  'test/model-checking/master-decisions.test.ts',
   'test/model-checking/tool-call.test.ts',
   'test/model-checking/turn.test.ts',
   'test/model-checking/master.test.ts',
   'test/model-checking/broken-guards.test.ts',
   'test/model-checking/found-bugs.test.ts',
-  'test/model-checking/master-resume.test.ts',
-  'test/model-checking/master-decisions.test.ts',
   'test/scenarios/lifecycle.test.ts',
   'test/scenarios/tools-dispatch.test.ts',
   'test/scenarios/tools-approval.test.ts',
@@ -22,7 +25,17 @@ const SUITES = [
   'test/scenarios/cancellation.test.ts',
   'test/scenarios/steering-abort-history.test.ts',
   'test/scenarios/max-turns-report.test.ts',
+  'test/scenarios/tools-progress.test.ts',
+  'test/scenarios/tools-validation.test.ts',
+  'test/scenarios/tools-predispatch.test.ts',
+  'test/scenarios/turn-policies.test.ts',
+  'test/scenarios/loop-policies.test.ts',
+  'test/scenarios/budget-and-report-edges.test.ts',
   'test/hostile/internal-errors.test.ts',
+  'test/hostile/timeouts.test.ts',
+  'test/hostile/abort.test.ts',
+  'test/hostile/steering.test.ts',
+  'test/hostile/decisions.test.ts',
 ];
 
 const rank = (spec: TestSpecification) => SUITES.findIndex((suite) => spec.moduleId.endsWith(suite));
