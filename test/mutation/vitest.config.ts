@@ -12,6 +12,7 @@ const SUITES = [
   'test/unit/tool-call-logic.test.ts',
   'test/model-checking/master-resume.test.ts',
   'test/model-checking/master-decisions.test.ts',
+  'test/model-checking/turn-resume.test.ts',
   'test/model-checking/tool-call.test.ts',
   'test/model-checking/turn.test.ts',
   'test/model-checking/master.test.ts',
