@@ -111,6 +111,7 @@ export const masterSetup = setup({
       const { context } = args;
       return (
         outcome.detail === 'retryable' &&
+        // Stryker disable next-line OptionalChaining: a retryable failure always carries its model error
         outcome.error?.retryable === true &&
         context.counts.attemptsOnModel < context.config.maxAttempts &&
         withinCallBudget(context)
@@ -122,11 +123,13 @@ export const masterSetup = setup({
     /** Max turns: another turn would start, but the run has used all it may start. */
     turnBudgetSpent: ({ context }) => context.counts.turnsThisRun >= context.config.maxTurns,
     /** Max turns, checked where the turn's outcome arrives (before it is counted): may one more turn start? */
+    // Stryker disable next-line ConditionalExpression: a shortcut; the way round through preTurn reaches the same turn
     nextTurnAllowed: ({ context }) => context.counts.turnsThisRun + 1 < context.config.maxTurns,
     /** Max turns, checked while deciding (the turn just ended is counted): may one more turn start? */
     anotherTurnAllowed: ({ context }) => context.counts.turnsThisRun < context.config.maxTurns,
     turnRanTools: (args) => {
       const assistant = outcomeOf(args).assistant;
+      // Stryker disable next-line ConditionalExpression: only a success gets here, and a success has its reply
       return assistant !== null && toolCallsOf(assistant).length > 0;
     },
     hasPendingMessages: ({ context }) => context.pending.length > 0 || context.steeringQueue.length > 0,
@@ -192,11 +195,13 @@ export const masterSetup = setup({
     recordAbortRequest: assign({ abortRequested: true }),
     queueSteering: assign({
       steeringQueue: ({ context, event }) =>
+        // Stryker disable next-line ConditionalExpression: only STEER runs it (the check narrows the event)
         event.type === 'STEER' ? [...context.steeringQueue, event.message] : context.steeringQueue,
       turn: ({ context }) => (context.turn.steered ? context.turn : { ...context.turn, steered: true }),
     }),
     queueFollowUp: assign({
       followUpQueue: ({ context, event }) =>
+        // Stryker disable next-line ConditionalExpression: only FOLLOW_UP runs it (the check narrows the event)
         event.type === 'FOLLOW_UP' ? [...context.followUpQueue, event.message] : context.followUpQueue,
     }),
     /** The next turn's input (pending plus steering per the mode), as a fresh turn. */
@@ -251,6 +256,7 @@ export const masterSetup = setup({
       ],
     }),
     endAs: assign(({ context }, params: Omit<RunEnd, 'error'>) => ({ end: { ...params, error: context.end.error } })),
+    // Stryker disable next-line OptionalChaining: recovering always follows recordOutcome
     recordError: assign(({ context }) => ({ end: { ...context.end, error: context.lastOutcome?.error ?? null } })),
   },
   delays: {

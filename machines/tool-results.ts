@@ -95,6 +95,7 @@ export function resultsInCallOrder(assistant: AssistantMessage | null, settled: 
   const decided = settledByPosition(settled);
   const ordered: ToolResultMessage[] = [];
   const count = toolCallsOf(assistant).length;
+  // Stryker disable next-line EqualityOperator: no cell has the position `count` (one past the last call)
   for (let position = 0; position < count; position++) {
     const cell = decided.get(position);
     if (cell) ordered.push(cell.result);

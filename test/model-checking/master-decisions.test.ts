@@ -4,7 +4,7 @@ import { describeError, masterMachine, turnInputOf } from '../../machines/master
 import type { MasterConfig, MasterContext, MasterEvent, MasterInput } from '../../machines/master.types.js';
 import type { TurnOutput } from '../../machines/turn.types.js';
 import { doneEvent } from './harness/explore.js';
-import { provideMaster, session } from './master-model.js';
+import { provideMaster, REPORT_GUIDANCE, session } from './master-model.js';
 import { STANDARD_REPLIES } from './turn-fixtures.js';
 import type { TurnConfig } from './turn-model.js';
 import { reachableTurnOutcomes } from './turn-outcomes.js';
@@ -48,16 +48,19 @@ describe('master: decisions on a turn outcome', () => {
     expect(next.output).toMatchObject({ status: 'aborted', endReason: 'aborted' });
   });
 
-  it('an outcome deferred to the master that races an ABORT: the open turn is closed before the session ends', () => {
-    const { logic, running } = started();
-    const [aborting] = transition(logic, running, { type: 'ABORT' });
-    const deferred = outcomeOf(running.context, (output) => output.kind === 'failure' && output.detail === 'retryable');
-    const [next] = transition(logic, aborting, turnDone(deferred));
-    expect(next.value).toEqual({ running: 'closingTurn' });
-    const closed = outcomeOf(running.context, (output) => output.kind === 'aborted');
-    const [after] = transition(logic, next, done('closingTurn', closed));
-    expect(after.output).toMatchObject({ status: 'aborted', endReason: 'aborted' });
-  });
+  it.each(['retryable', 'overflow'] as const)(
+    'an outcome deferred to the master (%s) that races an ABORT: the open turn is closed before the session ends',
+    (detail) => {
+      const { logic, running } = started();
+      const [aborting] = transition(logic, running, { type: 'ABORT' });
+      const deferred = outcomeOf(running.context, (output) => output.kind === 'failure' && output.detail === detail);
+      const [next] = transition(logic, aborting, turnDone(deferred));
+      expect(next.value).toEqual({ running: 'closingTurn' });
+      const closed = outcomeOf(running.context, (output) => output.kind === 'aborted');
+      const [after] = transition(logic, next, done('closingTurn', closed));
+      expect(after.output).toMatchObject({ status: 'aborted', endReason: 'aborted' });
+    },
+  );
 
   it('a text-only turn with steering queued during it: the steering opens the next turn (the inner loop goes on)', () => {
     const { logic, running } = started(session({ maxTurns: 3 }));
@@ -81,6 +84,35 @@ describe('master: decisions on a turn outcome', () => {
     expect(afterTools.context.pending).toEqual([]);
     const [plain] = transition(logic, running, turnDone(tools));
     expect(plain.context.turnInput).toEqual([]);
+  });
+});
+
+describe('master: how a session ends on a failure', () => {
+  it('a throw inside the turn: failed, fatalError, an internal error with its message, not retryable', () => {
+    const { logic, running } = started();
+    const error = { type: 'xstate.error.actor.turn', error: new Error('boom') } as unknown as MasterEvent;
+    const [next] = transition(logic, running, error);
+    expect(next.output).toMatchObject({
+      status: 'failed',
+      endReason: 'fatalError',
+      error: { kind: 'internal', message: 'internal error: boom', retryable: false },
+    });
+  });
+
+  it('a failure without a model error (a resumed reply that stopped on an error): failed, fatalError, no error', () => {
+    const { logic, running } = started();
+    const fatal = outcomeOf(running.context, (output) => output.kind === 'failure' && output.detail === 'fatal');
+    const [next] = transition(logic, running, turnDone({ ...fatal, error: null }));
+    expect(next.output).toMatchObject({ status: 'failed', endReason: 'fatalError', error: null });
+  });
+
+  it('report mode: a turn that did no work is re-run with the guidance as its only input', () => {
+    const { logic, running } = started(session({ maxTurns: 3, maxAttempts: 2, reportToolName: 'final_report' }));
+    const text = outcomeOf(running.context, (output) => output.kind === 'success' && output.toolResults.length === 0);
+    const [next] = transition(logic, running, turnDone(text));
+    expect(next.value).toEqual({ running: 'turn' });
+    expect(next.context.turnInput).toEqual([REPORT_GUIDANCE]);
+    expect(next.context.pending).toEqual([]);
   });
 });
 

@@ -75,6 +75,11 @@ describe('master: RESUME continues where the checkpoint left the run', () => {
     expect(without.output).toMatchObject({ status: 'completed', endReason: 'naturalEnd', error: null });
   });
 
+  it('RESUME without a position (nothing was left running): follow-ups are polled and the run ends', () => {
+    const next = resume({ ...resumed({ at: 'preTurn' }), resume: null });
+    expect(next.output).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
+  });
+
   it('a fresh attempt never carries resume data, nor does a resumed one without a turn to resume', () => {
     const next = resume(resumed({ at: 'turn', turn: TURN_RESUME }));
     expect(turnInputOf({ ...next.context, turn: { ...next.context.turn, attempt: 'fresh' } }).resume).toBeNull();

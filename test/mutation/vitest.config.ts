@@ -13,6 +13,7 @@ const SUITES = [
   'test/model-checking/master-resume.test.ts',
   'test/model-checking/master-decisions.test.ts',
   'test/model-checking/turn-resume.test.ts',
+  'test/model-checking/unprovided.test.ts',
   'test/model-checking/tool-call.test.ts',
   'test/model-checking/turn.test.ts',
   'test/model-checking/master.test.ts',

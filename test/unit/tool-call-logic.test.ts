@@ -25,7 +25,7 @@ const input = (timeoutMs: number | null = null): ToolCallInput => ({
 
 type Tool = Parameters<ToolCallEffects['executeTool']>[0];
 
-function harness(run: (tool: Tool) => void = () => {}) {
+function harness(run: (tool: Tool) => void = () => {}, holdStep = false) {
   const log: string[] = [];
   const ends: Array<ToolResultMessage | null> = [];
   let tool: Tool | null = null;
@@ -35,7 +35,10 @@ function harness(run: (tool: Tool) => void = () => {}) {
       log.push('end');
       ends.push(context.result);
     },
-    awaitStep: ({ done }) => done(),
+    awaitStep: ({ done }) => {
+      log.push('await');
+      if (!holdStep) done();
+    },
     executeTool: (args) => {
       tool = args;
       run(args);
@@ -56,7 +59,7 @@ describe('tool-call logic', () => {
       content: 'Error: disk on fire',
       isError: true,
     });
-    expect(failing.log).toEqual(['start', 'end']);
+    expect(failing.log).toEqual(['await', 'start', 'end']);
 
     const throwing = harness(() => {
       throw new Error('at once');
@@ -76,7 +79,7 @@ describe('tool-call logic', () => {
     expect(actor.getSnapshot()).toMatchObject({ status: 'done', value: 'cancelled' });
     tool?.settle({ content: 'late', isError: false });
     expect(actor.getSnapshot().output?.result.content).toBe('cancelled: steering');
-    expect(h.log).toEqual(['start', 'end']);
+    expect(h.log).toEqual(['await', 'start', 'end']);
   });
 
   it('over its time limit (on the actor system’s clock): timed out, the signal aborted; no limit, no timer', () => {
@@ -99,13 +102,21 @@ describe('tool-call logic', () => {
     expect(unlimited.tool()?.signal.aborted).toBe(false);
   });
 
+  it('stopped before its step ended (never started): stopped quietly', () => {
+    const h = harness(() => {}, true);
+    const actor = createActor(h.logic, { input: input() }).start();
+    actor.stop();
+    expect(actor.getSnapshot().status).toBe('stopped');
+    expect(h.log).toEqual(['await']);
+  });
+
   it('stopped while its tool runs (the turn is torn down): the signal is aborted, no end is announced', () => {
     const h = harness();
     const actor = createActor(h.logic, { input: input() }).start();
     actor.stop();
     expect(h.tool()?.signal.aborted).toBe(true);
     expect(actor.getSnapshot().status).toBe('stopped');
-    expect(h.log).toEqual(['start']);
+    expect(h.log).toEqual(['await', 'start']);
   });
 
   it('a finished call neither starts again nor takes another event', () => {
@@ -117,7 +128,7 @@ describe('tool-call logic', () => {
     const again = h.logic.transition(done, { type: TOOL_RETURNED, output: { content: 'twice', isError: true } }, scope);
     expect(again).toBe(done);
     h.logic.start?.(done, scope);
-    expect(h.log).toEqual(['start', 'end']);
+    expect(h.log).toEqual(['await', 'start', 'end']);
   });
 
   it('the chart itself, run with its effects: the tool gets the call, the time limit runs on the clock', async () => {
