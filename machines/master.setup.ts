@@ -56,6 +56,8 @@ const withinCallBudget = ({ config, counts }: MasterContext, turnsEnded = 0) =>
   !Number.isFinite(config.maxTurns) ||
   counts.modelCalls + (config.maxTurns - (counts.turnsThisRun - turnsEnded) - 1) < config.maxTurns * config.maxAttempts;
 
+const hasFallbackModel = ({ modelIndex, config }: MasterContext) => modelIndex + 1 < config.modelCount;
+
 /** The input of the turn attempt the master runs now. */
 export function turnInputOf(context: MasterContext): TurnInput {
   const { config, turn, counts } = context;
@@ -68,7 +70,7 @@ export function turnInputOf(context: MasterContext): TurnInput {
     attempt: turn.attempt,
     resume: turn.attempt === 'resumed' && context.resume?.at === 'turn' ? context.resume.turn : null,
     retryAvailable: counts.attemptsOnModel < config.maxAttempts && budget,
-    fallbackAvailable: context.modelIndex + 1 < config.modelCount && budget,
+    fallbackAvailable: hasFallbackModel(context) && budget,
     overflowRecoveryAvailable: !turn.overflowUsed && budget,
     steeringArrived: turn.steered,
     overflowView: turn.overflowView,
@@ -117,8 +119,7 @@ export const masterSetup = setup({
         withinCallBudget(context)
       );
     },
-    fallbackModelLeft: (args) =>
-      outcomeOf(args).detail === 'retryable' && args.context.modelIndex + 1 < args.context.config.modelCount,
+    fallbackModelLeft: (args) => outcomeOf(args).detail === 'retryable' && hasFallbackModel(args.context),
     failedWithRetryableError: (args) => outcomeOf(args).error?.retryable === true,
     /** Max turns: another turn would start, but the run has used all it may start. */
     turnBudgetSpent: ({ context }) => context.counts.turnsThisRun >= context.config.maxTurns,

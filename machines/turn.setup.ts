@@ -92,10 +92,8 @@ export const turnSetup = setup({
     /** Resumed after a crash with a published reply: its tools continue (replay rules applied). */
     resumesWithPublishedReply: ({ context }) => context.input.resume?.reply != null,
     /** …and the reply asks for tools that have not all run: they continue. */
-    resumesWithToolsToRun: ({ context }) => {
-      const reply = context.input.resume?.reply;
-      return reply != null && reply.error === null && resumedEnding(reply).reason === 'toolsExecuted';
-    },
+    resumesWithToolsToRun: ({ context }) =>
+      resumedEnding(context.input.resume?.reply ?? null).reason === 'toolsExecuted',
     hasPreTurnPolicies: ({ context }) => context.input.features.preTurnPolicies,
     hasPreDispatchPolicies: ({ context }) => context.input.features.preDispatchPolicies,
     hasPostTurnPolicies: ({ context }) => context.input.features.postTurnPolicies,

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { initialTransition } from 'xstate';
+import { initialTransition, transition } from 'xstate';
 import { resultsInCallOrder, unfinishedText } from '../../machines/tool-results.js';
 import { resumedEnding } from '../../machines/turn.context.js';
 import type { ModelReply, TurnInput } from '../../machines/turn.types.js';
 import { REPLIES } from './turn-fixtures.js';
-import { NO_FEATURES, provideTurn, resumedInput } from './turn-model.js';
+import { activeInvocations, doneEvent } from './harness/explore.js';
+import { NO_FEATURES, provideTurn, resumedInput, turnInput } from './turn-model.js';
 
 /** A turn resumed after a restart with its reply published: it ends as that reply did, nothing is run again. */
 
@@ -14,15 +15,16 @@ const withStop = (reply: ModelReply, stopReason: 'aborted' | 'error'): ModelRepl
   message: { ...reply.message, stopReason },
 });
 
-function resumedWith(reply: ModelReply, committed = false) {
+function resumeTurn(reply: ModelReply, committed = false) {
   const base = resumedInput(NO_FEATURES);
   const input: TurnInput = {
     ...base,
     resume: { ...(base.resume as NonNullable<TurnInput['resume']>), reply, results: new Map(), committed },
   };
-  const [snapshot] = initialTransition(provideTurn(), input);
-  return snapshot;
+  const [snapshot, actions] = initialTransition(provideTurn(), input);
+  return { snapshot, effects: actions.map((action) => action.type) };
 }
+const resumedWith = (reply: ModelReply, committed = false) => resumeTurn(reply, committed).snapshot;
 
 describe('turn: resumed with its reply published', () => {
   it('the ending is read from the reply: aborted, failed, tools executed or complete', () => {
@@ -30,6 +32,11 @@ describe('turn: resumed with its reply published', () => {
     expect(resumedEnding(REPLIES.text)).toEqual({ kind: 'success', reason: 'complete' });
     expect(resumedEnding(REPLIES.oneCall)).toEqual({ kind: 'success', reason: 'toolsExecuted' });
     expect(resumedEnding(REPLIES.aborted)).toEqual({ kind: 'aborted', reason: 'aborted' });
+    const abortedWithError = {
+      ...REPLIES.aborted,
+      message: { ...REPLIES.aborted.message, stopReason: 'error' as const },
+    };
+    expect(resumedEnding(abortedWithError)).toEqual({ kind: 'aborted', reason: 'aborted' });
     expect(resumedEnding(withStop(REPLIES.text, 'aborted'))).toEqual({ kind: 'aborted', reason: 'aborted' });
     expect(resumedEnding(REPLIES.authFailed)).toEqual({ kind: 'failure', detail: 'fatal', reason: 'error' });
     expect(resumedEnding(withStop(REPLIES.text, 'error'))).toEqual({
@@ -52,9 +59,32 @@ describe('turn: resumed with its reply published', () => {
     ]);
   });
 
-  it('a committed turn only lacks its turnEnd: it ends at once, as its reply did', () => {
-    const committed = resumedWith(REPLIES.text, true);
+  it('a committed turn only lacks its turnEnd: it ends at once, as its reply did, committing nothing again', () => {
+    const { snapshot: committed, effects } = resumeTurn(REPLIES.text, true);
     expect(committed.status).toBe('done');
     expect(committed.output).toMatchObject({ kind: 'success', turnEndReason: 'complete', inputCommitted: true });
+    expect(effects).not.toContain('commitTurn');
+    const { snapshot: uncommitted, effects: uncommittedEffects } = resumeTurn(REPLIES.text);
+    expect(uncommitted.context.ending).toEqual({ kind: 'success', reason: 'complete' });
+    expect(uncommittedEffects).toContain('commitTurn');
+  });
+
+  it('a reply whose tools have not all run: they continue; a text reply goes straight to its response', () => {
+    const tools = resumedWith(REPLIES.oneCall);
+    expect(tools.matches('TOOL_EXECUTION')).toBe(true);
+    expect(tools.context.ending).toBeNull();
+    expect(resumedWith(REPLIES.text).matches('TOOL_EXECUTION')).toBe(false);
+  });
+});
+
+describe('turn: a reply the stream marked aborted', () => {
+  it('ends the turn aborted even without an aborted error (the stop reason says it)', () => {
+    const logic = provideTurn();
+    const [assistant] = initialTransition(logic, turnInput(NO_FEATURES, 'freshLastChance'));
+    expect(assistant.matches('ASSISTANT')).toBe(true);
+    const id = activeInvocations(assistant).find((invocation) => invocation.src === 'callModel')?.id as string;
+    const reply: ModelReply = { ...REPLIES.text, message: { ...REPLIES.text.message, stopReason: 'aborted' } };
+    const [next] = transition(logic, assistant, doneEvent(id, reply) as never);
+    expect(next.context.ending).toEqual({ kind: 'aborted', reason: 'aborted' });
   });
 });

@@ -10,6 +10,7 @@ const SUITES = [
   // Targeted and cheap: the edges the explorations leave out.
   'test/unit/tool-results.test.ts',
   'test/unit/tool-call-logic.test.ts',
+  'test/unit/turn-batch.test.ts',
   'test/model-checking/master-resume.test.ts',
   'test/model-checking/master-decisions.test.ts',
   'test/model-checking/turn-resume.test.ts',
