@@ -271,6 +271,7 @@ function outcomeRecorded(context: MasterContext, event: { type: string }): Parti
   const closed = outcome.turnEndReason !== null;
   return {
     lastOutcome: outcome,
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: a shortcut (no copy when nothing was injected)
     pending: outcome.injected.length > 0 ? [...context.pending, ...outcome.injected] : context.pending,
     turnInput: [],
     resume: null,

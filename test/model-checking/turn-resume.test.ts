@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { initialTransition, transition } from 'xstate';
-import { resultsInCallOrder, unfinishedText } from '../../machines/tool-results.js';
-import { resumedEnding } from '../../machines/turn.context.js';
-import type { ModelReply, TurnInput } from '../../machines/turn.types.js';
+import { createActor, fromPromise, initialTransition, transition } from 'xstate';
+import { errorResult, resultsInCallOrder, settle, unfinishedText } from '../../machines/tool-results.js';
+import { resumedEnding, startedCallIds, type TurnContext } from '../../machines/turn.context.js';
+import type { ModelReply, Settled, TurnInput } from '../../machines/turn.types.js';
 import { REPLIES } from './turn-fixtures.js';
 import { activeInvocations, doneEvent } from './harness/explore.js';
 import { NO_FEATURES, provideTurn, resumedInput, turnInput } from './turn-model.js';
@@ -74,6 +74,46 @@ describe('turn: resumed with its reply published', () => {
     expect(tools.matches('TOOL_EXECUTION')).toBe(true);
     expect(tools.context.ending).toBeNull();
     expect(resumedWith(REPLIES.text).matches('TOOL_EXECUTION')).toBe(false);
+  });
+});
+
+describe('turn: the started calls and the calls prepared again', () => {
+  const context = (settled: Settled | null, resumedStarted: string[] | null) =>
+    ({
+      settled,
+      input: { resume: resumedStarted ? { startedCallIds: resumedStarted } : null },
+    }) as unknown as TurnContext;
+  const started = (position: number, id: string, rest: Settled | null): Settled =>
+    settle(
+      rest,
+      position,
+      { role: 'toolResult', toolCallId: id, toolName: 'read', content: 'ok', isError: false },
+      false,
+      true,
+    );
+
+  it('started calls in call order, synthetic results left out, those started before a restart first and once', () => {
+    const live = started(1, 'b', settle(started(0, 'a', null), 2, errorResult({ id: 'c', name: 'read' }, 'skipped')));
+    expect(startedCallIds(context(live, null))).toEqual(['a', 'b']);
+    expect(startedCallIds(context(live, ['z', 'a']))).toEqual(['z', 'a', 'b']);
+    expect(startedCallIds(context(null, null))).toEqual([]);
+  });
+
+  it('a resumed reply’s calls are prepared again, told the positions already decided and the approvals given', () => {
+    let seen: unknown = null;
+    const logic = provideTurn().provide({
+      actors: {
+        prepareToolCalls: fromPromise(async ({ input }) => {
+          seen = input;
+          return new Promise<never>(() => {});
+        }),
+      },
+    });
+    const base = resumedInput(NO_FEATURES);
+    const resume = { ...(base.resume as NonNullable<TurnInput['resume']>), approvedCallIds: ['call_2'] };
+    const actor = createActor(logic, { input: { ...base, resume } }).start();
+    expect(seen).toEqual({ turnIndex: 0, reply: resume.reply, decided: [0], approved: ['call_2'] });
+    actor.stop();
   });
 });
 
