@@ -44,7 +44,7 @@ import { KNOWN_TOOLS, POLICY_NOTE, PROMPT, REPLIES, type ReplyName } from './tur
  *   only after ABORT; the closing attempt gets `reply:closing`
  * - `preDispatch:continue | skipFirst | stop | inject` done(runPreDispatchPolicies), built from the prepared calls
  * - `approval:requested`                              APPROVAL_REQUESTED (the step that chose the call is over)
- * - `decided:yes | no | later`                        APPROVAL_DECIDED (resolveApproval) for the asked call or the next
+ * - `decided:yes | no | rewrite | later`              APPROVAL_DECIDED (resolveApproval) for the asked call or the next
  * - `approval:yes | no | threw | rewrite`             APPROVAL_VERDICT: approved; the user declined; the handler
  *   threw (the runtime isolates it into a `failed` verdict); approveWith(new arguments), which re-enters pre-dispatch
  * - `partition:valid | invalid`                       done(partitionCalls)
@@ -295,6 +295,7 @@ function approvalMoves(walk: TurnWalk): Move[] {
     verdict('rewrite', { kind: 'approvedWith', arguments: { path: 'c.txt' } }),
     ...decided('yes', unapproved[0], { kind: 'approved' }),
     ...decided('no', unapproved[0], { kind: 'denied', reason: 'declined by resolveApproval' }),
+    ...decided('rewrite', unapproved[0], { kind: 'approvedWith', arguments: { path: 'd.txt' } }),
     ...decided('later', unapproved[1], { kind: 'approved' }),
   ];
 }
