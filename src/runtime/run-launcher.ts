@@ -150,8 +150,10 @@ function finishRun(
   state.steeringQueue = [...end.steeringQueue, ...untakenOf('steering')];
   state.followUpQueue = [...end.followUpQueue, ...untakenOf('followUp')];
   state.turnIndex = end.turnIndex;
-  const counters = cloneCounters(state.counters);
   const error = endError(run, end);
+  // The runtime's own failures (a model's are counted at its attempt) are counted by code too (§7).
+  if (error && (run.stopped || error.code === 'internal')) run.ledger.recordFailure(error.code);
+  const counters = cloneCounters(state.counters);
   const { status, endReason } = end;
   // The history at the end, as a view: a session of many runs does not store a copy per run.
   const view = state.log.view();
@@ -183,7 +185,17 @@ function finishRun(
   const written = (): RunResult => {
     const failure = !run.stopped && persister?.failure ? persister.failure : null;
     if (!failure) return result;
-    return { ...result, status: 'failed', endReason: 'fatalError', error: runStopOf(failure as AgentError) };
+    const stop = runStopOf(failure as AgentError);
+    // After agentEnd (the ledger is closed): the agent's counters and the result's count it.
+    const codes = state.counters.failureCodes;
+    codes[stop.code] = (codes[stop.code] ?? 0) + 1;
+    return {
+      ...result,
+      counters: cloneCounters(state.counters),
+      status: 'failed',
+      endReason: 'fatalError',
+      error: stop,
+    };
   };
   // An aborted run settles at once (§9); flush() is then the wait on its last step.
   if (!persister?.busy || status === 'aborted') return resolveResult(written());
