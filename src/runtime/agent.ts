@@ -19,6 +19,7 @@ import { errorMessage } from './policy-runner.js';
 import { checkApprovalDecision } from '../policies/verdicts.js';
 import { planResume, restoreAgent } from './resume.js';
 import { verdictOf } from './approvals.js';
+import { reportToolProblem } from './report.js';
 import { currentPendingApproval } from './checkpoint.js';
 import { launchRun } from './run-launcher.js';
 import { ToolSourceFollower } from './tool-sources.js';
@@ -93,10 +94,13 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
       'createAgent: `store` and `sessionId` go together (a durable session needs both).',
     );
   }
+  const registry = createToolRegistry(options.tools ?? []);
+  const reportProblem = reportToolProblem(options.finalReport?.toolName, registry);
+  if (reportProblem) throw new AgentError('InvalidOptions', reportProblem);
   const state: AgentState = {
     options,
     resolved,
-    registry: createToolRegistry(options.tools ?? []),
+    registry,
     toolSources: new ToolSourceFollower(options.tools ?? []),
     get guard() {
       // Built on first use (proactive compaction or an overflow): most agents never need one.
