@@ -14,6 +14,8 @@ watchTheProcess();
 const PROMPT = 'clean up the build folder';
 type Slot = 'preTurn' | 'preDispatch' | 'postTurn' | 'postLoop';
 const SLOTS: Slot[] = ['preTurn', 'preDispatch', 'postTurn', 'postLoop'];
+/** Every case: the tool turn and the closing text, whatever the policy injected. */
+const COUNTERS = { turns: 2, modelCalls: 2, toolCallsRequested: 1, toolCallsExecuted: 1, tokensIn: 6, tokensOut: 4 };
 
 const callOf = (id: string): Message => ({
   role: 'assistant',
@@ -68,14 +70,7 @@ describe('inject verdicts that would orphan tool-call/result pairs: a policyErro
     expect(errors[0]?.message).toMatch(/^policy returned an invalid verdict: the injected messages would break/);
     expect(JSON.stringify(result.messages)).not.toContain('hijacked');
     expect(runs).toEqual([{ path: 'build' }]);
-    expectCounters(result.counters, {
-      turns: 2,
-      modelCalls: 2,
-      toolCallsRequested: 1,
-      toolCallsExecuted: 1,
-      tokensIn: 6,
-      tokensOut: 4,
-    });
+    expectCounters(result.counters, COUNTERS);
   });
 
   it('a complete pair (a call and its result) is injected as it is', async () => {
@@ -84,13 +79,6 @@ describe('inject verdicts that would orphan tool-call/result pairs: a policyErro
     expect(ofType(events, 'policyError')).toEqual([]);
     expect(result.messages.slice(0, 3)).toEqual([{ role: 'user', content: PROMPT }, callOf('x1'), resultOf('x1')]);
     expect(model.requests[0]?.messages.slice(-2)).toEqual([callOf('x1'), resultOf('x1')]);
-    expectCounters(result.counters, {
-      turns: 2,
-      modelCalls: 2,
-      toolCallsRequested: 1,
-      toolCallsExecuted: 1,
-      tokensIn: 6,
-      tokensOut: 4,
-    });
+    expectCounters(result.counters, COUNTERS);
   });
 });
