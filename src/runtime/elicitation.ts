@@ -45,6 +45,7 @@ export async function elicit(
   const resolve = (answer: ElicitationAnswer) => {
     if (resolved) return;
     resolved = true;
+    run.openQuestions.delete(toolCallId);
     signal.removeEventListener('abort', onCancel);
     const reason = answer.action === 'accept' ? {} : { reason: answer.reason };
     run.emit({ type: 'elicitationResolved', turnIndex, toolCallId, toolName, action: answer.action, ...reason });
@@ -52,6 +53,7 @@ export async function elicit(
   // Synchronous: a cancelled call's question resolves before the call's end is published.
   const onCancel = () => resolve(cancelled());
   signal.addEventListener('abort', onCancel, { once: true });
+  run.openQuestions.add(toolCallId);
   run.emit({ type: 'elicitationRequested', turnIndex, toolCallId, toolName, ...question });
   const answer = signal.aborted ? cancelled() : await ask(run, call, turnIndex, signal, question);
   resolve(answer);
@@ -124,4 +126,26 @@ function waitForResolve(
 
 function cancelled(): ElicitationAnswer {
   return { action: 'cancel', reason: 'the tool call was cancelled' };
+}
+
+/**
+ * After a restart: a question that was out when the process died died with it (the server's
+ * request with its connection). Resolved as cancelled before the resumed turn goes on, so the
+ * log pairs it; the call itself follows its replay rule.
+ */
+export function cancelCutQuestions(
+  run: RunSession,
+  turnIndex: number,
+  calls: ReadonlyArray<{ id: string; name: string }>,
+): void {
+  for (const call of calls) {
+    run.emit({
+      type: 'elicitationResolved',
+      turnIndex,
+      toolCallId: call.id,
+      toolName: call.name,
+      action: 'cancel',
+      reason: 'interrupted by restart',
+    });
+  }
 }

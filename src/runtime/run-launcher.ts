@@ -6,6 +6,7 @@ import { AgentError, modelError } from '../domain/errors.js';
 import type { Message } from '../domain/messages.js';
 import type { RunResult } from '../domain/outcomes.js';
 import type { ToolExecution } from '../tools/strategy.js';
+import { cancelCutQuestions } from './elicitation.js';
 import { closeAfterInternalError } from './internal-error.js';
 import { isolatedInspector } from './isolation.js';
 import { endOf, masterLogic } from './master-effects.js';
@@ -34,6 +35,7 @@ export function launchRun(state: AgentState, start: RunStart, onSubscriberError:
   if (start.kind === 'resumed') {
     if (start.at.at === 'turn') run.ledger.markStarted(start.at.turn.startedCallIds);
     if (state.persister) state.persister.approvals.pending = start.pendingApproval;
+    if (start.cutQuestions) cancelCutQuestions(run, start.cutQuestions.turnIndex, start.cutQuestions.calls);
   }
   let resolveResult: (result: RunResult) => void = () => {};
   const result = new Promise<RunResult>((resolve) => (resolveResult = resolve));

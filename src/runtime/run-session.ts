@@ -132,6 +132,8 @@ export class RunSession {
   callActors: { turn: string; actors: AnyActorRef[] } = { turn: '', actors: [] };
   /** Questions of running calls waiting for `resolveApproval` (elicitation.ts), by tool call id. */
   readonly elicitations = new Map<string, PendingElicitation>();
+  /** Calls with a question out (published, not yet resolved), whatever answers it: a checkpoint records them. */
+  readonly openQuestions = new Set<string>();
   /** Machine actions of this run in progress (see `runAction`): no step is written in their middle. */
   actionDepth = 0;
   /** Work a step began (tool starts, approval requests) begins once the step is over. */

@@ -51,6 +51,8 @@ export const TurnCheckpointSchema = z.object({
   /** Approval requests already published (never asked twice). */
   requested: z.array(z.string()),
   pendingApproval: PendingApprovalSchema.nullable(),
+  /** Running calls with a question out (elicitationRequested, not yet resolved). Absent in older sessions. */
+  questions: z.array(z.string()).optional(),
   /** The assistant message and its results are in history (only turnEnd was missing). */
   committed: z.boolean(),
 });
