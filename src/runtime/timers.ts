@@ -7,11 +7,14 @@
 export interface RuntimeClock {
   setTimeout(fn: () => void, ms: number): unknown;
   clearTimeout(id: unknown): void;
+  /** The clock's time in ms, where it tells it (`SimulatedClock` does): lets a timer re-arm instead of restarting. */
+  now?(): number;
 }
 
 export const systemClock: RuntimeClock = {
   setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
   clearTimeout: (id) => globalThis.clearTimeout(id as ReturnType<typeof globalThis.setTimeout>),
+  now: () => performance.now(),
 };
 
 /** What a raced wait resolves to when the run's signal won. */

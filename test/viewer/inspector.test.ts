@@ -100,7 +100,7 @@ describe('startInspector: the XState inspector relay on loopback', () => {
     );
 
     // The relayed stream links every actor to its parent: turns to the master, tool calls to their turn.
-    const actors = early.messages.filter((message) => message.type === '@xstate.actor') as Array<{
+    const actors = early.messages.filter((message) => message.type === '@xstate.actor') as unknown as Array<{
       name: string;
       sessionId: string;
       parentId?: string;
