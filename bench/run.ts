@@ -97,6 +97,7 @@ const results: BenchResults = {
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model ?? 'unknown',
     commit: gitCommit(),
+    agentchartFrom: import.meta.resolve('agentchart').includes('/dist/') ? 'dist' : 'src',
     loadBefore,
     loadAfter: loadAverage(),
     durationSeconds: Math.round((performance.now() - startedAt) / 1000),

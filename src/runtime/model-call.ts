@@ -15,6 +15,7 @@ import {
   ABORTED,
   isThenable,
   nextMacrotask,
+  onAbort,
   raceAbort,
   systemClock,
   type Aborted,
@@ -170,11 +171,10 @@ async function streamReply(
   const attempt = new AbortController();
   const idleMs = agent.resolved.timeouts.modelIdleMs;
   const reader = new StreamReader(sink.clock, idleMs);
-  const onAbort = () => {
+  const forgetAbort = onAbort(signal, () => {
     reader.interrupt('aborted');
     attempt.abort(signal.reason);
-  };
-  signal.addEventListener('abort', onAbort, { once: true });
+  });
   let iterator: StreamIterator | null = null;
   let finished = false;
   const request = { systemPrompt: agent.options.systemPrompt, messages, tools: agent.registry.specs() };
@@ -207,7 +207,7 @@ async function streamReply(
     accumulator.fail(invalidResponse(error.message));
   } finally {
     reader.close();
-    signal.removeEventListener('abort', onAbort);
+    forgetAbort();
     // Events after done/error are never read; closing runs a generator's `finally` (adapters release their HTTP body).
     if (!finished) closeIterator(iterator);
   }
