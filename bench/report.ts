@@ -6,6 +6,7 @@ import type { SessionsResult } from './sessions.js';
 import type { StoreLatency, StoresResult } from './stores.js';
 import type { Sampled } from './stats.js';
 import type { Comparison, HistoryGrowth, InspectionCost } from './throughput.js';
+import type { FloorResult } from './xstate-floor.js';
 
 /** The JSON written beside results.md, and its Markdown rendering. */
 
@@ -38,6 +39,8 @@ export interface BenchResults {
   stores: StoresResult;
   relay: RelayResult;
   inspection: { perTurn: InspectionCost; perTool: InspectionCost };
+  /** XState's own cost under a turn of our charts (bench/xstate-floor.ts). */
+  floor?: FloorResult;
   /** Absent in results written before the OpenTelemetry observer existed. */
   otel?: { perTurn: OtelCost; perTool: OtelCost };
   agentCreationUs: Sampled;
@@ -262,6 +265,7 @@ export function renderMarkdown(r: BenchResults): string {
     ),
     '',
     ...otelSection(r),
+    ...floorSection(r),
     `\`createAgent\` itself: ${fmt(r.agentCreationUs.median)} µs per agent (not included in the figures above).`,
     '',
     '## Peak RSS by step (MB, sampled between rounds)',
@@ -272,6 +276,32 @@ export function renderMarkdown(r: BenchResults): string {
     '',
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/** The least XState work a turn of our charts does, timed with no-op effects, beside pi and agentchart. */
+function floorSection(r: BenchResults): string[] {
+  const f = r.floor;
+  if (!f) return [];
+  const row = (name: string, figure: { wallUs: number; cpuUs: number }, pi = true) =>
+    `| ${name} | ${fmt(figure.wallUs, 2)} | ${fmt(figure.cpuUs, 2)} | ${pi ? `${fmt(figure.cpuUs / f.piTurn.cpuUs, 2)} ×` : ''} |`;
+  const c = f.counts;
+  return [
+    '## The XState floor (bench/xstate-floor.ts; bench/README.md says what it would take to go below it)',
+    '',
+    `One agentchart turn (T=200 × K=1) asks XState for ${fmt(c.actors, 0)} actors, ${fmt(c.events, 0)} events, ` +
+      `${fmt(c.microsteps, 0)} microsteps and ${fmt(c.actions, 0)} actions (counted from its inspection stream). ` +
+      'The skeleton turn is that much XState work with every effect a no-op: the master invoking a turn machine, ' +
+      'the turn invoking a promise actor for the model and starting one light tool-call actor, each output assigned.',
+    '',
+    '| measurement (same process, medians) | µs | CPU µs | CPU / pi per turn |',
+    '|---|---|---|---|',
+    row('skeleton turn: XState alone, per turn', f.skeletonTurn),
+    row('a machine actor created, started, stopped', f.actor, false),
+    row('one event: a transition with an assign', f.transition, false),
+    row('pi agent core, per turn', f.piTurn),
+    row('agentchart, per turn', f.agentchartTurn),
+    '',
+  ];
 }
 
 /** The OpenTelemetry observer's cost: off, on with no SDK registered, on with the SDK recording. */
