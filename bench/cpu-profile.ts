@@ -39,8 +39,9 @@ export function sourceOf(frame: CallFrame): string {
   if (url.includes('/node_modules/xstate/')) return 'xstate';
   if (url.includes('/node_modules/zod/')) return 'zod';
   if (url.includes('/node_modules/rxjs/')) return 'rxjs';
-  const local = url.match(/\/((?:machines|src|bench)\/[^/]+(?:\/[^/]+)?\.ts)$/);
-  if (local && !url.includes('/node_modules/')) return local[1] as string;
+  // Our sources, or their build (dist/…/x.js, named as the source it was compiled from).
+  const local = url.match(/\/(?:dist\/)?((?:machines|src|bench)\/[^/]+(?:\/[^/]+)?)\.(?:ts|js)$/);
+  if (local && !url.includes('/node_modules/')) return `${local[1] as string}.ts`;
   if (url.startsWith('node:') || url === '') return 'node/V8 built-ins';
   const scoped = url.match(/.*\/node_modules\/(@[^/]+\/[^/]+)\//);
   if (scoped) return scoped[1] as string;

@@ -10,6 +10,7 @@ import { renderMarkdown, type BenchResults } from './report.js';
 import type { PeersInfo } from './report-peers.js';
 import { sessionsBenchmark } from './sessions.js';
 import { storesBenchmark } from './stores.js';
+import { xstateFloor } from './xstate-floor.js';
 import { loadAverage, MB, peakRssBytes, round2, rssBytes } from './stats.js';
 import {
   agentCreation,
@@ -73,6 +74,7 @@ for (const [calls, n] of [
   const runs = rounds(n);
   batch[String(calls)] = await step(`batch K=${calls}`, () => turnsBenchmark(1, calls, 'toolCall', runs, warmups(2)));
 }
+const floor = await step('xstate floor', () => xstateFloor(rounds(10)));
 const history = await step('history', () => historyGrowth(2_000, rounds(7), 1));
 const inspection = await step('inspection', () => inspectionCost(200, 1, rounds(15), 2));
 const inspectionTools = await step('inspection K=20', () => inspectionCost(50, 20, rounds(9), 2));
@@ -97,6 +99,7 @@ const results: BenchResults = {
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model ?? 'unknown',
     commit: gitCommit(),
+    agentchartFrom: import.meta.resolve('agentchart').includes('/dist/') ? 'dist' : 'src',
     loadBefore,
     loadAfter: loadAverage(),
     durationSeconds: Math.round((performance.now() - startedAt) / 1000),
@@ -115,6 +118,7 @@ const results: BenchResults = {
   inspection: { perTurn: inspection, perTool: inspectionTools },
   otel: { perTurn: otelTurn, perTool: otelTools },
   agentCreationUs: creation,
+  floor,
   peers: { ...peers, shortSession },
 };
 

@@ -2,7 +2,16 @@
 export * from './domain/index.js';
 export type { Model, ModelRequest, ModelStreamEvent, ModelPricing, ToolSpec } from './model/port.js';
 export { costOf } from './model/port.js';
-export type { Tool, AnyTool, JsonSchemaTool, ToolContext, ToolOutput, ToolExecutionHint } from './tools/types.js';
+export type {
+  Tool,
+  AnyTool,
+  JsonSchemaTool,
+  ToolContext,
+  ToolOutput,
+  ToolExecutionHint,
+  ElicitationRequest,
+  ElicitationAnswer,
+} from './tools/types.js';
 export type { ToolParameters, ToolArguments } from './tools/schema.js';
 export { jsonSchemaParameters } from './tools/json-schema-parameters.js';
 export type { StandardJsonSchemaParameters, JsonSchemaCheck, StandardIssue } from './tools/json-schema-parameters.js';

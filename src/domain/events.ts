@@ -58,6 +58,10 @@ export const PolicySlotSchema = z.enum([
 ]);
 export type PolicySlot = z.infer<typeof PolicySlotSchema>;
 
+/** How an elicitation was answered, in MCP's words. */
+export const ElicitationActionSchema = z.enum(['accept', 'decline', 'cancel']);
+export type ElicitationAction = z.infer<typeof ElicitationActionSchema>;
+
 const ContextSizeSchema = z.object({ messages: z.number().int().nonnegative(), tokens: z.number().nonnegative() });
 
 /** `provider`: the model's `provider` (e.g. 'openai'), when the Model port names one. */
@@ -107,6 +111,28 @@ export const AgentEventSchema = z.discriminatedUnion('type', [
     toolCallId: z.string(),
     toolName: z.string(),
     approved: z.boolean(),
+  }),
+  /**
+   * A running tool asks the host a question (an MCP server's elicitation): answered by the approval
+   * handler, or with a store and no handler by `resolveApproval` (listed by `pendingApprovals()`).
+   */
+  z.object({
+    type: z.literal('elicitationRequested'),
+    ...inTurn,
+    toolCallId: z.string(),
+    toolName: z.string(),
+    server: z.string().optional(),
+    message: z.string(),
+    requestedSchema: z.record(z.string(), z.unknown()),
+  }),
+  /** `reason`: why it was declined or cancelled (no handler, a denial, the call was cancelled). */
+  z.object({
+    type: z.literal('elicitationResolved'),
+    ...inTurn,
+    toolCallId: z.string(),
+    toolName: z.string(),
+    action: ElicitationActionSchema,
+    reason: z.string().optional(),
   }),
   z.object({
     type: z.literal('toolExecutionStart'),

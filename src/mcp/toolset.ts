@@ -5,7 +5,7 @@ import { TOOL_SOURCE } from '../tools/tool-source.js';
 import type { AnyTool, ToolContext, ToolOutput } from '../tools/types.js';
 import { callMcpTool, messageOf, type CallPlan } from './call.js';
 import { isStdio, McpConnection, type Link } from './connection.js';
-import { answerElicitation } from './elicitation.js';
+import { routeElicitation, type ElicitingCall } from './elicitation.js';
 import { agentToolName, approvalFromAnnotations, prefixFromServerName } from './naming.js';
 import { resolveSettings, type McpSettings } from './settings.js';
 import { loadSdk, type McpSdk, type McpTool } from './sdk.js';
@@ -38,7 +38,7 @@ class LiveToolset implements McpToolset {
   private readonly connection: McpConnection;
   private readonly built = new Map<string, BuiltTool>();
   /** Calls running now, for attributing an elicitation request to its call. */
-  private readonly running = new Map<string, string>();
+  private readonly running = new Map<string, ElicitingCall>();
   private refreshing: Promise<void> | null = null;
   private refreshAgain = false;
   private readonly validator: InstanceType<McpSdk['AjvJsonSchemaValidator']>;
@@ -55,9 +55,9 @@ class LiveToolset implements McpToolset {
       // The server may have come back with other tools.
       onReconnected: () => this.requestRefresh(),
       elicit: (params, signal) => {
-        const only = this.running.size === 1 ? [...this.running][0] : undefined;
-        const call = only ? { toolCallId: only[0], toolName: only[1] } : undefined;
-        return answerElicitation(this.options.elicitation, params, { server: this.name, call, signal });
+        // The protocol does not say which call a request belongs to: only a lone call in flight is named.
+        const call = this.running.size === 1 ? [...this.running.values()][0] : undefined;
+        return routeElicitation(this.options.elicitation, params, { server: this.name, call, signal });
       },
     });
   }
@@ -157,7 +157,11 @@ class LiveToolset implements McpToolset {
   }
 
   private async call(plan: CallPlan, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
-    this.running.set(ctx.toolCallId, agentToolName(this.name, plan.remoteName));
+    this.running.set(ctx.toolCallId, {
+      toolCallId: ctx.toolCallId,
+      toolName: agentToolName(this.name, plan.remoteName),
+      ctx,
+    });
     try {
       const output = await callMcpTool(this.sdk, this.connection, plan, args, ctx);
       // A list change the call caused (notified before its response) is in place for the next turn.

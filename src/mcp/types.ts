@@ -68,7 +68,10 @@ export interface McpToolsOptions {
   };
   /** Reconnection after a dead stdio process or a lost HTTP session. */
   reconnect?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
-  /** Answers the server's elicitation requests; without it they are declined. */
+  /**
+   * Answers the server's elicitation requests, instead of the agent's approval path (its approval
+   * handler, or with a store `resolveApproval`) that answers them otherwise; with neither they are declined.
+   */
   elicitation?: McpElicitationHandler;
 }
 

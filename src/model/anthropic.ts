@@ -9,7 +9,7 @@ import {
   streamEndedEarly,
 } from './classify-http.js';
 import type { Model, ModelRequest, ModelStreamEvent } from './port.js';
-import { assertInstalled, lazyPackage, type OptionalPackage } from './optional-sdk.js';
+import { assertInstalled, lazyPackage, type OptionalPackage } from '../peers/optional-sdk.js';
 import { lazyClient, sdkClientOptions, sdkModel, type SdkModelOptions } from './sdk-model.js';
 import { assistantParts, providerMessages } from './provider-messages.js';
 

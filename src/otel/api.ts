@@ -1,12 +1,9 @@
 import { AgentError } from '../domain/errors.js';
+import { isModuleNotFound, missingDependency, type OptionalPackage } from '../peers/optional-sdk.js';
 
 export type OtelApi = typeof import('@opentelemetry/api');
 
-const PEER = '@opentelemetry/api';
-/** Worded like the provider adapters' MissingDependency errors. */
-const MISSING =
-  `agentchart/otel needs the optional peer dependency "${PEER}" (^1.9.0), which is not installed. ` +
-  `Install it with: npm install ${PEER}`;
+const OTEL_API: OptionalPackage = { name: '@opentelemetry/api', range: '^1.9.0', neededBy: 'agentchart/otel' };
 
 let loaded: OtelApi | null = null;
 
@@ -21,19 +18,15 @@ export function loadOtelApi(): OtelApi {
   const nodeProcess = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
   const nodeModule = nodeProcess?.getBuiltinModule?.('node:module') as typeof import('node:module') | undefined;
   if (!nodeModule) {
+    const missing = missingDependency(OTEL_API);
     const why = "agentchart/otel loads it with Node's module loader, which this runtime lacks";
-    throw new AgentError('MissingDependency', `${MISSING} (${why})`);
+    throw new AgentError('MissingDependency', `${missing.message} (${why})`);
   }
   try {
-    loaded = nodeModule.createRequire(import.meta.url)(PEER) as OtelApi;
+    loaded = nodeModule.createRequire(import.meta.url)(OTEL_API.name) as OtelApi;
   } catch (error) {
     if (!isModuleNotFound(error)) throw error;
-    throw new AgentError('MissingDependency', MISSING);
+    throw missingDependency(OTEL_API);
   }
   return loaded;
-}
-
-function isModuleNotFound(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND';
 }

@@ -1,3 +1,4 @@
+import type { ElicitationRequest } from '../tools/types.js';
 import type { Counters } from '../domain/counters.js';
 import type { AssistantMessage, Message, ToolCallBlock, ToolResultMessage } from '../domain/messages.js';
 
@@ -54,6 +55,11 @@ export interface ApprovalRequest {
   toolName: string;
   arguments: Record<string, unknown>;
   turnIndex: number;
+  /**
+   * Set when the running call asks a question rather than asking to run (an MCP elicitation):
+   * `{ approved: true, arguments }` answers with `arguments`, `{ approved: false }` declines.
+   */
+  elicitation?: ElicitationRequest;
 }
 export type ApprovalDecision =
   { approved: true } | { approved: true; arguments: Record<string, unknown> } | { approved: false; reason?: string };

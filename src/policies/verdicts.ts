@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { AssistantMessageSchema, MessageInputSchema } from '../domain/messages.js';
-import type { ApprovalDecision, PostTurnVerdict, PreDispatchVerdict, Verdict } from './types.js';
+import { checkToolParity } from '../context/parity.js';
+import { AssistantMessageSchema, MessageInputSchema, toMessage } from '../domain/messages.js';
+import type { ApprovalDecision, InjectVerdict, PostTurnVerdict, PreDispatchVerdict, Verdict } from './types.js';
 
 /**
  * The shapes a policy verdict and an approval decision may have (DESIGN §3), as zod schemas. Every
@@ -50,11 +51,24 @@ function check<T>(schema: z.ZodType, value: unknown, what: string): Checked<T> {
   }
 }
 
-export const checkVerdict = (value: unknown) => check<Verdict>(VerdictSchema, value, 'the verdict');
+/**
+ * Injected messages join a history whose tool pairs are all closed (they are added between turns or
+ * after a turn's results): they must close their own pairs, or the history would break parity.
+ */
+function withClosedPairs<V extends { verdict: string }>(checked: Checked<V>): Checked<V> {
+  if (!checked.ok || checked.value.verdict !== 'inject') return checked;
+  const messages = (checked.value as unknown as InjectVerdict).messages.map(toMessage);
+  const parity = checkToolParity(messages);
+  if (parity.ok) return checked;
+  const detail = parity.violations.slice(0, 3).join('; ');
+  return { ok: false, problem: `the injected messages would break tool-call/result pairs in history (${detail})` };
+}
+
+export const checkVerdict = (value: unknown) => withClosedPairs(check<Verdict>(VerdictSchema, value, 'the verdict'));
 export const checkPreDispatchVerdict = (value: unknown) =>
-  check<PreDispatchVerdict>(PreDispatchVerdictSchema, value, 'the verdict');
+  withClosedPairs(check<PreDispatchVerdict>(PreDispatchVerdictSchema, value, 'the verdict'));
 export const checkPostTurnVerdict = (value: unknown) =>
-  check<PostTurnVerdict>(PostTurnVerdictSchema, value, 'the verdict');
+  withClosedPairs(check<PostTurnVerdict>(PostTurnVerdictSchema, value, 'the verdict'));
 export const checkApprovalDecision = (value: unknown) =>
   check<ApprovalDecision>(ApprovalDecisionSchema, value, 'the approval decision');
 

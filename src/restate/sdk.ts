@@ -1,8 +1,13 @@
-import { AgentError, type AgentErrorCode } from '../domain/errors.js';
+import type { AgentErrorCode } from '../domain/errors.js';
+import { isModuleNotFound, missingDependency, type OptionalPackage } from '../peers/optional-sdk.js';
 
 export type RestateSdk = typeof import('@restatedev/restate-sdk');
 
-const PEER = '@restatedev/restate-sdk';
+const RESTATE_SDK: OptionalPackage = {
+  name: '@restatedev/restate-sdk',
+  range: '^1.17',
+  neededBy: 'agentchart/restate',
+};
 
 // Imported once, as the ES module the application imports: Restate's endpoint recognises handlers
 // by a module-private symbol, so only definitions made by the app's own copy of the SDK are served
@@ -20,17 +25,7 @@ try {
 export function restateSdk(): RestateSdk {
   if (sdk) return sdk;
   if (!isModuleNotFound(failure)) throw failure;
-  throw new AgentError(
-    'MissingDependency',
-    `agentchart/restate needs the optional peer dependency ${PEER} (^1.17), which is not installed. ` +
-      `Install it with: npm install ${PEER}`,
-  );
-}
-
-function isModuleNotFound(error: unknown, depth = 0): boolean {
-  if (typeof error !== 'object' || error === null || depth > 3) return false;
-  const { code, cause } = error as { code?: unknown; cause?: unknown };
-  return code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' || isModuleNotFound(cause, depth + 1);
+  throw missingDependency(RESTATE_SDK);
 }
 
 const STATUS: Partial<Record<AgentErrorCode, number>> = { InvalidInput: 400, UnknownToolCall: 404, StaleVersion: 409 };

@@ -19,6 +19,7 @@ import { errorMessage } from './policy-runner.js';
 import { checkApprovalDecision } from '../policies/verdicts.js';
 import { planResume, restoreAgent } from './resume.js';
 import { verdictOf } from './approvals.js';
+import { reportToolProblem } from './report.js';
 import { currentPendingApproval } from './checkpoint.js';
 import { launchRun } from './run-launcher.js';
 import { ToolSourceFollower } from './tool-sources.js';
@@ -49,7 +50,7 @@ export interface Agent {
   abort(reason?: string): void;
   /** Answers a durable approval (an agent with a store and no approval handler). */
   resolveApproval(toolCallId: string, decision: ApprovalDecision, options: { version: number }): void;
-  /** Durable approvals waiting for `resolveApproval`, with the version to quote. */
+  /** Durable approvals (and running calls' questions, `elicitation` set) waiting for `resolveApproval`, with the version to quote. */
   pendingApprovals(): PendingApproval[];
   /** With a store: resolves once the session is loaded; `resumedRun` is a run a restart interrupted. */
   readonly ready: Promise<{ resumedRun: AgentRun | null }>;
@@ -93,10 +94,13 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
       'createAgent: `store` and `sessionId` go together (a durable session needs both).',
     );
   }
+  const registry = createToolRegistry(options.tools ?? []);
+  const reportProblem = reportToolProblem(options.finalReport?.toolName, registry);
+  if (reportProblem) throw new AgentError('InvalidOptions', reportProblem);
   const state: AgentState = {
     options,
     resolved,
-    registry: createToolRegistry(options.tools ?? []),
+    registry,
     toolSources: new ToolSourceFollower(options.tools ?? []),
     get guard() {
       // Built on first use (proactive compaction or an overflow): most agents never need one.
@@ -226,7 +230,12 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
         const shapes = '{ approved: true }, { approved: true, arguments } or { approved: false, reason? }';
         throw new AgentError('InvalidInput', `resolveApproval: ${checked.problem}; expected ${shapes}.`);
       }
-      const pending = state.persister ? currentPendingApproval(state.run, state.persister.approvals) : null;
+      const question = state.run?.elicitations.get(toolCallId);
+      const pending = question
+        ? question.pending
+        : state.persister
+          ? currentPendingApproval(state.run, state.persister.approvals)
+          : null;
       if (!pending || pending.toolCallId !== toolCallId) {
         throw new AgentError(
           'UnknownToolCall',
@@ -239,13 +248,15 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
           `resolveApproval: version ${version} is stale; the approval for "${toolCallId}" was requested at version ${pending.version}.`,
         );
       }
+      if (question) return question.answer(checked.value);
       const call = { id: pending.toolCallId, name: pending.toolName, arguments: pending.arguments };
       const verdict = verdictOf(state.registry, call, checked.value);
       state.run?.master?.send({ type: 'APPROVAL_DECIDED', toolCallId, verdict });
     },
     pendingApprovals() {
       const pending = state.persister ? currentPendingApproval(state.run, state.persister.approvals) : null;
-      return pending
+      const questions = [...(state.run?.elicitations.values() ?? [])].map((question) => question.pending);
+      const approval = pending
         ? [
             {
               toolCallId: pending.toolCallId,
@@ -255,6 +266,7 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
             },
           ]
         : [];
+      return [...approval, ...questions];
     },
     get currentRun() {
       return state.run?.handle ? handleOf(state.run) : null;

@@ -87,7 +87,7 @@ export function checkpointOf(
   const context = master?.context;
   const open = master && run ? openTurnOf(master, run) : { turn: null, closedNow: false };
   const closedNow = open.closedNow ? 1 : 0;
-  const turn = open.turn ? turnCheckpoint(open.turn, version, approvals) : null;
+  const turn = open.turn ? turnCheckpoint(open.turn, version, approvals, run?.openQuestions) : null;
   if (!turn) approvals.pending = null;
   return {
     sessionId,
@@ -125,7 +125,12 @@ function inputUncommitted(snapshot: Snapshot<TurnContext>): boolean {
   return snapshot.status === 'active' && snapshot.context.input.attempt === 'fresh' && snapshot.matches('USER_INPUT');
 }
 
-function turnCheckpoint(view: TurnView, version: number, approvals: ApprovalVersions): TurnCheckpoint {
+function turnCheckpoint(
+  view: TurnView,
+  version: number,
+  approvals: ApprovalVersions,
+  questions: ReadonlySet<string> = new Set(),
+): TurnCheckpoint {
   const empty: TurnCheckpoint = {
     turnIndex: view.turnIndex,
     reply: null,
@@ -155,6 +160,7 @@ function turnCheckpoint(view: TurnView, version: number, approvals: ApprovalVers
     approved: [...new Set([...(context.input.resume?.approvedCallIds ?? []), ...approvedIds(context)])],
     requested: [...context.asked],
     pendingApproval,
+    ...(questions.size > 0 ? { questions: [...questions] } : {}),
     committed,
   };
 }

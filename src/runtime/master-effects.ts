@@ -6,15 +6,13 @@ import { COMPACTION_TARGET_RATIO } from '../context/guard.js';
 import { modelError } from '../domain/errors.js';
 import type { Message } from '../domain/messages.js';
 import { closeAfterInternalError } from './internal-error.js';
+import { reportGuidance } from './report.js';
 import { createPostLoopRunner } from './policy-slots.js';
 import { backoffDelay } from './retry.js';
 import { runAction, runOf } from './run-registry.js';
 import type { RunSession } from './run-session.js';
 import { ABORTED, raceAbort } from './timers.js';
 import { provideTurnMachine } from './turn-effects.js';
-
-export const REPORT_GUIDANCE =
-  'You did not call any tool. Continue the task with the tools available, and call the final report tool when you are done.';
 
 /** The master machine wired to the runtime; each effect finds its run through the actor system. */
 export function provideMasterMachine() {
@@ -74,9 +72,12 @@ export function provideMasterMachine() {
         const attempt = context.counts.failedTurnRetries + 1;
         run.emit({ type: 'retry', turnIndex: context.turnIndex - 1, attempt, delayMs: 0, error });
       }),
-      queueReportGuidance: assign(({ context }) => ({
-        pending: [...context.pending, { role: 'user' as const, content: REPORT_GUIDANCE }],
-      })),
+      queueReportGuidance: assign(({ context, system }) => {
+        const { agent } = runOf(system);
+        const toolName = agent.options.finalReport?.toolName ?? '';
+        const content = reportGuidance(toolName, context.lastOutcome ?? null, agent.registry);
+        return { pending: [...context.pending, { role: 'user' as const, content }] };
+      }),
     },
   });
 }

@@ -15,6 +15,7 @@ import {
   ABORTED,
   isThenable,
   nextMacrotask,
+  onAbort,
   raceAbort,
   systemClock,
   type Aborted,
@@ -168,22 +169,19 @@ async function streamReply(
 
   // The attempt's own signal: the run's abort, or the idle timeout, cancels the provider's request.
   const attempt = new AbortController();
-  let interrupt: (why: Interruption) => void = () => {};
-  const interrupted = new Promise<Interruption>((resolve) => (interrupt = resolve));
-  const onAbort = () => {
-    interrupt('aborted');
-    attempt.abort(signal.reason);
-  };
-  signal.addEventListener('abort', onAbort, { once: true });
   const idleMs = agent.resolved.timeouts.modelIdleMs;
+  const reader = new StreamReader(sink.clock, idleMs);
+  const forgetAbort = onAbort(signal, () => {
+    reader.interrupt('aborted');
+    attempt.abort(signal.reason);
+  });
   let iterator: StreamIterator | null = null;
   let finished = false;
   const request = { systemPrompt: agent.options.systemPrompt, messages, tools: agent.registry.specs() };
   try {
     iterator = await fromModel(() => openStream(model, request, attempt.signal));
     for (;;) {
-      const current = iterator;
-      const next = await fromModel(() => nextEvent(current, interrupted, sink.clock, idleMs, () => interrupt('idle')));
+      const next = await reader.next(iterator);
       if (next === 'aborted') return aborted();
       if (next === 'idle') {
         attempt.abort(new Error(`model stream silent for ${idleMs} ms`));
@@ -208,7 +206,8 @@ async function streamReply(
     if (signal.aborted) return aborted();
     accumulator.fail(invalidResponse(error.message));
   } finally {
-    signal.removeEventListener('abort', onAbort);
+    reader.close();
+    forgetAbort();
     // Events after done/error are never read; closing runs a generator's `finally` (adapters release their HTTP body).
     if (!finished) closeIterator(iterator);
   }
@@ -278,28 +277,104 @@ function iteratorFactory(stream: unknown): (() => unknown) | null {
   return typeof candidate === 'function' ? (candidate as () => unknown) : null;
 }
 
+type StreamItem = { done: boolean; value: unknown } | Interruption;
+
 /**
- * The next item of the stream, unless the run is aborted or the model stays silent for `idleMs`
- * on the agent's clock (the timer restarts for every event).
+ * Waits for the stream's items, one at a time, unless the run is aborted or the model stays silent
+ * for `idleMs` on the agent's clock (silence counts while an item is awaited; it restarts for every
+ * item). One promise per item and, on a clock that tells the time (XState's `SimulatedClock`, the
+ * system clock), one timer per attempt that re-arms itself for what is left of the current wait
+ * instead of a timer set and cleared for every item.
  */
-async function nextEvent(
-  iterator: StreamIterator,
-  interrupted: Promise<Interruption>,
-  clock: RuntimeClock,
-  idleMs: number,
-  onIdle: () => void,
-): Promise<{ done: boolean; value: unknown } | Interruption> {
-  const timer = clock.setTimeout(onIdle, idleMs);
-  try {
-    const result = await Promise.race([Promise.resolve(iterator.next()), interrupted]);
-    if (result === 'aborted' || result === 'idle') return result;
-    if (typeof result !== 'object' || result === null)
-      throw new StreamContractError(`the iterator's next() gave ${preview(result)} instead of { done, value }`);
-    const { done, value } = result as { done?: unknown; value?: unknown };
-    return { done: done === true, value };
-  } finally {
-    clock.clearTimeout(timer);
+class StreamReader {
+  private interruption: Interruption | null = null;
+  private wake: ((item: StreamItem) => void) | null = null;
+  /** When the current wait began on the clock; null between waits. */
+  private waitingSince: number | null = null;
+  private timer: unknown = null;
+  private readonly now: (() => number) | null;
+
+  constructor(
+    private readonly clock: RuntimeClock,
+    private readonly idleMs: number,
+  ) {
+    this.now = typeof clock.now === 'function' ? () => (clock.now as () => number).call(clock) : null;
   }
+
+  interrupt(why: Interruption): void {
+    if (this.interruption) return;
+    this.interruption = why;
+    const wake = this.wake;
+    this.wake = null;
+    wake?.(why);
+  }
+
+  next(iterator: StreamIterator): Promise<StreamItem> {
+    if (this.interruption) return Promise.resolve(this.interruption);
+    let step: unknown;
+    try {
+      step = iterator.next();
+    } catch (error) {
+      return Promise.reject(new StreamContractError(`the stream threw: ${errorMessage(error)}`));
+    }
+    this.startWait();
+    return new Promise<StreamItem>((resolve, reject) => {
+      this.wake = resolve;
+      Promise.resolve(step).then(
+        (result) => {
+          if (this.wake !== resolve) return;
+          this.endWait();
+          if (typeof result !== 'object' || result === null) {
+            reject(new StreamContractError(`the iterator's next() gave ${preview(result)} instead of { done, value }`));
+            return;
+          }
+          const { done, value } = result as { done?: unknown; value?: unknown };
+          resolve({ done: done === true, value });
+        },
+        (error: unknown) => {
+          if (this.wake !== resolve) return;
+          this.endWait();
+          reject(new StreamContractError(`the stream threw: ${errorMessage(error)}`));
+        },
+      );
+    });
+  }
+
+  close(): void {
+    this.wake = null;
+    this.waitingSince = null;
+    if (this.timer !== null) this.clock.clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private startWait(): void {
+    if (!this.now) {
+      this.timer = this.clock.setTimeout(this.onTimer, this.idleMs);
+      return;
+    }
+    this.waitingSince = this.now();
+    if (this.timer === null) this.timer = this.clock.setTimeout(this.onTimer, this.idleMs);
+  }
+
+  private endWait(): void {
+    this.wake = null;
+    if (!this.now) {
+      this.clock.clearTimeout(this.timer);
+      this.timer = null;
+      return;
+    }
+    this.waitingSince = null;
+  }
+
+  private readonly onTimer = (): void => {
+    this.timer = null;
+    if (this.interruption) return;
+    if (!this.now) return this.interrupt('idle');
+    const since = this.waitingSince;
+    const left = since === null ? this.idleMs : this.idleMs - (this.now() - since);
+    if (left <= 0) return this.interrupt('idle');
+    this.timer = this.clock.setTimeout(this.onTimer, left);
+  };
 }
 
 function closeIterator(iterator: StreamIterator | null): void {

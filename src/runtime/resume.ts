@@ -20,6 +20,8 @@ export type RunStart =
       at: MasterResume;
       /** A durable approval the interrupted turn was waiting for (with the version to quote). */
       pendingApproval: PendingApproval | null;
+      /** Calls of the interrupted turn whose question (an elicitation) the restart cut. */
+      cutQuestions: { turnIndex: number; calls: Array<{ id: string; name: string }> } | null;
     };
 
 /** Loads a checkpoint into the agent: history, queues, counters, turn index. */
@@ -49,9 +51,14 @@ export function planResume(state: AgentState, checkpoint: RunCheckpoint): RunSta
     turnsThisRun: checkpoint.turnsThisRun,
   };
   const turn = checkpoint.turn;
-  if (turn)
-    return { ...base, at: { at: 'turn', turn: turnResume(state, turn) }, pendingApproval: turn.pendingApproval };
-  return { ...base, at: nextStepBetweenTurns(state, checkpoint.pending), pendingApproval: null };
+  if (turn) {
+    const asked = new Set(turn.questions ?? []);
+    const calls = turn.reply ? toolCallsOf(turn.reply.message).filter((call) => asked.has(call.id)) : [];
+    const cutQuestions = calls.length > 0 ? { turnIndex: turn.turnIndex, calls } : null;
+    const at = { at: 'turn' as const, turn: turnResume(state, turn) };
+    return { ...base, at, pendingApproval: turn.pendingApproval, cutQuestions };
+  }
+  return { ...base, at: nextStepBetweenTurns(state, checkpoint.pending), pendingApproval: null, cutQuestions: null };
 }
 
 function nextStepBetweenTurns(state: AgentState, pending: Message[]): MasterResume {

@@ -6,6 +6,7 @@ import { AgentError, modelError } from '../domain/errors.js';
 import type { Message } from '../domain/messages.js';
 import type { RunResult } from '../domain/outcomes.js';
 import type { ToolExecution } from '../tools/strategy.js';
+import { cancelCutQuestions } from './elicitation.js';
 import { closeAfterInternalError } from './internal-error.js';
 import { isolatedInspector } from './isolation.js';
 import { endOf, masterLogic } from './master-effects.js';
@@ -34,6 +35,7 @@ export function launchRun(state: AgentState, start: RunStart, onSubscriberError:
   if (start.kind === 'resumed') {
     if (start.at.at === 'turn') run.ledger.markStarted(start.at.turn.startedCallIds);
     if (state.persister) state.persister.approvals.pending = start.pendingApproval;
+    if (start.cutQuestions) cancelCutQuestions(run, start.cutQuestions.turnIndex, start.cutQuestions.calls);
   }
   let resolveResult: (result: RunResult) => void = () => {};
   const result = new Promise<RunResult>((resolve) => (resolveResult = resolve));
@@ -150,8 +152,10 @@ function finishRun(
   state.steeringQueue = [...end.steeringQueue, ...untakenOf('steering')];
   state.followUpQueue = [...end.followUpQueue, ...untakenOf('followUp')];
   state.turnIndex = end.turnIndex;
-  const counters = cloneCounters(state.counters);
   const error = endError(run, end);
+  // The runtime's own failures (a model's are counted at its attempt) are counted by code too (§7).
+  if (error && (run.stopped || error.code === 'internal')) run.ledger.recordFailure(error.code);
+  const counters = cloneCounters(state.counters);
   const { status, endReason } = end;
   // The history at the end, as a view: a session of many runs does not store a copy per run.
   const view = state.log.view();
@@ -183,7 +187,17 @@ function finishRun(
   const written = (): RunResult => {
     const failure = !run.stopped && persister?.failure ? persister.failure : null;
     if (!failure) return result;
-    return { ...result, status: 'failed', endReason: 'fatalError', error: runStopOf(failure as AgentError) };
+    const stop = runStopOf(failure as AgentError);
+    // After agentEnd (the ledger is closed): the agent's counters and the result's count it.
+    const codes = state.counters.failureCodes;
+    codes[stop.code] = (codes[stop.code] ?? 0) + 1;
+    return {
+      ...result,
+      counters: cloneCounters(state.counters),
+      status: 'failed',
+      endReason: 'fatalError',
+      error: stop,
+    };
   };
   // An aborted run settles at once (§9); flush() is then the wait on its last step.
   if (!persister?.busy || status === 'aborted') return resolveResult(written());

@@ -16,6 +16,7 @@ import { CounterLedger } from './counter-ledger.js';
 import { AgentEventFeed, DEFAULT_REPLAY_BUFFER, RunEventLog } from './event-stream.js';
 import { eventWithView, type ContextView, type SessionHistory } from './history.js';
 import type { EffectHost } from './effects.js';
+import type { PendingElicitation } from './elicitation.js';
 import type { LeaseKeeper } from './lease.js';
 import type { AgentOptions, ResolvedOptions } from './options.js';
 import { errorMessage } from './policy-runner.js';
@@ -129,6 +130,10 @@ export class RunSession {
    * and the net after an internal error. Dropped at the next turn.
    */
   callActors: { turn: string; actors: AnyActorRef[] } = { turn: '', actors: [] };
+  /** Questions of running calls waiting for `resolveApproval` (elicitation.ts), by tool call id. */
+  readonly elicitations = new Map<string, PendingElicitation>();
+  /** Calls with a question out (published, not yet resolved), whatever answers it: a checkpoint records them. */
+  readonly openQuestions = new Set<string>();
   /** Machine actions of this run in progress (see `runAction`): no step is written in their middle. */
   actionDepth = 0;
   /** Work a step began (tool starts, approval requests) begins once the step is over. */

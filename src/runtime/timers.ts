@@ -7,11 +7,14 @@
 export interface RuntimeClock {
   setTimeout(fn: () => void, ms: number): unknown;
   clearTimeout(id: unknown): void;
+  /** The clock's time in ms, where it tells it (`SimulatedClock` does): lets a timer re-arm instead of restarting. */
+  now?(): number;
 }
 
 export const systemClock: RuntimeClock = {
   setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
   clearTimeout: (id) => globalThis.clearTimeout(id as ReturnType<typeof globalThis.setTimeout>),
+  now: () => performance.now(),
 };
 
 /** What a raced wait resolves to when the run's signal won. */
@@ -29,12 +32,10 @@ export function raceAbort<T>(work: T | PromiseLike<T>, signal: AbortSignal): Pro
     return Promise.resolve(ABORTED);
   }
   if (!isThenable(work)) return Promise.resolve(work as Awaited<T>);
-  let onAbort: () => void = () => {};
+  let done: () => void = () => {};
   const aborted = new Promise<Aborted>((resolve) => {
-    onAbort = () => resolve(ABORTED);
-    signal.addEventListener('abort', onAbort, { once: true });
+    done = onAbort(signal, () => resolve(ABORTED));
   });
-  const done = () => signal.removeEventListener('abort', onAbort);
   return Promise.race([Promise.resolve(work), aborted]).then(
     (value) => (done(), value as Awaited<T> | Aborted),
     (error: unknown) => {
@@ -70,13 +71,40 @@ const scheduleMacrotask: Scheduler = (() => {
 export function nextMacrotask(signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.resolve();
   return new Promise((resolve) => {
-    const onAbort = () => resolve();
-    signal.addEventListener('abort', onAbort, { once: true });
+    const forget = onAbort(signal, resolve);
     scheduleMacrotask(() => {
-      signal.removeEventListener('abort', onAbort);
+      forget();
       resolve();
     });
   });
+}
+
+/** The callbacks waiting for each signal's abort, behind one listener per signal. */
+const abortWaiters = new WeakMap<AbortSignal, Set<() => void>>();
+
+/**
+ * Calls `fn` when `signal` aborts; returns what forgets it. The run's waits share one 'abort'
+ * listener per signal: `addEventListener` costs several µs in Node, and a run waits many times.
+ */
+export function onAbort(signal: AbortSignal, fn: () => void): () => void {
+  let waiters = abortWaiters.get(signal);
+  if (!waiters) {
+    const all = new Set<() => void>();
+    waiters = all;
+    abortWaiters.set(signal, all);
+    signal.addEventListener(
+      'abort',
+      () => {
+        const called = [...all];
+        all.clear();
+        for (const each of called) each();
+      },
+      { once: true },
+    );
+  }
+  const set = waiters;
+  set.add(fn);
+  return () => void set.delete(fn);
 }
 
 export function isThenable(value: unknown): value is PromiseLike<unknown> {

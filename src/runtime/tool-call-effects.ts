@@ -2,6 +2,7 @@ import { toolCallLogic } from '../../machines/tool-call.machine.js';
 import { unfinishedText } from '../../machines/tool-results.js';
 import { runToolNow, type ToolRunResult } from '../tools/run.js';
 import type { AnyTool } from '../tools/types.js';
+import { elicit } from './elicitation.js';
 import { runAction, runOf } from './run-registry.js';
 import type { RunSession } from './run-session.js';
 
@@ -63,6 +64,7 @@ function execute(
       toolCallId,
       signal,
       idempotencyKey: `${run.agent.persister?.sessionId ?? run.runId}:${toolCallId}`,
+      elicit: (request) => elicit(run, call, turnIndex, signal, request),
       // Awaited relay: delivery happens before the promise resolves, so a slow consumer slows the
       // tool and nothing is dropped. An update after the call ended has no call to belong to.
       update: (partial) => {

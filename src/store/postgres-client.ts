@@ -1,4 +1,5 @@
 import { AgentError } from '../domain/errors.js';
+import { lazyPackage, type OptionalPackage } from '../peers/optional-sdk.js';
 
 /** The part of `pg`'s Pool the store uses (structural, so `pg` stays an optional peer). */
 export interface PgPool {
@@ -12,23 +13,17 @@ export interface PgClient {
   release(error?: Error | boolean): void;
 }
 
+type PgModule = {
+  default?: { Pool: new (options: { connectionString: string }) => PgPool };
+  Pool?: new (options: { connectionString: string }) => PgPool;
+};
+
+const PG: OptionalPackage = { name: 'pg', range: '8.x', neededBy: 'agentchart/postgres' };
+const loadPg = lazyPackage(PG, async () => (await import('pg')) as PgModule);
+
 /** A pool for a connection string, from the optional peer `pg`; missing → MissingDependency with the install command. */
 export async function poolFor(connectionString: string): Promise<PgPool> {
-  let pg: {
-    default?: { Pool: new (options: { connectionString: string }) => PgPool };
-    Pool?: new (options: { connectionString: string }) => PgPool;
-  };
-  try {
-    pg = (await import('pg')) as typeof pg;
-  } catch (error) {
-    if (isModuleNotFound(error)) {
-      throw new AgentError(
-        'MissingDependency',
-        'agentchart/postgres needs the optional peer dependency pg (8.x): npm install pg',
-      );
-    }
-    throw error;
-  }
+  const pg = await loadPg();
   const Pool = pg.Pool ?? pg.default?.Pool;
   if (!Pool)
     throw new AgentError(
@@ -39,10 +34,4 @@ export async function poolFor(connectionString: string): Promise<PgPool> {
   // An idle connection the server dropped is discarded by the pool; unheard, its 'error' would crash the process.
   created.on?.('error', () => {});
   return created;
-}
-
-function isModuleNotFound(error: unknown, depth = 0): boolean {
-  if (typeof error !== 'object' || error === null || depth > 3) return false;
-  const { code, cause } = error as { code?: unknown; cause?: unknown };
-  return code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' || isModuleNotFound(cause, depth + 1);
 }

@@ -23,6 +23,14 @@ export const PendingApprovalSchema = z.object({
   arguments: z.record(z.string(), z.unknown()),
   /** The session version when the approval was requested: `resolveApproval` must name it. */
   version: z.number().int().nonnegative(),
+  /** A running call's question (an MCP elicitation) rather than a request to run; the decision answers it. */
+  elicitation: z
+    .object({
+      message: z.string(),
+      requestedSchema: z.record(z.string(), z.unknown()),
+      server: z.string().optional(),
+    })
+    .optional(),
 });
 export type PendingApproval = z.infer<typeof PendingApprovalSchema>;
 
@@ -43,6 +51,8 @@ export const TurnCheckpointSchema = z.object({
   /** Approval requests already published (never asked twice). */
   requested: z.array(z.string()),
   pendingApproval: PendingApprovalSchema.nullable(),
+  /** Running calls with a question out (elicitationRequested, not yet resolved). Absent in older sessions. */
+  questions: z.array(z.string()).optional(),
   /** The assistant message and its results are in history (only turnEnd was missing). */
   committed: z.boolean(),
 });

@@ -20,7 +20,9 @@
  *              has an end before turnEnd. Tool call ids are scoped to their turn. toolsChanged
  *              only between turns.
  * - `attribution:` every toolExecutionUpdate names a call started in its turn, with the start's
- *              tool name, after that start and before that call's end.
+ *              tool name, after that start and before that call's end; so does every
+ *              elicitationRequested/elicitationResolved, which pair one at a time per call, the
+ *              request resolved before the call's end.
  * - `parity:`  history: each assistant's tool calls are answered by exactly one toolResult each,
  *              in call order, before the next assistant message (or the end); no orphan or
  *              duplicate results; result toolName = call name. Checked on `messages` when given,

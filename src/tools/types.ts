@@ -9,7 +9,24 @@ export interface ToolContext {
   update(partial: unknown): Promise<void>;
   /** Stable per tool call across restarts; pass it to external systems to make side effects idempotent. */
   idempotencyKey: string;
+  /**
+   * Asks the host a question while the call runs (an MCP server's elicitation), through the agent's
+   * approval path; never rejects. Absent when a tool is run outside an agent.
+   */
+  elicit?(request: ElicitationRequest): Promise<ElicitationAnswer>;
 }
+
+/** A question a running tool asks the host: a message and the JSON Schema of the answer. */
+export interface ElicitationRequest {
+  message: string;
+  requestedSchema: Record<string, unknown>;
+  /** Who asks (an MCP toolset's prefix), for the host's prompt. */
+  server?: string;
+}
+
+/** `accept` with the answer's fields; `decline` (denied, or nobody to ask) and `cancel` (the call ended) say why. */
+export type ElicitationAnswer =
+  { action: 'accept'; content: Record<string, unknown> } | { action: 'decline' | 'cancel'; reason: string };
 
 export type ToolOutput = string | { content: string; isError?: boolean };
 

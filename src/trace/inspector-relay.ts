@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import type { InspectionEvent, Observer } from 'xstate';
-import { isModuleNotFound, missingDependency, type OptionalPackage } from '../model/optional-sdk.js';
+import { isModuleNotFound, missingDependency, type OptionalPackage } from '../peers/optional-sdk.js';
 
 /**
  * The XState inspector for Node, bound to loopback. `@statelyai/inspect`'s own relay

@@ -3,7 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { AgentError } from 'agentchart';
-import { assertInstalled, lazyPackage } from '../../src/model/optional-sdk.js';
+import { assertInstalled, lazyPackage } from '../../src/peers/optional-sdk.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SPECIFIER =

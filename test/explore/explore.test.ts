@@ -6,7 +6,15 @@ import { z } from 'zod';
 import { defineTool, INTERRUPTED_BY_RESTART, parseTrace, type AgentOptions, type PreDispatchPolicy } from 'agentchart';
 import { assertAgent, exploreAgent, writeTrace, type ExploreOptions, type Step } from 'agentchart/testing';
 import { reportStats } from '../support/stats.js';
-import { anyModel, DEPLOY_REPLIES, deploy, deployAgent, readLogs, reinjectDeclined } from './fixtures.js';
+import {
+  anyModel,
+  DEPLOY_REPLIES,
+  deploy,
+  deployAgent,
+  policiesNeverRefused,
+  readLogs,
+  reinjectDeclined,
+} from './fixtures.js';
 
 /** exploreAgent itself: what it explores, what it reports, how a path replays, and what it refuses. */
 
@@ -73,7 +81,11 @@ describe('exploreAgent', () => {
   }, 120_000);
 
   it('violations come shortest first, and each replays to the same log from its path', async () => {
-    const options: ExploreOptions = { replies: DEPLOY_REPLIES, interruptions: ['approve', 'deny'] };
+    const options: ExploreOptions = {
+      replies: DEPLOY_REPLIES,
+      interruptions: ['approve', 'deny'],
+      property: policiesNeverRefused,
+    };
     const result = await exploreAgent(deployAgent({ postTurn: [reinjectDeclined] }), options);
     const lengths = result.violations.map((v) => v.path.length);
     expect(lengths).toEqual([...lengths].sort((a, b) => a - b));
@@ -255,6 +267,7 @@ describe('writeTrace', () => {
     const result = await exploreAgent(deployAgent({ postTurn: [reinjectDeclined] }), {
       replies: DEPLOY_REPLIES,
       interruptions: ['approve', 'deny'],
+      property: policiesNeverRefused,
     });
     const violation = result.violations[0]!;
     const dir = mkdtempSync(join(tmpdir(), 'agentchart-trace-'));
@@ -267,7 +280,9 @@ describe('writeTrace', () => {
     expect([...machines]).toEqual(expect.arrayContaining(['master', 'turn']));
     expect(trace.entries.some((entry) => entry.kind === 'transition')).toBe(true);
     const html = readFileSync((await writeTrace(violation, join(dir, 'counterexample.html'))).path, 'utf8');
-    expect(html).toContain('<title>counterexample: invariant: parity: tool call call_0_0_again');
+    expect(html).toContain(
+      '<title>counterexample: property: postTurn policy refused: policy returned an invalid verdict',
+    );
     expect(html).toContain('"kind":"agent"');
   });
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createAgent } from 'agentchart';
 import { exploreAgent, type ExploreResult } from 'agentchart/testing';
 import { reportStats } from '../support/stats.js';
 import {
@@ -7,6 +8,7 @@ import {
   deployAgent,
   deploysRunAsApproved,
   pinToProd,
+  policiesNeverRefused,
   reinjectDeclined,
   reportAgent,
   whatRanStaysInHistory,
@@ -26,15 +28,17 @@ const stats = (name: string, result: ExploreResult) =>
   );
 
 describe('planted bugs in user configurations are found with a minimal counterexample', () => {
-  it('a post-turn policy that re-injects a declined call: parity breaks after deny, in 3 steps', async () => {
-    const options = { replies: DEPLOY_REPLIES, interruptions: ['approve', 'deny', 'steer', 'abort'] as const };
+  it('a post-turn policy that re-injects a declined call: refused after deny (parity holds), in 3 steps', async () => {
+    const options = {
+      replies: DEPLOY_REPLIES,
+      interruptions: ['approve', 'deny', 'steer', 'abort'] as const,
+      property: policiesNeverRefused,
+    };
     const broken = await exploreAgent(deployAgent({ postTurn: [reinjectDeclined] }), options);
     stats('re-injected declined call', broken);
     expect(labels(broken)).toEqual(['reply deploy', 'deny call_0_0', 'reply done']);
     expect(broken.violations[0]!.problems).toEqual([
-      'invariant: parity: tool call call_0_0_again (deploy) of assistant at history message 3 has no result before the next assistant message (history message 4)',
-      'parity: final history: tool call call_0_0_again of message 3 has no result before message 4',
-      'parity: model request 1 (model): tool call call_0_0_again of message 3 has no result before the end of the history',
+      'property: postTurn policy refused: policy returned an invalid verdict: the injected messages would break tool-call/result pairs in history (tool call call_0_0_again of message 0 has no result before the end of the history)',
     ]);
     const fixed = await exploreAgent(deployAgent(), options);
     stats('without the re-injecting policy', fixed);
@@ -59,14 +63,23 @@ describe('planted bugs in user configurations are found with a minimal counterex
     expect([fixed.violating, fixed.complete]).toEqual([0, true]);
   });
 
-  it('a report tool marked progress-only: a report that ran and failed vanishes from the history, in 4 steps', async () => {
-    const options = { replies: REPORT_REPLIES, interruptions: ['toolError'] as const, property: whatRanStaysInHistory };
+  it('a working tool marked progress-only: a search that ran vanishes from the history with its turn', async () => {
+    const options = { replies: REPORT_REPLIES, property: whatRanStaysInHistory };
     const broken = await exploreAgent(reportAgent(true), options);
-    stats('progress-only report tool', broken);
-    expect(labels(broken)).toEqual(['reply report', 'error call_0_0', 'reply report', 'ok call_1_0']);
-    expect(broken.violations[0]!.problems).toEqual(['property: report call_0_0 ran but is not in the history']);
+    stats('progress-only search tool', broken);
+    expect(labels(broken)).toEqual(['reply search', 'ok call_0_0', 'reply report', 'ok call_1_0']);
+    expect(broken.violations[0]!.problems).toEqual(['property: search call_0_0 ran but is not in the history']);
     const fixed = await exploreAgent(reportAgent(false), options);
-    stats('report tool not progress-only', fixed);
+    stats('search tool not progress-only', fixed);
     expect([fixed.violating, fixed.complete]).toEqual([0, true]);
+  });
+
+  it('a report tool marked progress-only is refused by createAgent, naming the option', () => {
+    expect(() => createAgent(reportAgent(false, true))).toThrow(
+      expect.objectContaining({
+        code: 'InvalidOptions',
+        message: expect.stringContaining('finalReport.toolName: the report tool "report" is marked progress: true'),
+      }),
+    );
   });
 });

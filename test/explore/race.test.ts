@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineTool, type AgentOptions } from 'agentchart';
 import { AgentCheckError, raceAgent, ranOnlyAsApproved, scriptedModel } from 'agentchart/testing';
 import { reportStats } from '../support/stats.js';
-import { DEPLOY_REPLIES, deployAgent, pinToProd, reinjectDeclined } from './fixtures.js';
+import { DEPLOY_REPLIES, deployAgent, pinToProd, policiesNeverRefused, reinjectDeclined } from './fixtures.js';
 
 /** raceAgent: the same interruptions raced by fast-check's scheduler, with the tools' real bodies. */
 
@@ -49,12 +49,19 @@ describe('raceAgent', () => {
   });
 
   it('finds a planted bug and throws it with the seed and path that replay it', async () => {
-    const options = { replies: DEPLOY_REPLIES, interruptions: ['approve', 'deny'] as const, runs: 200 };
+    const options = {
+      replies: DEPLOY_REPLIES,
+      interruptions: ['approve', 'deny'] as const,
+      runs: 200,
+      property: policiesNeverRefused,
+    };
     const failure = await failureOf(raceAgent(deployAgent({ postTurn: [reinjectDeclined] }), options));
     expect(failure.message).toMatch(
       /^raceAgent: a run breaks the invariants or the property \(run \d+ of 200, shrunk \d+ times\)\. Replay it with \{ seed: -?\d+, path: '[\d:]+' \}:/,
     );
-    expect(failure.violation?.problems[0]).toMatch(/^invariant: parity: tool call call_\d_0_again \(deploy\)/);
+    expect(failure.violation?.problems[0]).toMatch(
+      /^property: postTurn policy refused: .*tool call call_\d_0_again of message 0 has no result/,
+    );
     const again = await failureOf(
       raceAgent(deployAgent({ postTurn: [reinjectDeclined] }), {
         ...options,

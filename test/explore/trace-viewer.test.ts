@@ -7,7 +7,7 @@ import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exploreAgent, writeTrace } from 'agentchart/testing';
 import { readTraceText } from '../../src/trace/viewer/model.js';
-import { DEPLOY_REPLIES, deployAgent, reinjectDeclined } from './fixtures.js';
+import { DEPLOY_REPLIES, deployAgent, policiesNeverRefused, reinjectDeclined } from './fixtures.js';
 
 /**
  * A counterexample written by writeTrace opens in the trace viewer (headless chromium, as in
@@ -48,6 +48,7 @@ describe.skipIf(!hasChromium)('a counterexample in the trace viewer', () => {
     const result = await exploreAgent(deployAgent({ postTurn: [reinjectDeclined] }), {
       replies: DEPLOY_REPLIES,
       interruptions: ['approve', 'deny'],
+      property: policiesNeverRefused,
     });
     const violation = result.violations[0]!;
     const html = join(dir, 'counterexample.html');

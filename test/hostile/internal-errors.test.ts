@@ -48,6 +48,9 @@ async function internalFailure(options: Omit<AgentOptions, 'model'> & { model: M
   const trusted = await expectTrusted(agent.prompt(PROMPT), [PROMPT], clock);
   expect(trusted.result).toMatchObject({ status: 'failed', endReason: 'fatalError', error: { code: 'internal' } });
   expect(trusted.result.error?.message).toMatch(/^internal error: /);
+  // DESIGN §7: counted by its code, once, in the result and in agentEnd.
+  expect(trusted.result.counters.failureCodes.internal).toBe(1);
+  expect(trusted.events.at(-1)).toMatchObject({ type: 'agentEnd', counters: { failureCodes: { internal: 1 } } });
   expectIdle(agent);
   await agent.flush();
   await agent.close();

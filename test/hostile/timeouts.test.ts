@@ -62,6 +62,39 @@ describe('model idle timeout', () => {
     expect(result.messages.at(-1)).toMatchObject({ content: [{ text: 'one two three four' }] });
   });
 
+  it('on a clock that cannot tell the time (no now()), silence is still counted per wait', async () => {
+    // The runtime re-arms one idle timer per attempt where the clock tells the time; a bare
+    // setTimeout/clearTimeout clock gets a timer per awaited item instead, with the same limits.
+    const clock = new SimulatedClock();
+    const timeless = {
+      setTimeout: (fn: () => void, ms: number) => clock.setTimeout(fn, ms),
+      clearTimeout: (id: unknown) => clock.clearTimeout(id as number),
+    };
+    const alive = async function* (): AsyncGenerator<ModelStreamEvent> {
+      for (const word of ['one ', 'two ', 'three']) {
+        await new Promise<void>((resolve) => clock.setTimeout(resolve, 4_000));
+        yield { type: 'textDelta', delta: word };
+      }
+      await new Promise<void>((resolve) => clock.setTimeout(resolve, 6_000));
+      yield { type: 'done', stopReason: 'stop' };
+    };
+    const agent = createAgent({
+      model: rawModel([() => alive()]),
+      clock: timeless,
+      timeouts: { modelIdleMs: 5_000 },
+      retry: { maxAttempts: 1 },
+    });
+    const { result, events } = await expectTrusted(agent.prompt(PROMPT), [PROMPT], clock);
+    // Three 4 s gaps pass; the 6 s one trips the 5 s limit.
+    expect(result).toMatchObject({
+      status: 'failed',
+      error: { code: 'timeout', message: 'model stream silent for 5000 ms' },
+    });
+    const end = ofType(events, 'messageEnd').at(-1);
+    expect(end?.error).toMatchObject({ kind: 'timeout' });
+    expect(end?.message.content).toMatchObject([{ text: 'one two three' }]);
+  });
+
   it('a stream that waits longer than modelIdleMs before its first delta times out', async () => {
     const clock = new SimulatedClock();
     const model = scriptedModel([{ text: 'late', delayMs: 10_000 }, { text: 'on time' }], { clock });

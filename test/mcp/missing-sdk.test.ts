@@ -14,7 +14,8 @@ describe('agentchart/mcp without its optional peer', () => {
     await expect(attempt).rejects.toMatchObject({
       code: 'MissingDependency',
       message:
-        'agentchart/mcp needs the optional peer dependency @modelcontextprotocol/sdk (1.x): npm install @modelcontextprotocol/sdk',
+        'agentchart/mcp needs the optional peer dependency "@modelcontextprotocol/sdk" (1.x), which is not installed. ' +
+        'Install it with: npm install @modelcontextprotocol/sdk',
     });
   });
 

@@ -161,8 +161,8 @@ describe('an ESM app', () => {
         'MissingDependency: startInspector (agentchart/inspect) needs the optional peer dependency "@statelyai/inspect" (>=0.7), ' +
         'which is not installed. Install it with: npm install @statelyai/inspect',
       mcp:
-        'MissingDependency: agentchart/mcp needs the optional peer dependency @modelcontextprotocol/sdk (1.x): ' +
-        'npm install @modelcontextprotocol/sdk',
+        'MissingDependency: agentchart/mcp needs the optional peer dependency "@modelcontextprotocol/sdk" (1.x), ' +
+        'which is not installed. Install it with: npm install @modelcontextprotocol/sdk',
       otel:
         'MissingDependency: agentchart/otel needs the optional peer dependency "@opentelemetry/api" (^1.9.0), ' +
         'which is not installed. Install it with: npm install @opentelemetry/api',

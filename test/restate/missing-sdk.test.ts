@@ -18,7 +18,9 @@ describe('agentchart/restate without its optional peer', () => {
     }
     expect(error).toBeInstanceOf(AgentError);
     expect(error).toMatchObject({ code: 'MissingDependency' });
-    expect((error as Error).message).toContain('optional peer dependency @restatedev/restate-sdk');
-    expect((error as Error).message).toContain('npm install @restatedev/restate-sdk');
+    expect((error as Error).message).toBe(
+      'agentchart/restate needs the optional peer dependency "@restatedev/restate-sdk" (^1.17), which is not ' +
+        'installed. Install it with: npm install @restatedev/restate-sdk',
+    );
   });
 });

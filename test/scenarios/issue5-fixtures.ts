@@ -28,9 +28,10 @@ export const TOOL_TURN = [
   'turnEnd',
 ];
 
-/** The report-mode guidance text (src/runtime/master-effects.ts REPORT_GUIDANCE): the model sees it, so it is observable. */
+/** The report-mode guidance after a reply that called no tool (the model sees it, so it is observable). */
 export const GUIDANCE =
-  'You did not call any tool. Continue the task with the tools available, and call the final report tool when you are done.';
+  'Your last reply called no tool, so it did not count. Report mode: continue the task with the tools available, ' +
+  'and end by calling the report tool "report" with valid arguments.';
 
 export const user = (content: string): Message => ({ role: 'user', content });
 

@@ -204,6 +204,12 @@ describe('R11 report mode, invalid calls vs failing tools', () => {
       retry: { jitter: false },
     });
     const { result: outcome, events } = await finished(agent.prompt('Go'));
+    // The discarded reply's errors reach the model through the guidance: it learns why nothing counted.
+    const guidance =
+      'Your last reply ran no tool that counts as work and sent no valid report, so it did not count (' +
+      'browse: Unknown tool "browse". Available tools: search, report.; ' +
+      'search: Invalid arguments for tool "search": q: expected string, received number). ' +
+      'Report mode: continue the task with the tools available, and end by calling the report tool "report" with valid arguments.';
 
     expect(lifecycle(events)).toEqual([
       'agentStart',
@@ -228,11 +234,11 @@ describe('R11 report mode, invalid calls vs failing tools', () => {
     expect(ofType(events, 'retry')).toEqual([
       expect.objectContaining({ attempt: 1, delayMs: 0, error: FAILED_REPORT_TURN_ERROR }),
     ]);
-    expect(model.requests[1]?.messages).toEqual([user('Go'), user(GUIDANCE)]);
+    expect(model.requests[1]?.messages).toEqual([user('Go'), user(guidance)]);
     // The failed turn's reply (and its synthetic results, keeping parity) leaves history; one guidance message.
     expect(outcome.messages).toEqual([
       user('Go'),
-      user(GUIDANCE),
+      user(guidance),
       called([{ id: 'r1', name: 'report', arguments: { summary: 'done' } }]),
       result('r1', 'report', 'report accepted'),
     ]);

@@ -96,6 +96,9 @@ describe('a failed write ends the run at once', () => {
         },
       });
       expect(ran).toEqual(['a']);
+      // DESIGN §7: the run's failure is counted by its code, in the result and in agentEnd.
+      expect(result.counters.failureCodes).toEqual({ storeFailed: 1 });
+      expect(events.at(-1)).toMatchObject({ type: 'agentEnd', counters: { failureCodes: { storeFailed: 1 } } });
       expect(
         events
           .filter((e) => e.type === 'toolExecutionStart')
@@ -106,6 +109,21 @@ describe('a failed write ends the run at once', () => {
       expect(() => agent.prompt('again')).toThrow(expect.objectContaining({ code: 'StoreFailed' }));
     },
   );
+
+  it('the last step (agentEnd) fails to write: the result says storeFailed and counts it; agentEnd did not', async () => {
+    ran.length = 0;
+    const store = failingAt(memoryStore(), (e) => e.type === 'agentEnd', 'reject');
+    const agent = createAgent({ model: twoCalls(), tools: [work], store, sessionId: 's' });
+    const { result, events } = await runToEnd(agent);
+    expect(result).toMatchObject({ status: 'failed', endReason: 'fatalError', error: { code: 'storeFailed' } });
+    expect(result.counters.failureCodes).toEqual({ storeFailed: 1 });
+    expect(agent.counters.failureCodes).toEqual({ storeFailed: 1 });
+    expect(result.counters).toMatchObject({ turns: 2, modelCalls: 2, toolCallsRequested: 2, toolCallsExecuted: 2 });
+    // agentEnd went out before the write failed: its counters are the run's as published.
+    expect(events.at(-1)).toMatchObject({ type: 'agentEnd', status: 'completed', counters: { failureCodes: {} } });
+    expect(checkInvariants(events, result.messages).violations).toEqual([]);
+    await expect(agent.flush()).rejects.toMatchObject({ code: 'StoreFailed' });
+  });
 
   it('a refused version (another writer advanced the session) is a store failure too', async () => {
     ran.length = 0;
@@ -129,6 +147,8 @@ describe('a failed write ends the run at once', () => {
       error: { code: 'storeFailed', message: expect.stringContaining('StaleVersion') },
     });
     expect(ran).toEqual([]);
+    expect(result.counters.failureCodes).toEqual({ storeFailed: 1 });
+    expect(agent.counters.failureCodes).toEqual({ storeFailed: 1 });
     expect(checkInvariants(events, result.messages).violations).toEqual([]);
     await expect(agent.flush()).rejects.toMatchObject({ code: 'StoreFailed' });
   });

@@ -156,6 +156,9 @@ describe('leases: one owner per session', () => {
     });
     expect(journal.filter((id) => id === 'b')).toEqual(['b']);
     expect(journal.filter((id) => id === 'a')).toEqual(['a']);
+    // DESIGN §7: the run's failure is counted by its code.
+    expect(result.counters.failureCodes).toEqual({ sessionLost: 1 });
+    expect(first.counters.failureCodes).toEqual({ sessionLost: 1 });
     await expect(first.flush()).rejects.toMatchObject({ code: 'SessionLost' });
     expect(() => first.prompt('again')).toThrow(expect.objectContaining({ code: 'SessionLost' }));
   });

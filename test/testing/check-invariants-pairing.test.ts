@@ -230,6 +230,34 @@ describe('attribution', () => {
     ]);
   });
 
+  it("an elicitation pairs between its call's start and end, one open at a time", () => {
+    const asking = () =>
+      insertedAfter(
+        toolRunDrafts(),
+        match('toolExecutionUpdate', 'call_1'),
+        ev.elicitationRequested('call_1', 'read'),
+        ev.elicitationResolved('call_1', 'read'),
+      );
+    expect(violationsOf(r1(asking()))).toEqual([]);
+    const early = movedBefore(asking(), match('elicitationRequested'), match('toolExecutionStart', 'call_1'));
+    expect(violationsOf(r1(early))).toEqual([
+      'attribution: elicitationRequested at seq 8 for call_1 (read) has no started call in turn 0',
+    ]);
+    const late = movedBefore(asking(), match('toolExecutionEnd', 'call_1'), match('elicitationResolved'));
+    expect(violationsOf(r1(late))).toEqual([
+      'pairing: elicitationRequested for call_1 at seq 11 is unresolved at its call end seq 12',
+      'attribution: elicitationResolved at seq 13 for call_1 (read) comes after its toolExecutionEnd at seq 12',
+    ]);
+    const unasked = without(asking(), match('elicitationRequested'));
+    expect(violationsOf(r1(unasked))).toEqual([
+      'pairing: elicitationResolved for call_1 at seq 11 has no elicitationRequested before it',
+    ]);
+    const twice = insertedAfter(asking(), match('elicitationRequested'), ev.elicitationRequested('call_1', 'read'));
+    expect(violationsOf(r1(twice))).toEqual([
+      'pairing: elicitationRequested for call_1 at seq 12 while the one at seq 11 is unresolved',
+    ]);
+  });
+
   it('scopes call ids to their turn: a reused id in a later turn needs its own start', () => {
     const drafts = insertedAfter(toolRunDrafts(), match('messageEnd', undefined, 1), ev.toolUpdate('call_1', 'read'));
     expect(violationsOf(r1(drafts))).toEqual([

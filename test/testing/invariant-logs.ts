@@ -59,6 +59,19 @@ export const ev = {
     toolName,
     arguments: {},
   }),
+  elicitationRequested: (toolCallId: string, toolName: string): Draft => ({
+    type: 'elicitationRequested',
+    toolCallId,
+    toolName,
+    message: 'your name?',
+    requestedSchema: { type: 'object' },
+  }),
+  elicitationResolved: (toolCallId: string, toolName: string): Draft => ({
+    type: 'elicitationResolved',
+    toolCallId,
+    toolName,
+    action: 'accept',
+  }),
   toolUpdate: (toolCallId: string, toolName: string, partial: unknown = 'progress'): Draft => ({
     type: 'toolExecutionUpdate',
     toolCallId,

@@ -1,7 +1,8 @@
 import { request } from 'node:http';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { createAgent } from 'agentchart';
+import { z } from 'zod';
+import { createAgent, defineTool } from 'agentchart';
 import { startInspector } from 'agentchart/inspect';
 import { scriptedModel } from 'agentchart/testing';
 
@@ -63,7 +64,25 @@ describe('startInspector: the XState inspector relay on loopback', () => {
 
     const early = await connect(`ws://127.0.0.1:${port}/?role=viewer`);
     expect(await inspector.waitForViewer(1_000)).toBe(true);
-    const agent = createAgent({ model: scriptedModel([{ text: 'hi' }]), inspect: inspector.inspect });
+    const lookup = defineTool({
+      name: 'lookup',
+      description: 'Looks a word up.',
+      parameters: z.object({ word: z.string() }),
+      execute: ({ word }) => `${word}: found`,
+    });
+    const agent = createAgent({
+      model: scriptedModel([
+        {
+          toolCalls: [
+            { id: 'c1', name: 'lookup', arguments: { word: 'a' } },
+            { id: 'c2', name: 'lookup', arguments: { word: 'b' } },
+          ],
+        },
+        { text: 'hi' },
+      ]),
+      tools: [lookup],
+      inspect: inspector.inspect,
+    });
     expect((await agent.prompt('hello').result).status).toBe('completed');
 
     const waitFor = async (check: () => boolean) => {
@@ -79,6 +98,25 @@ describe('startInspector: the XState inspector relay on loopback', () => {
     expect(new Set(early.messages.map((message) => message.type))).toEqual(
       new Set(['@xstate.actor', '@xstate.event', '@xstate.snapshot']),
     );
+
+    // The relayed stream links every actor to its parent: turns to the master, tool calls to their turn.
+    const actors = early.messages.filter((message) => message.type === '@xstate.actor') as unknown as Array<{
+      name: string;
+      sessionId: string;
+      parentId?: string;
+    }>;
+    const sessionOf = (name: string) => actors.filter((actor) => actor.name === name).map((actor) => actor.sessionId);
+    const [master] = sessionOf('master');
+    const turns = sessionOf('turn');
+    expect(turns).toHaveLength(2);
+    expect(actors.filter((actor) => actor.name === 'turn').map((actor) => actor.parentId)).toEqual([master, master]);
+    // A tool-call actor is named after its call's place in the batch.
+    expect(
+      actors.filter((actor) => actor.name.startsWith('call.')).map((actor) => [actor.name, actor.parentId]),
+    ).toEqual([
+      ['call.0', turns[0]],
+      ['call.1', turns[0]],
+    ]);
 
     const late = await connect(`ws://127.0.0.1:${port}/?role=viewer`);
     await waitFor(() => late.messages.length >= early.messages.length);

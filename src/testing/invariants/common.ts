@@ -31,6 +31,8 @@ export const TURN_SCOPED: ReadonlySet<AgentEventType> = new Set<AgentEventType>(
   'toolExecutionStart',
   'toolExecutionUpdate',
   'toolExecutionEnd',
+  'elicitationRequested',
+  'elicitationResolved',
   'turnEnd',
 ]);
 
@@ -40,6 +42,8 @@ export const TOOL_EVENTS: ReadonlySet<AgentEventType> = new Set<AgentEventType>(
   'toolExecutionStart',
   'toolExecutionUpdate',
   'toolExecutionEnd',
+  'elicitationRequested',
+  'elicitationResolved',
 ]);
 
 export function hasValidSeq(event: AgentEvent): boolean {

@@ -2,7 +2,13 @@ import type { AgentEventOf } from '../../domain/index.js';
 import type { CallRef, LoggedEvent } from './common.js';
 
 type ToolEvent = AgentEventOf<
-  'toolApprovalRequested' | 'toolApprovalResolved' | 'toolExecutionStart' | 'toolExecutionUpdate' | 'toolExecutionEnd'
+  | 'toolApprovalRequested'
+  | 'toolApprovalResolved'
+  | 'toolExecutionStart'
+  | 'toolExecutionUpdate'
+  | 'toolExecutionEnd'
+  | 'elicitationRequested'
+  | 'elicitationResolved'
 >;
 
 interface ApprovalState {
@@ -21,6 +27,8 @@ export class TurnToolTracker {
   private readonly approvals = new Map<string, ApprovalState>();
   private readonly starts = new Map<string, { at: string; name: string }>();
   private readonly ends = new Map<string, { at: string }>();
+  /** Each call's unanswered question (elicitationRequested), by call id. */
+  private readonly questions = new Map<string, string>();
 
   constructor(
     private readonly turnLabel: string,
@@ -37,6 +45,10 @@ export class TurnToolTracker {
     const { event, at } = logged;
     if (event.type === 'toolExecutionUpdate') {
       this.onUpdate(event, at);
+      return;
+    }
+    if (event.type === 'elicitationRequested' || event.type === 'elicitationResolved') {
+      this.onQuestion(event, at);
       return;
     }
     this.checkBelongsToAssistant(event, at);
@@ -65,6 +77,9 @@ export class TurnToolTracker {
         this.onStart(event, at);
         break;
       case 'toolExecutionEnd': {
+        const question = this.questions.get(id);
+        if (question)
+          this.out.push(`pairing: elicitationRequested for ${id} at ${question} is unresolved at its call end ${at}`);
         const earlier = this.ends.get(id);
         if (earlier) this.out.push(`pairing: toolExecutionEnd for ${id} at ${at} duplicates the end at ${earlier.at}`);
         else this.ends.set(id, { at });
@@ -137,6 +152,30 @@ export class TurnToolTracker {
       );
     }
     this.starts.set(id, { at, name: event.toolName });
+  }
+
+  /** A running call's question: asked between the call's start and end, one at a time, each resolved once. */
+  private onQuestion(event: AgentEventOf<'elicitationRequested' | 'elicitationResolved'>, at: string): void {
+    const id = event.toolCallId;
+    const start = this.starts.get(id);
+    const end = this.ends.get(id);
+    const problem = !start
+      ? `has no started call in ${this.turnLabel}`
+      : start.name !== event.toolName
+        ? `names another tool than the call started as ${start.name} at ${start.at}`
+        : end
+          ? `comes after its toolExecutionEnd at ${end.at}`
+          : null;
+    if (problem) this.out.push(`attribution: ${event.type} at ${at} for ${id} (${event.toolName}) ${problem}`);
+    const open = this.questions.get(id);
+    if (event.type === 'elicitationRequested') {
+      if (open)
+        this.out.push(`pairing: elicitationRequested for ${id} at ${at} while the one at ${open} is unresolved`);
+      this.questions.set(id, at);
+    } else {
+      if (!open) this.out.push(`pairing: elicitationResolved for ${id} at ${at} has no elicitationRequested before it`);
+      this.questions.delete(id);
+    }
   }
 
   private onUpdate(event: AgentEventOf<'toolExecutionUpdate'>, at: string): void {

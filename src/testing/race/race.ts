@@ -1,4 +1,4 @@
-import { lazyPackage } from '../../model/optional-sdk.js';
+import { lazyPackage } from '../../peers/optional-sdk.js';
 import { pathProblems } from '../explore/checks.js';
 import { describeViolation } from '../explore/describe.js';
 import { AgentCheckError, toViolation } from '../explore/explore.js';
