@@ -1,6 +1,6 @@
 import { and } from 'xstate';
 import type { RunEnd } from './master.types.js';
-import { masterSetup, turnInputOf } from './master.setup.js';
+import { FRESH_TURN, masterSetup, turnInputOf } from './master.setup.js';
 
 export { describeError, turnInputOf } from './master.setup.js';
 
@@ -30,10 +30,11 @@ export const masterMachine = masterSetup.createMachine({
     turnIndex: input.turnIndex,
     modelIndex: input.modelIndex ?? 0,
     counts: { turnsThisRun: input.turnsThisRun ?? 0, modelCalls: 0, attemptsOnModel: 0, failedTurnRetries: 0 },
-    turn: { attempt: 'fresh', overflowUsed: false, steered: false, overflowView: null },
+    turn: FRESH_TURN,
     lastOutcome: null,
     retryDelayMs: 0,
     abortRequested: false,
+    // Stryker disable next-line StringLiteral: every way into `ended` assigns the status and the reason
     end: { status: 'completed', endReason: 'naturalEnd', error: null },
   }),
   initial: 'idle',
@@ -121,7 +122,7 @@ export const masterMachine = masterSetup.createMachine({
           invoke: {
             id: 'closingTurn',
             src: 'turn',
-            input: ({ context }) => ({ ...turnInputOf(context), attempt: 'closing' as const, newMessages: [] }),
+            input: ({ context }) => ({ ...turnInputOf(context), attempt: 'closing' as const }),
             onDone: { target: '#master.ended', actions: ['recordOutcome', ABORTED] },
             onError: { target: '#master.ended', actions: ['closeTurnAfterInternalError', 'recordInternalError'] },
           },

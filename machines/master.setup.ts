@@ -1,7 +1,15 @@
 import { assign, fromPromise, sendTo, setup } from 'xstate';
 import type { Message } from '../src/domain/messages.js';
 import { toolCallsOf } from '../src/domain/messages.js';
-import type { MasterContext, MasterEvent, MasterInput, MasterOutput, QueueMode, RunEnd } from './master.types.js';
+import type {
+  MasterContext,
+  MasterEvent,
+  MasterInput,
+  MasterOutput,
+  QueueMode,
+  RunEnd,
+  TurnProgress,
+} from './master.types.js';
 import { turnMachine } from './turn.machine.js';
 import type { TurnInput, TurnOutput } from './turn.types.js';
 
@@ -10,11 +18,15 @@ import type { TurnInput, TurnOutput } from './turn.types.js';
  * master.machine.ts uses. Guards are pure; effects are placeholders `src/runtime` provides.
  */
 
+/** A turn no attempt of which has run yet. */
+export const FRESH_TURN: TurnProgress = { attempt: 'fresh', overflowUsed: false, steered: false, overflowView: null };
+
 const notProvided = (name: string) => () => {
   throw new Error(`agentchart: the runtime must provide the master machine's "${name}"`);
 };
 
 function take(queue: Message[], mode: QueueMode): { taken: Message[]; rest: Message[] } {
+  // Stryker disable next-line ConditionalExpression: a shortcut (no copies); the general case gives the same lists
   if (queue.length === 0) return { taken: [], rest: queue };
   return mode === 'all' ? { taken: queue, rest: [] } : { taken: queue.slice(0, 1), rest: queue.slice(1) };
 }
@@ -29,14 +41,12 @@ export function describeError(error: unknown): string {
   }
 }
 
-const TURN_DONE = 'xstate.done.actor.turn';
-
-/** The outcome being decided on: the turn's output where it arrives, else the one recorded. */
-function outcomeOf({ context, event }: { context: MasterContext; event: { type: string } }): TurnOutput {
-  if (event.type === TURN_DONE) return (event as unknown as { output: TurnOutput }).output;
-  if (!context.lastOutcome) throw new Error('agentchart: the master decided without a turn outcome');
-  return context.lastOutcome;
-}
+/**
+ * The outcome being decided on: the turn's output, from its done event. Every decision on an outcome runs in
+ * the step that event starts (eventless transitions see the event of their step), before or after it is recorded.
+ */
+const outcomeOf = ({ event }: { event: { type: string } }): TurnOutput =>
+  (event as unknown as { output: TurnOutput }).output;
 
 /**
  * One budget: model calls ≤ maxTurns × maxAttempts. A recovery (retry, fallback, overflow re-run)
@@ -46,6 +56,8 @@ const withinCallBudget = ({ config, counts }: MasterContext, turnsEnded = 0) =>
   !Number.isFinite(config.maxTurns) ||
   counts.modelCalls + (config.maxTurns - (counts.turnsThisRun - turnsEnded) - 1) < config.maxTurns * config.maxAttempts;
 
+const hasFallbackModel = ({ modelIndex, config }: MasterContext) => modelIndex + 1 < config.modelCount;
+
 /** The input of the turn attempt the master runs now. */
 export function turnInputOf(context: MasterContext): TurnInput {
   const { config, turn, counts } = context;
@@ -53,11 +65,12 @@ export function turnInputOf(context: MasterContext): TurnInput {
   return {
     turnIndex: context.turnIndex,
     features: config.turnFeatures,
-    newMessages: turn.attempt === 'fresh' ? context.turnInput : [],
+    // Empty but for a fresh attempt: the turn's outcome, once recorded, clears it (a re-run sends nothing new).
+    newMessages: context.turnInput,
     attempt: turn.attempt,
     resume: turn.attempt === 'resumed' && context.resume?.at === 'turn' ? context.resume.turn : null,
     retryAvailable: counts.attemptsOnModel < config.maxAttempts && budget,
-    fallbackAvailable: context.modelIndex + 1 < config.modelCount && budget,
+    fallbackAvailable: hasFallbackModel(context) && budget,
     overflowRecoveryAvailable: !turn.overflowUsed && budget,
     steeringArrived: turn.steered,
     overflowView: turn.overflowView,
@@ -68,8 +81,8 @@ export function turnInputOf(context: MasterContext): TurnInput {
 const postLoopOutput = (event: { type: string }) =>
   (event as unknown as { output: { stopped: boolean; injected: Message[] } }).output;
 
-const isDeferred = (outcome: TurnOutput) =>
-  outcome.kind === 'failure' && (outcome.detail === 'retryable' || outcome.detail === 'overflow');
+/** Deferred to the master: a failure it promised to recover (only a failure carries these details). */
+const isDeferred = (outcome: TurnOutput) => outcome.detail === 'retryable' || outcome.detail === 'overflow';
 
 export const masterSetup = setup({
   types: {
@@ -91,8 +104,6 @@ export const masterSetup = setup({
   guards: {
     turnWasAborted: (args) => outcomeOf(args).kind === 'aborted',
     policyStoppedSession: (args) => outcomeOf(args).kind === 'finished',
-    /** The turn announced turnStart (a pre-turn Stop ends the session before any). */
-    turnWasAnnounced: (args) => outcomeOf(args).turnEndReason !== null,
     /** The turn's failure was deferred to the master (retry, fallback, overflow): it is still open. */
     turnIsOpen: (args) => isDeferred(outcomeOf(args)),
     turnFailed: (args) => outcomeOf(args).kind === 'failure',
@@ -102,22 +113,24 @@ export const masterSetup = setup({
       const { context } = args;
       return (
         outcome.detail === 'retryable' &&
+        // Stryker disable next-line OptionalChaining: a retryable failure always carries its model error
         outcome.error?.retryable === true &&
         context.counts.attemptsOnModel < context.config.maxAttempts &&
         withinCallBudget(context)
       );
     },
-    fallbackModelLeft: (args) =>
-      outcomeOf(args).detail === 'retryable' && args.context.modelIndex + 1 < args.context.config.modelCount,
+    fallbackModelLeft: (args) => outcomeOf(args).detail === 'retryable' && hasFallbackModel(args.context),
     failedWithRetryableError: (args) => outcomeOf(args).error?.retryable === true,
     /** Max turns: another turn would start, but the run has used all it may start. */
     turnBudgetSpent: ({ context }) => context.counts.turnsThisRun >= context.config.maxTurns,
     /** Max turns, checked where the turn's outcome arrives (before it is counted): may one more turn start? */
+    // Stryker disable next-line ConditionalExpression: a shortcut; the way round through preTurn reaches the same turn
     nextTurnAllowed: ({ context }) => context.counts.turnsThisRun + 1 < context.config.maxTurns,
     /** Max turns, checked while deciding (the turn just ended is counted): may one more turn start? */
     anotherTurnAllowed: ({ context }) => context.counts.turnsThisRun < context.config.maxTurns,
     turnRanTools: (args) => {
       const assistant = outcomeOf(args).assistant;
+      // Stryker disable next-line ConditionalExpression: only a success gets here, and a success has its reply
       return assistant !== null && toolCallsOf(assistant).length > 0;
     },
     hasPendingMessages: ({ context }) => context.pending.length > 0 || context.steeringQueue.length > 0,
@@ -183,11 +196,13 @@ export const masterSetup = setup({
     recordAbortRequest: assign({ abortRequested: true }),
     queueSteering: assign({
       steeringQueue: ({ context, event }) =>
+        // Stryker disable next-line ConditionalExpression: only STEER runs it (the check narrows the event)
         event.type === 'STEER' ? [...context.steeringQueue, event.message] : context.steeringQueue,
       turn: ({ context }) => (context.turn.steered ? context.turn : { ...context.turn, steered: true }),
     }),
     queueFollowUp: assign({
       followUpQueue: ({ context, event }) =>
+        // Stryker disable next-line ConditionalExpression: only FOLLOW_UP runs it (the check narrows the event)
         event.type === 'FOLLOW_UP' ? [...context.followUpQueue, event.message] : context.followUpQueue,
     }),
     /** The next turn's input (pending plus steering per the mode), as a fresh turn. */
@@ -232,7 +247,7 @@ export const masterSetup = setup({
         pending: [],
         steeringQueue: steering.rest,
         counts: { ...context.counts, attemptsOnModel: 0, failedTurnRetries: context.counts.failedTurnRetries + 1 },
-        turn: { attempt: 'fresh' as const, overflowUsed: false, steered: false, overflowView: null },
+        turn: FRESH_TURN,
       };
     }),
     injectPostLoopMessages: assign({
@@ -242,6 +257,7 @@ export const masterSetup = setup({
       ],
     }),
     endAs: assign(({ context }, params: Omit<RunEnd, 'error'>) => ({ end: { ...params, error: context.end.error } })),
+    // Stryker disable next-line OptionalChaining: recovering always follows recordOutcome
     recordError: assign(({ context }) => ({ end: { ...context.end, error: context.lastOutcome?.error ?? null } })),
   },
   delays: {
@@ -255,6 +271,7 @@ function outcomeRecorded(context: MasterContext, event: { type: string }): Parti
   const closed = outcome.turnEndReason !== null;
   return {
     lastOutcome: outcome,
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: a shortcut (no copy when nothing was injected)
     pending: outcome.injected.length > 0 ? [...context.pending, ...outcome.injected] : context.pending,
     turnInput: [],
     resume: null,
@@ -270,7 +287,7 @@ function freshTurn(context: MasterContext): Partial<MasterContext> {
     pending: [],
     steeringQueue: steering.rest,
     counts: { ...context.counts, attemptsOnModel: 0, failedTurnRetries: 0 },
-    turn: { attempt: 'fresh', overflowUsed: false, steered: false, overflowView: null },
+    turn: FRESH_TURN,
   };
 }
 

@@ -92,10 +92,8 @@ export const turnSetup = setup({
     /** Resumed after a crash with a published reply: its tools continue (replay rules applied). */
     resumesWithPublishedReply: ({ context }) => context.input.resume?.reply != null,
     /** …and the reply asks for tools that have not all run: they continue. */
-    resumesWithToolsToRun: ({ context }) => {
-      const reply = context.input.resume?.reply;
-      return reply != null && reply.error === null && resumedEnding(reply).reason === 'toolsExecuted';
-    },
+    resumesWithToolsToRun: ({ context }) =>
+      resumedEnding(context.input.resume?.reply ?? null).reason === 'toolsExecuted',
     hasPreTurnPolicies: ({ context }) => context.input.features.preTurnPolicies,
     hasPreDispatchPolicies: ({ context }) => context.input.features.preDispatchPolicies,
     hasPostTurnPolicies: ({ context }) => context.input.features.postTurnPolicies,
@@ -140,6 +138,7 @@ export const turnSetup = setup({
     rewrittenCallsNeedPreDispatch: ({ context }) =>
       context.input.features.preDispatchPolicies && context.prepared.some((entry) => !entry.cleared),
     verdictApproves: ({ event }) =>
+      // Stryker disable next-line ConditionalExpression: only APPROVAL_VERDICT reaches it (the check narrows)
       event.type === 'APPROVAL_VERDICT' && (event.verdict.kind === 'approved' || event.verdict.kind === 'approvedWith'),
     /** The request for the call being asked is published (a withdrawal then resolves it as denied). */
     approvalWasRequested: stateIn('#turn.TOOL_EXECUTION.askingApproval.waiting'),
@@ -151,12 +150,14 @@ export const turnSetup = setup({
     /** `resolveApproval` answered the call being asked (possibly before the resumed turn got here). */
     decisionArrived: ({ context }) => {
       const asked = approvalAsked(context);
+      // Stryker disable next-line ConditionalExpression: evaluated in `waiting`, where a call is being asked
       return asked !== null && context.decision?.toolCallId === asked.call.id;
     },
     usesCustomPartition: ({ context }) => context.input.features.execution.kind === 'custom',
     partitionIsInvalid: ({ event }) => 'invalid' in replyOf<PartitionOutput>(event),
     nothingToRun: ({ context }) => context.prepared.length === 0,
     /** The call that just finished was the last one of the batch. */
+    // Stryker disable next-line ConditionalExpression: evaluated while a batch runs
     batchFinishes: ({ context }) => context.batch !== null && finishesBatch(context.batch),
     turnWasAborted: ({ context }) => context.ending?.kind === 'aborted',
   },
@@ -211,12 +212,16 @@ export const turnSetup = setup({
     /** The handler's verdict on the call being asked. */
     recordVerdict: assign(({ context, event }) => {
       const asked = approvalAsked(context);
+      // Stryker disable next-line ConditionalExpression,LogicalOperator: runs on APPROVAL_VERDICT while a call is asked
       return asked && event.type === 'APPROVAL_VERDICT' ? callDecided(context, asked, event.verdict) : {};
     }),
     /** The `resolveApproval` answer on the call being asked. */
     applyDecision: assign(({ context }) => {
       const asked = approvalAsked(context);
+      // Runs after decisionApproves or decisionArrived: the asked call has its decision.
+      // Stryker disable next-line OptionalChaining
       const verdict = context.decision?.verdict;
+      // Stryker disable next-line ConditionalExpression,LogicalOperator: (same)
       return asked && verdict ? { ...callDecided(context, asked, verdict), decision: null } : {};
     }),
     noteApprovalAsked: assign(({ context }) => {
@@ -225,6 +230,7 @@ export const turnSetup = setup({
     }),
     keepDecision: assign({
       decision: ({ context, event }) =>
+        // Stryker disable next-line ConditionalExpression: only APPROVAL_DECIDED runs it (the check narrows)
         event.type === 'APPROVAL_DECIDED' ? { toolCallId: event.toolCallId, verdict: event.verdict } : context.decision,
     }),
     /** Opens the batch: groups per the strategy, or the custom partition's; its first calls start. */
@@ -251,10 +257,12 @@ export const turnSetup = setup({
     holdStartingCalls: ({ context, self }) =>
       tellRunningCalls(context, self, { type: 'HOLD', result: unfinishedText({ kind: 'steeringSkipped' }) }),
     settleUnfinishedCalls: assign(({ context }, params: UnfinishedReason) => ({
+      // Stryker disable next-line OptionalChaining: every way here recorded the reply first
       settled: settleUnfinished(context.reply?.message ?? null, context.settled, params),
     })),
     /** After a cancellation the calls that never started are settled as the turn ended: aborted, or skipped by steering. */
     settleCancelledBatch: assign(({ context }) => ({
+      // Stryker disable next-line OptionalChaining: every way here recorded the reply first
       settled: settleUnfinished(context.reply?.message ?? null, context.settled, {
         kind: context.ending?.kind === 'aborted' ? 'aborted' : 'steeringSkipped',
       }),
@@ -282,6 +290,7 @@ export const turnSetup = setup({
     endAsResumedReply: assign(({ context }) => {
       const ending = resumedEnding(context.reply);
       const reason: UnfinishedReason = { kind: ending.kind === 'aborted' ? 'aborted' : 'replyFailed' };
+      // Stryker disable next-line OptionalChaining: a resumed turn with a published reply recorded it first
       return { ending, settled: settleUnfinished(context.reply?.message ?? null, context.settled, reason) };
     }),
   },

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 // Tests import the package by name, exactly as consumers do.
 export default defineConfig({
@@ -21,6 +21,8 @@ export default defineConfig({
   test: {
     root: fileURLToPath(new URL('..', import.meta.url)),
     include: ['test/**/*.test.ts'],
+    // test/.build holds generated files, among them the copies of the repository a mutation run works in.
+    exclude: [...configDefaults.exclude, 'test/.build/**'],
     testTimeout: 30_000,
     pool: 'forks',
     // Said explicitly: a fresh worker per test file (no module state leaks between files). Vitest

@@ -20,7 +20,7 @@ const plain: TurnConfig = {
 };
 
 function checkMaster(config: MasterConfig): Checks {
-  const graph = explore(provideMaster(), masterEnvironment(config), { input: config.input, limit: 200_000 });
+  const graph = explore(provideMaster(), masterEnvironment(config), { input: config.input, limit: 10_000 });
   const checks = new Checks(3);
   checkEveryPath(graph, masterMonitor(config.input), checks);
   return checks;

@@ -70,6 +70,11 @@ export function masterMonitor(input: MasterInput): Monitor<MasterLogic, MasterEn
       next.agentEnds === (to.snapshot.matches('ended') ? 1 : 0),
       () => `${next.agentEnds} in ${JSON.stringify(to.snapshot.value)}`,
     );
+    checks.that(
+      `the model is one of the ${input.config.modelCount} configured`,
+      to.snapshot.context.modelIndex < input.config.modelCount,
+      () => `model index ${to.snapshot.context.modelIndex}`,
+    );
     const { modelCalls } = to.snapshot.context.counts;
     checks.that(
       `model calls ≤ maxTurns × maxAttempts (${callBudget})`,

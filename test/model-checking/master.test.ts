@@ -82,7 +82,7 @@ describe('model checking: master machine', () => {
   it.each(CASES)(
     '$name: session invariants on every path; ABORT from every running state ends the session aborted',
     (config) => {
-      const graph = explore(provideMaster(), masterEnvironment(config), { input: config.input, limit: 200_000 });
+      const graph = explore(provideMaster(), masterEnvironment(config), { input: config.input, limit: 10_000 });
       const checks = new Checks();
       const stats = checkEveryPath(graph, masterMonitor(config.input), checks);
       const abortChecked = checkAbortAlwaysEnds(graph, 'ABORT', endsAborted, checks);

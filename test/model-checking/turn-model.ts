@@ -44,6 +44,7 @@ import { KNOWN_TOOLS, POLICY_NOTE, PROMPT, REPLIES, type ReplyName } from './tur
  *   only after ABORT; the closing attempt gets `reply:closing`
  * - `preDispatch:continue | skipFirst | stop | inject` done(runPreDispatchPolicies), built from the prepared calls
  * - `approval:requested`                              APPROVAL_REQUESTED (the step that chose the call is over)
+ * - `decided:yes | no | rewrite | later`              APPROVAL_DECIDED (resolveApproval) for the asked call or the next
  * - `approval:yes | no | threw | rewrite`             APPROVAL_VERDICT: approved; the user declined; the handler
  *   threw (the runtime isolates it into a `failed` verdict); approveWith(new arguments), which re-enters pre-dispatch
  * - `partition:valid | invalid`                       done(partitionCalls)
@@ -282,11 +283,20 @@ function approvalMoves(walk: TurnWalk): Move[] {
     label: `approval:${label}`,
     event: { type: 'APPROVAL_VERDICT', verdict: value },
   });
+  // resolveApproval (a stored session without a handler): a decision for the asked call, or one for a later call
+  // that waits until that call is asked.
+  const unapproved = walk.snapshot.context.prepared.filter((entry) => !entry.approved).map((entry) => entry.call.id);
+  const decided = (label: string, toolCallId: string | undefined, value: ApprovalVerdict): Move[] =>
+    toolCallId ? [{ label: `decided:${label}`, event: { type: 'APPROVAL_DECIDED', toolCallId, verdict: value } }] : [];
   return [
     verdict('yes', { kind: 'approved' }),
     verdict('no', { kind: 'denied', reason: 'the user declined this tool call' }),
     verdict('threw', { kind: 'failed', message: 'handler crashed' }),
     verdict('rewrite', { kind: 'approvedWith', arguments: { path: 'c.txt' } }),
+    ...decided('yes', unapproved[0], { kind: 'approved' }),
+    ...decided('no', unapproved[0], { kind: 'denied', reason: 'declined by resolveApproval' }),
+    ...decided('rewrite', unapproved[0], { kind: 'approvedWith', arguments: { path: 'd.txt' } }),
+    ...decided('later', unapproved[1], { kind: 'approved' }),
   ];
 }
 

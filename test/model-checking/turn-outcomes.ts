@@ -62,7 +62,7 @@ export function reachableTurnOutcomes(config: TurnConfig, input: TurnInput): Tur
   ]);
   const known = cache.get(key);
   if (known) return known;
-  const graph = explore(provideTurn(), turnEnvironment(config), { input, limit: 50_000 });
+  const graph = explore(provideTurn(), turnEnvironment(config), { input, limit: 20_000 });
   const outcomes: TurnOutcomes = { plain: [], afterSteering: [], afterAbort: [] };
   const seen = { plain: new Set<string>(), afterSteering: new Set<string>(), afterAbort: new Set<string>() };
   for (const node of graph.nodes.values()) {

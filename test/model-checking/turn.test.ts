@@ -82,7 +82,7 @@ describe('model checking: turn machine', () => {
     '$name: lifecycle invariants on every path; ABORT from every state ends the turn aborted',
     ({ config, features, attempt, name }) => {
       const input = typeof attempt === 'string' ? turnInput(features, attempt) : attempt;
-      const graph = explore(provideTurn(), turnEnvironment(config), { input, limit: 50_000 });
+      const graph = explore(provideTurn(), turnEnvironment(config), { input, limit: 20_000 });
       const checks = new Checks();
       const stats = checkEveryPath(graph, turnMonitor(input), checks);
       const abortChecked = checkAbortAlwaysEnds(graph, 'ABORT', endsAborted, checks);
@@ -102,7 +102,7 @@ describe('model checking: turn machine', () => {
 
   it("xstate/graph's getSimplePaths finds the same paths to final states as the path checker", () => {
     const input = turnInput(NO_FEATURES, 'retryLastChance');
-    const graph = explore(provideTurn(), turnEnvironment(plain), { input, limit: 50_000 });
+    const graph = explore(provideTurn(), turnEnvironment(plain), { input, limit: 20_000 });
     const stats = checkEveryPath(graph, turnMonitor(input), new Checks());
     const simplePaths = getSimplePaths(graph.logic, { ...graph.traversal, toState: (walk) => walk.status === 'done' });
     expect(simplePaths.length).toBe(stats.paths);
