@@ -22,7 +22,7 @@ export const MAX_BUFFERED_EVENTS = 256;
  * changed something (an event published, history committed, a queue changed). Embedded stores commit each step synchronously; an async store gets the
  * steps one after another (a write waits for the previous one), so steps never reorder. A step is
  * validated before it is written: the store never holds what `load` would reject. A failed write is
- * final (DESIGN §11): nothing more is written and `onFailure` ends the run.
+ * final (store failures are fatal, never silent): nothing more is written and `onFailure` ends the run.
  */
 export class Persister implements StepWriter {
   private buffered: AgentEvent[] = [];

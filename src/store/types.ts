@@ -158,7 +158,7 @@ export interface SessionStore {
   /** Deletes the session's data; its lease (and so its fencing token) stays. */
   delete(sessionId: string): Promise<void>;
   /**
-   * Takes the session's lease for `ttlMs` (DESIGN §11). Rejects with `AgentError('SessionBusy')`
+   * Takes the session's lease for `ttlMs` (one owner per session). Rejects with `AgentError('SessionBusy')`
    * (owner and expiry in the message) while another owner's lease is live; after it expired, the
    * new owner gets a larger fencing token. The same owner acquiring again extends its lease.
    */
