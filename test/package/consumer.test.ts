@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { userEnv } from '../support/npm-env.js';
 import { asCommonJs, readmeExamples, readmeOutputs } from './readme-examples.js';
 
 /**
@@ -27,14 +28,6 @@ interface Ran {
   status: number | null;
   stdout: string;
   stderr: string;
-}
-
-/** npm as a user runs it: none of the npm_* variables of the `npm test` around us (prefixes, lifecycle). */
-function userEnv(): NodeJS.ProcessEnv {
-  const keep = new Set(['npm_config_cache', 'npm_config_registry', 'npm_config_userconfig']);
-  return Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key) || keep.has(key.toLowerCase())),
-  );
 }
 
 function run(command: string, args: string[], cwd: string): Ran {
