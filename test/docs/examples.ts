@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -65,6 +65,7 @@ const NEEDS = new Set(['postgres']);
 
 /** README.md and every page of docs/ (not the generated API reference), as paths from the repository root. */
 export function docPages(root: string): string[] {
+  if (!existsSync(join(root, 'docs'))) return ['README.md'];
   const docs = readdirSync(join(root, 'docs'), { withFileTypes: true })
     .filter((entry) => entry.isFile() && entry.name.endsWith('.md'))
     .map((entry) => `docs/${entry.name}`)
