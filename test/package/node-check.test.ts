@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userEnv } from '../support/npm-env.js';
-import { MINIMUM_NODE, RECOMMENDED_NODE_MAJOR, unsupportedNodeMessage } from '../../src/node-check.js';
+import { MINIMUM_NODE, RECOMMENDED_NODE_MAJOR, unsupportedNodeMessage } from '../../src/platform/node-version.js';
 
 /**
  * A new user on an old Node: `npm install` stops at once with the required version and how to get it, and
