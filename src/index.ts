@@ -75,6 +75,9 @@ export type { CompactOptions } from './context/compact.js';
 export { checkToolParity } from './context/parity.js';
 export type { ContextTransform } from './context/guard.js';
 
-// Durable sessions (SQLite: agentchart/sqlite, PostgreSQL: agentchart/postgres; writing a store: agentchart/store-kit).
+// Durable sessions and their forks (SQLite: agentchart/sqlite, PostgreSQL: agentchart/postgres; writing a
+// store: agentchart/store-kit).
 export { memoryStore } from './store/memory.js';
+export { forkSession } from './store/fork.js';
+export type { ForkOptions, ForkResult } from './store/fork.js';
 export type { SessionStore, SessionSummary, PendingApproval } from './store/types.js';

@@ -13,6 +13,7 @@ export type {
   HistoryRef,
   StoredEvent,
   StoreOptions,
+  TimeTravelStore,
 } from './store/types.js';
 export {
   SessionCheckpointSchema,
@@ -23,6 +24,10 @@ export {
 } from './store/types.js';
 export { MessageSchema } from './domain/messages.js';
 export { AgentEventSchema } from './domain/events.js';
+
+// Step records: what a store keeps per step for time travel and forks.
+export { StepMachinesSchema } from './store/step-types.js';
+export type { StepCheckpoint, StepMachines, StepSummary } from './store/step-types.js';
 
 // Validation: what a store reads back is parsed, and a step is checked before it is written.
 export {

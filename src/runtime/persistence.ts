@@ -11,6 +11,7 @@ import {
 } from '../store/types.js';
 import { checkpointOf, type ApprovalVersions } from './checkpoint.js';
 import { contextViewOf, type SessionHistory } from './history.js';
+import { machinesOf } from './step-machines.js';
 import type { AgentState, RunStop, StepWriter } from './run-session.js';
 
 /** Events buffered between steps before they are written anyway (a tool sending a million progress updates). */
@@ -80,6 +81,7 @@ export class Persister implements StepWriter {
         checkpoint: checkpointOf(this.sessionId, this.version + 1, agent, agent.run, this.approvals),
         history: agent.log.takeChanges(),
         events: events.map((event) => encodeEvent(event, agent.log)),
+        machines: machinesOf(agent.run),
         ...(this.token !== null ? { token: this.token } : {}),
       });
     } catch (error) {

@@ -45,7 +45,7 @@ describe('references', () => {
   /** Sources, tests and docs of the repository (git's list: what a clean clone has). */
   const tracked = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
   const texts = tracked.filter(
-    (file) => /^(src|test|machines|bench|visualizations)\/.*\.(ts|md)$/.test(file) || file === 'README.md',
+    (file) => /^(src|test|machines|bench|visualizations|docs)\/.*\.(ts|md)$/.test(file) || file === 'README.md',
   );
 
   it('name only Markdown files that are in the repository', () => {
