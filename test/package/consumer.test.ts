@@ -217,6 +217,9 @@ describe('a CommonJS app', () => {
       'agentchart/inspect': ['recordTrace', 'startInspector'],
       'agentchart/mcp': ['mcpTools'],
       'agentchart/otel': ['otelObserver'],
+      'agentchart/store-kit': ['acquireLease', 'checkStep'],
+      'agentchart/trace': ['createTraceRecorder', 'viewerHtml'],
+      'agentchart/model-kit': ['StreamAccumulator', 'prepareToolCall'],
       openAICompatible: 'MissingDependency',
     });
   });
@@ -242,7 +245,8 @@ function listFiles(dir: string): string[] {
 }
 
 /** The user's own zod 4.1 through each of its entry points, as tool parameters with typed arguments. */
-const ZOD_ENTRY_POINTS = `import { createAgent, createToolRegistry, defineTool } from 'agentchart';
+const ZOD_ENTRY_POINTS = `import { createAgent, defineTool } from 'agentchart';
+import { createToolRegistry } from 'agentchart/model-kit';
 import { scriptedModel } from 'agentchart/testing';
 import { z } from 'zod';
 import { z as z4 } from 'zod/v4';
@@ -320,10 +324,12 @@ try {
 }
 `;
 
-const REQUIRE_ALL = `const subpaths = ['', '/testing', '/openai', '/anthropic', '/ai-sdk', '/sqlite', '/inspect', '/mcp', '/otel'];
+const REQUIRE_ALL = `const subpaths = ['', '/testing', '/openai', '/anthropic', '/ai-sdk', '/sqlite', '/inspect', '/mcp', '/otel', '/store-kit',
+  '/trace', '/model-kit'];
 const entries = subpaths.map((subpath) => 'agentchart' + subpath);
 const wanted = ['createAgent', 'defineTool', 'memoryStore', 'checkInvariants', 'scriptedModel', 'exploreAgent', 'raceAgent', 'openAICompatible',
-  'anthropic', 'fromAISDK', 'sqliteStore', 'recordTrace', 'startInspector', 'mcpTools', 'otelObserver'];
+  'anthropic', 'fromAISDK', 'sqliteStore', 'recordTrace', 'startInspector', 'mcpTools', 'otelObserver', 'checkStep',
+  'acquireLease', 'createTraceRecorder', 'viewerHtml', 'StreamAccumulator', 'prepareToolCall'];
 const out = {};
 for (const entry of entries) {
   const exported = require(entry);
