@@ -6,6 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userEnv } from '../support/npm-env.js';
+import { VIEWER_APP, viewInChromium } from './viewer-app.js';
 import { asCommonJs, docPages, readDocPage } from '../docs/examples.js';
 
 /**
@@ -16,6 +17,8 @@ import { asCommonJs, docPages, readDocPage } from '../docs/examples.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 const USER_ZOD = 'zod@~4.1.0';
+/** Where the viewer pages' screenshots go (docs/images/viewer.png is one of them, copied by hand). */
+const SCREENSHOTS = join(ROOT, 'test/.build/screenshots');
 const examples = docPages(ROOT)
   .flatMap((page) => readDocPage(ROOT, page).programs)
   .filter((program) => program.consumer)
@@ -137,6 +140,22 @@ describe('an ESM app', () => {
   it('type-checks with moduleResolution nodenext and runs each example, printing what it says', () => {
     typecheck(join(esm, 'tsconfig.nodenext.json'));
     expectPrinted(esm, [...examples, { name: 'zod-entry-points', expectedLines: ZOD_ENTRY_POINTS_PRINTS }]);
+  }, 120_000);
+
+  it("writes viewer pages (a run's trace, a counterexample) that show the diagrams shipped in the package", async () => {
+    write(join(esm, 'viewer.mjs'), VIEWER_APP);
+    const ran = node(['viewer.mjs'], esm);
+    expect([ran.status, ran.stderr, ran.stdout.trim()]).toEqual([0, '', 'written']);
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    for (const name of ['run', 'counterexample']) {
+      const seen = await viewInChromium(join(esm, `${name}.html`), join(SCREENSHOTS, `viewer-${name}.png`));
+      for (const machine of ['master', 'turn', 'toolCall'])
+        expect(seen.diagramNodes[machine], `${name}: ${machine}`).toBeGreaterThan(5);
+      expect(seen.activeAtEnd.master).toEqual(['master.ended']);
+      expect(seen.strayTicks).toBe(0);
+      expect(seen.requests.filter((url) => !url.startsWith('file://'))).toEqual([]);
+      expect(seen.pageErrors).toEqual([]);
+    }
   }, 120_000);
 
   it('gets MissingDependency naming the package and the install command for each missing optional SDK', () => {
