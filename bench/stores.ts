@@ -10,7 +10,7 @@ import { startPostgres } from '../test/support/postgres.js';
 import { round2 } from './stats.js';
 
 /**
- * commitStep latency of the durable stores (DESIGN §11): the steps of a real 200-turn session
+ * commitStep latency of the durable stores: the steps of a real 200-turn session
  * (recorded from an agent on the memory store) are committed again, one after another, to SQLite
  * (WAL, synchronous=NORMAL, a file in the temp dir) and to a PostgreSQL the benchmark starts
  * (its default durability settings: fsync on, synchronous_commit on), over a loopback connection.

@@ -85,6 +85,7 @@ export type {
   RunCheckpoint,
   TurnCheckpoint,
   StoreOptions,
+  TimeTravelStore,
 } from './store/types.js';
 export type { Lease } from './store/lease.js';
 export { acquireLease, renewLease, releasedLease, checkFence, sessionBusy } from './store/lease.js';
@@ -104,3 +105,7 @@ export {
   parseStoredEvent,
 } from './store/validate.js';
 export { INTERRUPTED_BY_RESTART } from './runtime/resume.js';
+export { forkSession } from './store/fork.js';
+export type { ForkOptions, ForkResult } from './store/fork.js';
+export { StepMachinesSchema } from './store/step-types.js';
+export type { StepCheckpoint, StepMachines, StepSummary } from './store/step-types.js';

@@ -61,7 +61,7 @@ export interface Agent {
   /**
    * Lets the session go: waits for the writes in flight, releases the lease (another agent may take
    * the session at once) and takes no run afterwards. A run in progress is left as a crash would
-   * leave it — nothing more is written, its tools are aborted — and the next agent resumes it (§8).
+   * leave it — nothing more is written, its tools are aborted — and the next agent resumes it from its last step.
    */
   close(): Promise<void>;
   readonly events: Observable<AgentEvent>;
@@ -74,7 +74,7 @@ export interface Agent {
 export interface DurableOptions {
   store?: SessionStore;
   sessionId?: string;
-  /** One owner per session (DESIGN §11): the lease's ttl (default 30 s, renewed while running), its owner. */
+  /** One owner per session: the lease's ttl (default 30 s, renewed while running), its owner. */
   lease?: LeaseOptions;
 }
 

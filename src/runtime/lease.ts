@@ -28,7 +28,7 @@ const realClock: TimerClock = {
 };
 
 /**
- * Holds an agent's lease on its session (DESIGN §11): acquired before the session loads, renewed
+ * Holds an agent's lease on its session (one owner per session): acquired before the session loads, renewed
  * every third of the ttl while a run is in progress, released by `agent.close()`. A renewal that
  * fails (the session was taken over, the store is gone) is a store failure: the run stops.
  */

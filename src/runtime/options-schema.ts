@@ -117,7 +117,7 @@ const OPTION_SHAPE = {
     )
     .optional(),
   sessionId: z.string().min(1).optional(),
-  /** One owner per session (DESIGN §11): the lease's time to live, renewed while a run is in progress. */
+  /** One owner per session: the lease's time to live, renewed while a run is in progress. */
   lease: z
     .strictObject({
       ttlMs: timeout.int({ error: 'expected a whole number of milliseconds' }),
@@ -125,7 +125,7 @@ const OPTION_SHAPE = {
     })
     .partial()
     .optional(),
-  /** Events of a run replayed to a late subscriber (DESIGN §10). */
+  /** Events of a run replayed to a late subscriber (a bounded buffer: memory does not grow with a long run). */
   replayBuffer: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
 };
 

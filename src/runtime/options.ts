@@ -95,7 +95,7 @@ export const DEFAULT_RETRY: RetryOptions = {
 export const DEFAULT_MODEL_IDLE_MS = 600_000;
 
 /**
- * Parses the options with one zod schema (DESIGN §9): a wrong type, an out-of-range number or an
+ * Parses the options with one zod schema: a wrong type, an out-of-range number or an
  * enumerated string that is not one of its values throws `AgentError('InvalidOptions')` naming the
  * option's path; so does a key that looks like a misspelled option. A typo never silently changes
  * behaviour.

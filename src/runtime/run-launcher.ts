@@ -153,7 +153,7 @@ function finishRun(
   state.followUpQueue = [...end.followUpQueue, ...untakenOf('followUp')];
   state.turnIndex = end.turnIndex;
   const error = endError(run, end);
-  // The runtime's own failures (a model's are counted at its attempt) are counted by code too (§7).
+  // The runtime's own failures (a model's are counted at its attempt) are counted by code too (failureCodes).
   if (error && (run.stopped || error.code === 'internal')) run.ledger.recordFailure(error.code);
   const counters = cloneCounters(state.counters);
   const { status, endReason } = end;
@@ -199,7 +199,7 @@ function finishRun(
       error: stop,
     };
   };
-  // An aborted run settles at once (§9); flush() is then the wait on its last step.
+  // An aborted run settles within a macrotask (abort reaches every await); flush() is then the wait on its last step.
   if (!persister?.busy || status === 'aborted') return resolveResult(written());
   let settled = false;
   const settle = (final: RunResult) => {

@@ -144,7 +144,7 @@ export class RunSession {
   /** Set when the run starts ending: steer()/followUp() from then on go to the agent's queues. */
   closing = false;
   /**
-   * Set when the runtime, not the chart, ends the run (DESIGN §11): a step could not be written, or
+   * Set when the runtime, not the chart, ends the run (store failures are fatal): a step could not be written, or
    * a newer lease fenced this agent. The run ends at once as `failed` / `fatalError` with this error.
    */
   stopped: RunStop | null = null;

@@ -1,6 +1,7 @@
 import type { AgentEvent } from '../domain/events.js';
 import { acquireLease, releasedLease, renewLease, type Lease } from './lease.js';
-import type { SessionStore, SessionSummary, StoreOptions } from './types.js';
+import { memorySteps, type MemoryStepLog } from './memory-steps.js';
+import type { SessionStore, SessionSummary, StoreOptions, TimeTravelStore } from './types.js';
 import { assembleCheckpoint, checkStep, expandEvents, parseHead, parseMessage, parseStoredEvent } from './validate.js';
 
 interface StoredSession {
@@ -10,19 +11,24 @@ interface StoredSession {
   events: string[];
   running: boolean;
   updatedAt: number;
+  /** The per-step records (time travel, fork). */
+  steps: MemoryStepLog;
 }
 
 /**
  * An in-memory store with the same semantics as the durable ones: it keeps serialized JSON, so a
  * resumed agent never shares objects with the one that wrote the session.
  */
-export function memoryStore(options: StoreOptions = {}): SessionStore & Required<Pick<SessionStore, 'commitStepSync'>> {
+export function memoryStore(
+  options: StoreOptions = {},
+): TimeTravelStore & Required<Pick<SessionStore, 'commitStepSync'>> {
   const now = options.now ?? Date.now;
   const sessions = new Map<string, StoredSession>();
   const leases = new Map<string, Lease>();
   const historyOf = (sessionId: string, session: StoredSession) =>
     session.messages.map((json, position) => parseMessage(sessionId, json, position));
-  const store: SessionStore & Required<Pick<SessionStore, 'commitStepSync'>> = {
+  const steps = memorySteps(sessions);
+  const store: TimeTravelStore & Required<Pick<SessionStore, 'commitStepSync'>> = {
     async load(sessionId) {
       const session = sessions.get(sessionId);
       return session
@@ -40,6 +46,7 @@ export function memoryStore(options: StoreOptions = {}): SessionStore & Required
         events: [],
         running: false,
         updatedAt: 0,
+        steps: { records: [], replaced: [] },
       };
       checkStep(
         sessionId,
@@ -50,6 +57,8 @@ export function memoryStore(options: StoreOptions = {}): SessionStore & Required
       const head = JSON.stringify(step.checkpoint);
       const messages = step.history.messages.map((message) => JSON.stringify(message));
       const events = step.events.map((event) => JSON.stringify(event));
+      const committedAt = Date.now();
+      steps.record(sessionId, session, step, committedAt);
       session.messages.length = step.history.from;
       for (const message of messages) session.messages.push(message);
       for (const event of events) session.events.push(event);
@@ -57,7 +66,7 @@ export function memoryStore(options: StoreOptions = {}): SessionStore & Required
         head,
         version: step.checkpoint.version,
         running: step.checkpoint.run !== null,
-        updatedAt: Date.now(),
+        updatedAt: committedAt,
       });
       sessions.set(sessionId, session);
     },
@@ -77,7 +86,11 @@ export function memoryStore(options: StoreOptions = {}): SessionStore & Required
     },
     async delete(sessionId) {
       sessions.delete(sessionId);
+      steps.forget(sessionId);
     },
+    steps: async (sessionId) => steps.list(sessionId),
+    loadStep: async (sessionId, version) => steps.load(sessionId, version),
+    fork: async (from, to, version) => steps.fork(from, to, version),
     async acquire(sessionId, owner, ttlMs) {
       const lease = acquireLease(sessionId, leases.get(sessionId) ?? null, owner, ttlMs, now());
       leases.set(sessionId, lease);

@@ -3,11 +3,12 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { AgentError } from '../domain/errors.js';
 import type { AgentEvent } from '../domain/events.js';
 import { acquireLease, releasedLease, renewLease, type Lease } from './lease.js';
-import type { SessionStore, SessionSummary, StoreOptions } from './types.js';
+import type { SessionStore, SessionSummary, StoreOptions, TimeTravelStore } from './types.js';
 import { migrateSqlite, SCHEMA_VERSION } from './sqlite-schema.js';
+import { ensureStepTables, sqliteSteps } from './sqlite-steps.js';
 import { assembleCheckpoint, checkStep, expandEvents, parseHead, parseMessage, parseStoredEvent } from './validate.js';
 
-type SyncStore = SessionStore & Required<Pick<SessionStore, 'commitStepSync'>> & { close(): void };
+type SyncStore = TimeTravelStore & Required<Pick<SessionStore, 'commitStepSync'>> & { close(): void };
 
 interface SessionRow {
   sid: number | bigint;
@@ -58,6 +59,7 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
     `INSERT INTO leases (session_id, owner, token, expires_at) VALUES (?, ?, ?, ?)
      ON CONFLICT(session_id) DO UPDATE SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at`,
   );
+  const steps = sqliteSteps(statement);
   const leaseOf = (sessionId: string): Lease | null => {
     const row = leaseRow.get(sessionId) as { owner: string; token: number; expires_at: number } | undefined;
     return row ? { owner: row.owner, token: Number(row.token), expiresAt: Number(row.expires_at) } : null;
@@ -81,6 +83,14 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
     } catch (error) {
       if (db.isTransaction) db.exec('ROLLBACK');
       throw error;
+    }
+  };
+  const snapshot = <T>(work: () => T): T => {
+    db.exec('BEGIN');
+    try {
+      return work();
+    } finally {
+      if (db.isTransaction) db.exec('COMMIT');
     }
   };
   const historyOf = (sessionId: string, sid: number | bigint) =>
@@ -116,6 +126,10 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
             { version: row.version, historyLength: row.history_length, lease: leaseOf(sessionId) },
             step,
           );
+          const committedAt = steps.record(row.sid, sessionId, step, {
+            historyLength: row.history_length,
+            eventCount: row.event_count,
+          });
           let position = step.history.from;
           if (position < row.history_length) dropMessages.run(row.sid, position);
           for (const message of messages) insertMessage.run(row.sid, position++, message);
@@ -127,7 +141,7 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
             head,
             position,
             eventPosition,
-            Date.now(),
+            committedAt,
             row.sid,
           );
         }),
@@ -164,9 +178,14 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
           deleteEvents.run(row.sid);
           deleteMessages.run(row.sid);
           deleteSession.run(row.sid);
+          steps.drop(row.sid, sessionId);
         }),
       );
     },
+    steps: async (sessionId) => guarded(path, () => steps.list(sessionId)),
+    // One read transaction: a step committed meanwhile by another process is seen whole or not at all.
+    loadStep: async (sessionId, version) => guarded(path, () => snapshot(() => steps.load(sessionId, version))),
+    fork: async (from, to, version) => guarded(path, () => transaction(() => steps.fork(from, to, version))),
     async acquire(sessionId, owner, ttlMs) {
       return changeLease(sessionId, (current) => acquireLease(sessionId, current, owner, ttlMs, now())) as Lease;
     },
@@ -204,6 +223,7 @@ function openDatabase(path: string): DatabaseSync {
     return guarded(path, () => {
       db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
       migrateSqlite(db);
+      ensureStepTables(db);
       return db;
     });
   } catch (error) {

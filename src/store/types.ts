@@ -8,6 +8,7 @@ import {
 } from '../domain/events.js';
 import { AssistantMessageSchema, MessageSchema, ToolResultMessageSchema } from '../domain/messages.js';
 import type { Lease } from './lease.js';
+import type { StepCheckpoint, StepMachines, StepSummary } from './step-types.js';
 
 /** The reply a crashed turn had already published: the resumed turn continues from it. */
 export const ResumedReplySchema = z.object({
@@ -125,6 +126,8 @@ export interface SessionStep {
   events: StoredEvent[];
   /** The writer's lease token: the step is refused (SessionLost) once a newer token exists. */
   token?: number;
+  /** The charts' active states after the step (kept in the step's record for time travel). */
+  machines?: StepMachines;
 }
 
 export interface SessionSummary {
@@ -158,7 +161,7 @@ export interface SessionStore {
   /** Deletes the session's data; its lease (and so its fencing token) stays. */
   delete(sessionId: string): Promise<void>;
   /**
-   * Takes the session's lease for `ttlMs` (DESIGN §11). Rejects with `AgentError('SessionBusy')`
+   * Takes the session's lease for `ttlMs` (one owner per session). Rejects with `AgentError('SessionBusy')`
    * (owner and expiry in the message) while another owner's lease is live; after it expired, the
    * new owner gets a larger fencing token. The same owner acquiring again extends its lease.
    */
@@ -167,7 +170,22 @@ export interface SessionStore {
   renew(sessionId: string, lease: Lease, ttlMs: number): Promise<Lease>;
   /** Gives the lease up (another owner may acquire at once); a lease no longer held releases nothing. */
   release(sessionId: string, lease: Lease): Promise<void>;
+  /**
+   * Time travel (the stores of agentchart implement it; `forkSession` needs it): every step the
+   * store can recover, oldest first ([] for an unknown session).
+   */
+  steps?(sessionId: string): Promise<StepSummary[]>;
+  /** The session as step `version` left it, or null when that step cannot be recovered. */
+  loadStep?(sessionId: string, version: number): Promise<StepCheckpoint | null>;
+  /**
+   * Creates session `to` as step `version` of `from` left it (its history, events and step records
+   * up to there), in one transaction; `from` is only read. `to` must not exist (InvalidInput).
+   */
+  fork?(from: string, to: string, version: number): Promise<void>;
 }
+
+/** A store that keeps per-step records (time travel, fork): every store of agentchart. */
+export type TimeTravelStore = SessionStore & Required<Pick<SessionStore, 'steps' | 'loadStep' | 'fork'>>;
 
 export type { Lease };
 

@@ -17,7 +17,7 @@ const read = defineTool({
   execute: ({ path }) => `${path}: ${'x'.repeat(200)}`,
 });
 
-describe('a 10,000-turn session (DESIGN §10)', () => {
+describe('a 10,000-turn session: each step costs the same at turn 10,000 as at turn 1', () => {
   it('runs to the end on SQLite with steps, stored rows and replayed events that do not grow with the session', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentchart-10k-'));
     const raw = sqliteStore(join(dir, 'long.db'));

@@ -5,20 +5,21 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asCommonJs, readmeExamples, readmeOutputs } from './readme-examples.js';
+import { userEnv } from '../support/npm-env.js';
+import { asCommonJs, docPages, readDocPage } from '../docs/examples.js';
 
 /**
  * The package as a user gets it: `npm pack` (its prepack builds dist/), the tarball installed into a
  * fresh app with the user's own zod 4.1 and none of the optional SDKs, then an ESM app and a
- * CommonJS app type-check and run the README's examples against it.
+ * CommonJS app type-check and run the examples of README.md and docs/ marked `consumer` against it.
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 const USER_ZOD = 'zod@~4.1.0';
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
-const examples = readmeExamples(README);
-/** Examples whose whole printed text the README shows (a counterexample). */
-const outputs = readmeOutputs(README);
+const examples = docPages(ROOT)
+  .flatMap((page) => readDocPage(ROOT, page).programs)
+  .filter((program) => program.consumer)
+  .map((program) => ({ ...program, name: program.id }));
 
 let work: string;
 let app: string;
@@ -27,14 +28,6 @@ interface Ran {
   status: number | null;
   stdout: string;
   stderr: string;
-}
-
-/** npm as a user runs it: none of the npm_* variables of the `npm test` around us (prefixes, lifecycle). */
-function userEnv(): NodeJS.ProcessEnv {
-  const keep = new Set(['npm_config_cache', 'npm_config_registry', 'npm_config_userconfig']);
-  return Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key) || keep.has(key.toLowerCase())),
-  );
 }
 
 function run(command: string, args: string[], cwd: string): Ran {
@@ -85,10 +78,10 @@ afterAll(() => {
   if (work && !process.env.KEEP_CONSUMER_APPS) rmSync(work, { recursive: true, force: true });
 });
 
-describe('the README examples', () => {
+describe('the examples run from the package', () => {
   it('are marked and say what they print', () => {
-    expect(examples.map((example) => example.name)).toEqual(expect.arrayContaining(['usage', 'chat-ui']));
-    for (const example of examples) expect(example.expectedLines.length).toBeGreaterThan(0);
+    expect(examples.length).toBeGreaterThanOrEqual(3);
+    for (const example of examples) expect(example.expectedLines.length, example.name).toBeGreaterThan(0);
   });
 });
 
@@ -141,10 +134,10 @@ describe('an ESM app', () => {
     typecheck(join(esm, 'tsconfig.bundler.json'));
   });
 
-  it('type-checks with moduleResolution nodenext and runs each README example, printing what it says', () => {
+  it('type-checks with moduleResolution nodenext and runs each example, printing what it says', () => {
     typecheck(join(esm, 'tsconfig.nodenext.json'));
     expectPrinted(esm, [...examples, { name: 'zod-entry-points', expectedLines: ZOD_ENTRY_POINTS_PRINTS }]);
-  });
+  }, 120_000);
 
   it('gets MissingDependency naming the package and the install command for each missing optional SDK', () => {
     write(join(esm, 'missing.mjs'), MISSING_SDKS);
@@ -206,12 +199,12 @@ describe('a CommonJS app', () => {
     });
   });
 
-  it('type-checks and runs each README example through require()', () => {
+  it('type-checks and runs each example through require()', () => {
     typecheck(join(cjs, 'tsconfig.json'));
     for (const example of examples)
       expect(readFileSync(join(cjs, 'out', `${example.name}.js`), 'utf8')).toContain('require("agentchart');
     expectPrinted(cjs, examples);
-  });
+  }, 120_000);
 
   it('require()s every entry point; a missing SDK is MissingDependency there too', () => {
     write(join(cjs, 'require-all.cjs'), REQUIRE_ALL);
@@ -234,13 +227,15 @@ describe('a CommonJS app', () => {
 });
 
 /** Runs each compiled example (`out/<name>.js`): exit 0, nothing on stderr, every line it says it prints. */
-function expectPrinted(appDir: string, programs: ReadonlyArray<{ name: string; expectedLines: string[] }>): void {
-  for (const { name, expectedLines } of programs) {
+function expectPrinted(
+  appDir: string,
+  programs: ReadonlyArray<{ name: string; expectedLines: string[]; output?: string | null }>,
+): void {
+  for (const { name, expectedLines, output } of programs) {
     const ran = node([join('out', `${name}.js`)], appDir);
     expect([name, ran.status, ran.stderr]).toEqual([name, 0, '']);
     expect(ran.stdout.split('\n')).toEqual(expect.arrayContaining(expectedLines));
-    const output = outputs.get(name);
-    if (output !== undefined) expect(ran.stdout).toContain(output);
+    if (output) expect(ran.stdout).toContain(output);
   }
 }
 

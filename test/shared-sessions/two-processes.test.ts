@@ -10,7 +10,7 @@ import { lastJson, lines, spawnChild, until } from '../support/processes.js';
 import type { ChildReport, SharedChildConfig } from './child.js';
 
 /**
- * Two processes on one session (DESIGN §11), on one SQLite file and on one Postgres database:
+ * Two processes on one session (one owner per session), on one SQLite file and on one Postgres database:
  * the second is refused while the first lives; after kill -9 and the ttl it takes over and
  * finishes; a paused owner that wakes up fenced never starts another tool.
  */

@@ -42,7 +42,7 @@ export function step(
 }
 
 /**
- * The one suite every SessionStore passes (DESIGN §10/§11): versioned steps, appended history and
+ * The one suite every SessionStore passes (long sessions, one owner per session): versioned steps, appended history and
  * events, history references in events, typed refusals, reopening.
  */
 export function storeConformance(open: (now: () => number) => Promise<StoreUnderTest> | StoreUnderTest): void {

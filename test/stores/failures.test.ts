@@ -16,7 +16,7 @@ import {
 import { sqliteStore } from 'agentchart/sqlite';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 
-/** Store failures are fatal and typed (DESIGN §11): the run ends failed / storeFailed, no tool starts after, flush() rejects. */
+/** Store failures are fatal and typed: the run ends failed / storeFailed, no tool starts after, flush() rejects. */
 
 const ran: string[] = [];
 const work = defineTool({
@@ -96,7 +96,7 @@ describe('a failed write ends the run at once', () => {
         },
       });
       expect(ran).toEqual(['a']);
-      // DESIGN §7: the run's failure is counted by its code, in the result and in agentEnd.
+      // The run's failure is counted by its code, in the result and in agentEnd.
       expect(result.counters.failureCodes).toEqual({ storeFailed: 1 });
       expect(events.at(-1)).toMatchObject({ type: 'agentEnd', counters: { failureCodes: { storeFailed: 1 } } });
       expect(

@@ -71,7 +71,7 @@ describe('npm run demo -- --inspect --trace', () => {
     expect(code).toBe(0);
     expect(lingerMs).toBeLessThan(2_000);
     expect(stdout).toMatch(
-      /^XState inspector: open http:\/\/127\.0\.0\.1:\d+\/ \(Stately's inspector UI; it needs internet, the relay listens on 127\.0\.0\.1 only\)$/m,
+      /^XState inspector: open http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64} \(Stately's inspector UI; it needs internet, the relay listens on 127\.0\.0\.1 only\)$/m,
     );
     const parsed = parseTrace(await readFile(trace, 'utf8'));
     expect(stdout).toContain(

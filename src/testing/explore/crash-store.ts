@@ -25,7 +25,7 @@ export function processStore(shared: SessionStore): ProcessStore {
       return (...args: unknown[]) => {
         if (dead) return typeof key === 'string' && key.endsWith('Sync') ? undefined : new Promise(() => {});
         const answer = method.apply(target, args);
-        // Sessions shared by several processes (§11): remember the lease this process holds.
+        // Sessions shared by several processes (one owner per session): remember the lease this process holds.
         if ((key === 'acquire' || key === 'renew') && answer instanceof Promise) {
           return answer.then((lease: Lease) => {
             held = { sessionId: String(args[0]), lease };

@@ -15,7 +15,7 @@ export function specOf(violation: Violation): Spec | undefined {
 }
 
 /**
- * Explores every path of the agent within the bounds (DESIGN §15): each model call answered with
+ * Explores every path of the agent within the bounds: each model call answered with
  * each reply of the alphabet, each interruption landed at each point where the run waits on the
  * world, on a simulated clock. A state met again (same log so far, same waits, same timers, same
  * budget left) is not explored twice. Every complete path is checked against the invariants and

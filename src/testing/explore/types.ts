@@ -5,7 +5,7 @@ import type { ApprovalDecision } from '../../policies/types.js';
 import type { AgentOptions } from '../../runtime/options.js';
 import type { ScriptEntry } from '../scripted-model.js';
 
-/** What the world may do to the agent besides the model's replies (DESIGN §15). */
+/** What the world may do to the agent besides the model's replies. */
 export type Interruption = 'steer' | 'followUp' | 'abort' | 'approve' | 'deny' | 'toolError' | 'modelError' | 'crash';
 
 export const INTERRUPTIONS: readonly Interruption[] = [
