@@ -108,7 +108,7 @@ describe('the packed tarball', () => {
       (JSON.parse(readFileSync(join(app, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
     expect(version('zod')).toMatch(/^4\.1\./);
     expect(existsSync(join(app, 'node_modules/agentchart/node_modules/zod'))).toBe(false);
-    const optionalPeers = ['openai', '@anthropic-ai/sdk', '@ai-sdk/provider', '@statelyai/inspect'];
+    const optionalPeers = ['openai', '@anthropic-ai/sdk', '@ai-sdk/provider', 'ai', '@statelyai/inspect'];
     for (const sdk of [...optionalPeers, '@modelcontextprotocol/sdk', '@opentelemetry/api', 'fast-check']) {
       expect(existsSync(join(app, 'node_modules', sdk)), sdk).toBe(false);
     }
@@ -183,6 +183,9 @@ describe('an ESM app', () => {
         'which is not installed. Install it with: npm install fast-check',
       // The AI SDK adapter loads nothing of the AI SDK: the language model it wraps is the user's.
       'ai-sdk': expect.stringMatching(/^InvalidOptions: fromAISDK needs a LanguageModelV3 or LanguageModelV4/),
+      'ai-sdk-ui':
+        'MissingDependency: agentchart/ai-sdk-ui needs the optional peer dependency "ai" (^6 || ^7), which is not ' +
+        'installed. Install it with: npm install ai',
     });
   });
 
@@ -232,6 +235,7 @@ describe('a CommonJS app', () => {
       'agentchart/openai': ['openAICompatible'],
       'agentchart/anthropic': ['anthropic'],
       'agentchart/ai-sdk': ['fromAISDK'],
+      'agentchart/ai-sdk-ui': ['chatHandler', 'toUIMessageStream', 'toUIMessageStreamResponse'],
       'agentchart/sqlite': ['sqliteStore'],
       'agentchart/inspect': ['recordTrace', 'startInspector'],
       'agentchart/mcp': ['mcpTools'],
@@ -315,6 +319,10 @@ await attempt('openai', () => openAICompatible({ model: 'gpt-4o-mini', apiKey: '
 await attempt('anthropic', () => anthropic({ model: 'claude-haiku-4-5', apiKey: 'k' }));
 await attempt('inspect', async () => (await import('agentchart/inspect')).startInspector());
 await attempt('ai-sdk', async () => (await import('agentchart/ai-sdk')).fromAISDK({}));
+const { scriptedModel: script } = await import('agentchart/testing');
+const { createAgent } = await import('agentchart');
+const uiRun = createAgent({ model: script([{ text: 'hi' }]) }).prompt('hi');
+await attempt('ai-sdk-ui', async () => (await import('agentchart/ai-sdk-ui')).toUIMessageStream(uiRun));
 await attempt('mcp', async () => (await import('agentchart/mcp')).mcpTools({ command: 'never-started' }));
 await attempt('otel', async () => (await import('agentchart/otel')).otelObserver());
 const { raceAgent, scriptedModel } = await import('agentchart/testing');
@@ -343,12 +351,12 @@ try {
 }
 `;
 
-const REQUIRE_ALL = `const subpaths = ['', '/testing', '/openai', '/anthropic', '/ai-sdk', '/sqlite', '/inspect', '/mcp', '/otel', '/store-kit',
-  '/trace', '/model-kit'];
+const REQUIRE_ALL = `const subpaths = ['', '/testing', '/openai', '/anthropic', '/ai-sdk', '/ai-sdk-ui', '/sqlite', '/inspect', '/mcp', '/otel',
+  '/store-kit', '/trace', '/model-kit'];
 const entries = subpaths.map((subpath) => 'agentchart' + subpath);
 const wanted = ['createAgent', 'defineTool', 'memoryStore', 'checkInvariants', 'scriptedModel', 'exploreAgent', 'raceAgent', 'openAICompatible',
-  'anthropic', 'fromAISDK', 'sqliteStore', 'recordTrace', 'startInspector', 'mcpTools', 'otelObserver', 'checkStep',
-  'acquireLease', 'createTraceRecorder', 'viewerHtml', 'StreamAccumulator', 'prepareToolCall'];
+  'anthropic', 'fromAISDK', 'toUIMessageStream', 'toUIMessageStreamResponse', 'chatHandler', 'sqliteStore', 'recordTrace', 'startInspector',
+  'mcpTools', 'otelObserver', 'checkStep', 'acquireLease', 'createTraceRecorder', 'viewerHtml', 'StreamAccumulator', 'prepareToolCall'];
 const out = {};
 for (const entry of entries) {
   const exported = require(entry);
