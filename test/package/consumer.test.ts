@@ -77,9 +77,10 @@ beforeAll(() => {
   );
 }, 240_000);
 
+// Removing the installed app takes seconds on a loaded machine.
 afterAll(() => {
   if (work && !process.env.KEEP_CONSUMER_APPS) rmSync(work, { recursive: true, force: true });
-});
+}, 120_000);
 
 describe('the examples run from the package', () => {
   it('are marked and say what they print', () => {
