@@ -1,5 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { AnyActorRef } from 'xstate';
+import type { RunStopCode } from '../domain/errors.js';
 import type { RunResult } from '../domain/outcomes.js';
 import type { MasterOutput } from '../../machines/master.types.js';
 import type { ContextGuard } from '../context/guard.js';
@@ -25,7 +26,7 @@ import { StepBoundary } from './step-boundary.js';
 
 /** Why the runtime ended a run: its store failed, or another agent took the session over. */
 export interface RunStop {
-  code: 'storeFailed' | 'sessionLost';
+  code: RunStopCode;
   message: string;
 }
 
