@@ -46,6 +46,8 @@ const AGENT_ERRORS: Record<AgentErrorCode, string> = {
   MissingDependency:
     'An optional peer dependency an entry point needs is not installed; the message names the package and the `npm install` command.',
   McpUnavailable: 'An MCP server could not be started or reached when its toolset connected.',
+  McpToolConflict:
+    'An MCP server lists one tool name twice, so two of its tools would get the same name in the agent (names that only reduce alike are told apart by a hash).',
 };
 
 /** What each error kind of a model attempt means (its retryability is the code's, `isRetryableKind`). */

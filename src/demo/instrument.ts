@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import type { InspectionEvent, Observer } from 'xstate';
 import type { AgentEvent } from '../index.js';
-import { viewerHtml } from '../index.js';
+import { viewerHtml } from '../trace.js';
 import { recordTrace, startInspector, type FileTraceRecorder, type Inspector } from '../inspect.js';
 
 /** `npm run demo -- --inspect` (live XState inspector) and `--trace out.jsonl` (offline trace + viewer page). */

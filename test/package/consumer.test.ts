@@ -108,7 +108,7 @@ describe('the packed tarball', () => {
       (JSON.parse(readFileSync(join(app, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
     expect(version('zod')).toMatch(/^4\.1\./);
     expect(existsSync(join(app, 'node_modules/agentchart/node_modules/zod'))).toBe(false);
-    const optionalPeers = ['openai', '@anthropic-ai/sdk', '@ai-sdk/provider', '@statelyai/inspect'];
+    const optionalPeers = ['openai', '@anthropic-ai/sdk', '@ai-sdk/provider', 'ai', '@statelyai/inspect'];
     for (const sdk of [...optionalPeers, '@modelcontextprotocol/sdk', '@opentelemetry/api', 'fast-check']) {
       expect(existsSync(join(app, 'node_modules', sdk)), sdk).toBe(false);
     }
@@ -183,6 +183,9 @@ describe('an ESM app', () => {
         'which is not installed. Install it with: npm install fast-check',
       // The AI SDK adapter loads nothing of the AI SDK: the language model it wraps is the user's.
       'ai-sdk': expect.stringMatching(/^InvalidOptions: fromAISDK needs a LanguageModelV3 or LanguageModelV4/),
+      'ai-sdk-ui':
+        'MissingDependency: agentchart/ai-sdk-ui needs the optional peer dependency "ai" (^6 || ^7), which is not ' +
+        'installed. Install it with: npm install ai',
     });
   });
 
@@ -232,10 +235,14 @@ describe('a CommonJS app', () => {
       'agentchart/openai': ['openAICompatible'],
       'agentchart/anthropic': ['anthropic'],
       'agentchart/ai-sdk': ['fromAISDK'],
+      'agentchart/ai-sdk-ui': ['chatHandler', 'toUIMessageStream', 'toUIMessageStreamResponse'],
       'agentchart/sqlite': ['sqliteStore'],
       'agentchart/inspect': ['recordTrace', 'startInspector'],
       'agentchart/mcp': ['mcpTools'],
       'agentchart/otel': ['otelObserver'],
+      'agentchart/store-kit': ['acquireLease', 'checkStep'],
+      'agentchart/trace': ['createTraceRecorder', 'viewerHtml'],
+      'agentchart/model-kit': ['StreamAccumulator', 'prepareToolCall'],
       openAICompatible: 'MissingDependency',
     });
   });
@@ -261,7 +268,8 @@ function listFiles(dir: string): string[] {
 }
 
 /** The user's own zod 4.1 through each of its entry points, as tool parameters with typed arguments. */
-const ZOD_ENTRY_POINTS = `import { createAgent, createToolRegistry, defineTool } from 'agentchart';
+const ZOD_ENTRY_POINTS = `import { createAgent, defineTool } from 'agentchart';
+import { createToolRegistry } from 'agentchart/model-kit';
 import { scriptedModel } from 'agentchart/testing';
 import { z } from 'zod';
 import { z as z4 } from 'zod/v4';
@@ -311,6 +319,10 @@ await attempt('openai', () => openAICompatible({ model: 'gpt-4o-mini', apiKey: '
 await attempt('anthropic', () => anthropic({ model: 'claude-haiku-4-5', apiKey: 'k' }));
 await attempt('inspect', async () => (await import('agentchart/inspect')).startInspector());
 await attempt('ai-sdk', async () => (await import('agentchart/ai-sdk')).fromAISDK({}));
+const { scriptedModel: script } = await import('agentchart/testing');
+const { createAgent } = await import('agentchart');
+const uiRun = createAgent({ model: script([{ text: 'hi' }]) }).prompt('hi');
+await attempt('ai-sdk-ui', async () => (await import('agentchart/ai-sdk-ui')).toUIMessageStream(uiRun));
 await attempt('mcp', async () => (await import('agentchart/mcp')).mcpTools({ command: 'never-started' }));
 await attempt('otel', async () => (await import('agentchart/otel')).otelObserver());
 const { raceAgent, scriptedModel } = await import('agentchart/testing');
@@ -339,10 +351,12 @@ try {
 }
 `;
 
-const REQUIRE_ALL = `const subpaths = ['', '/testing', '/openai', '/anthropic', '/ai-sdk', '/sqlite', '/inspect', '/mcp', '/otel'];
+const REQUIRE_ALL = `const subpaths = ['', '/testing', '/openai', '/anthropic', '/ai-sdk', '/ai-sdk-ui', '/sqlite', '/inspect', '/mcp', '/otel',
+  '/store-kit', '/trace', '/model-kit'];
 const entries = subpaths.map((subpath) => 'agentchart' + subpath);
 const wanted = ['createAgent', 'defineTool', 'memoryStore', 'checkInvariants', 'scriptedModel', 'exploreAgent', 'raceAgent', 'openAICompatible',
-  'anthropic', 'fromAISDK', 'sqliteStore', 'recordTrace', 'startInspector', 'mcpTools', 'otelObserver'];
+  'anthropic', 'fromAISDK', 'toUIMessageStream', 'toUIMessageStreamResponse', 'chatHandler', 'sqliteStore', 'recordTrace', 'startInspector',
+  'mcpTools', 'otelObserver', 'checkStep', 'acquireLease', 'createTraceRecorder', 'viewerHtml', 'StreamAccumulator', 'prepareToolCall'];
 const out = {};
 for (const entry of entries) {
   const exported = require(entry);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { viewerHtml } from 'agentchart';
+import { viewerHtml } from 'agentchart/trace';
 import { agentEntries, describeValue, readTraceText, type ViewerModel } from '../../src/trace/viewer/model.js';
 import { formatMs } from '../../src/trace/viewer/timeline.js';
 import { buildTimeline } from '../../src/trace/viewer/timeline-model.js';
