@@ -95,9 +95,15 @@ export type AgentErrorCode =
   | 'McpUnavailable'
   | 'McpToolConflict';
 
+/**
+ * A call of the public API that is refused: thrown at once, its `code` says why (docs/errors.md lists every code).
+ * Model and tool failures never throw: they end the run with `result.error`.
+ */
 export class AgentError extends Error {
+  /** Always `'AgentError'`. */
   override readonly name = 'AgentError';
   constructor(
+    /** Why the call was refused. */
     readonly code: AgentErrorCode,
     message: string,
   ) {

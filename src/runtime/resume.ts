@@ -5,6 +5,7 @@ import { toolCallsOf, type Message, type ToolResultMessage } from '../domain/mes
 import type { PendingApproval, RunCheckpoint, SessionCheckpoint, TurnCheckpoint } from '../store/types.js';
 import type { AgentState } from './run-session.js';
 
+/** The result of a `replay: 'never'` tool call that was running when the process died. */
 export const INTERRUPTED_BY_RESTART = 'interrupted by restart; not re-run';
 
 /** How a run starts: fresh with its first messages, or resumed from the checkpoint a restart left. */

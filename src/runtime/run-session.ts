@@ -33,8 +33,14 @@ export interface RunStop {
 /** Where a queued message came from, so its delivery is counted and its receipt resolved. */
 export type MessageSource = 'steering' | 'followUp';
 
+/**
+ * What `steer()` and `followUp()` resolve with: the message was delivered to a turn, or was still queued when the run
+ * ended.
+ */
 export interface SteerReceipt {
+  /** 'delivered' once the message is committed to the history; 'stillQueued' if the run ended first. */
   status: 'delivered' | 'stillQueued';
+  /** The turn it was delivered to. */
   turnIndex?: number;
 }
 
