@@ -86,7 +86,7 @@ export type {
   TurnCheckpoint,
   StoreOptions,
 } from './store/types.js';
-export type { Lease } from './store/lease.js';
+export type { Lease, AcquiredLease, LeaseHolder } from './store/lease.js';
 export { acquireLease, renewLease, releasedLease, checkFence, sessionBusy } from './store/lease.js';
 export {
   SessionCheckpointSchema,

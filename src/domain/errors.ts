@@ -70,7 +70,9 @@ export type AgentErrorCode =
   | 'SessionLost'
   | 'SessionNotFound'
   | 'MissingDependency'
-  | 'McpUnavailable';
+  | 'McpUnavailable'
+  /** The agent was closed: it takes no prompt, message or answer afterwards (create a new one). */
+  | 'Closed';
 
 export class AgentError extends Error {
   override readonly name = 'AgentError';

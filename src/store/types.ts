@@ -7,7 +7,7 @@ import {
   type AgentEvent,
 } from '../domain/events.js';
 import { AssistantMessageSchema, MessageSchema, ToolResultMessageSchema } from '../domain/messages.js';
-import type { Lease } from './lease.js';
+import type { AcquiredLease, Lease, LeaseHolder } from './lease.js';
 
 /** The reply a crashed turn had already published: the resumed turn continues from it. */
 export const ResumedReplySchema = z.object({
@@ -160,15 +160,29 @@ export interface SessionStore {
   /**
    * Takes the session's lease for `ttlMs` (DESIGN §11). Rejects with `AgentError('SessionBusy')`
    * (owner and expiry in the message) while another owner's lease is live; after it expired, the
-   * new owner gets a larger fencing token. The same owner acquiring again extends its lease.
+   * new owner gets a larger fencing token. The same owner acquiring again extends its lease. With
+   * a `holder` (the acquiring process), a live lease whose holder ran on the same host and is gone is
+   * taken over at once. The result carries the session's stored version (-1: none yet), so a run
+   * knows in the same round trip whether another agent advanced the session.
    */
-  acquire(sessionId: string, owner: string, ttlMs: number): Promise<Lease>;
+  acquire(sessionId: string, owner: string, ttlMs: number, holder?: LeaseHolder): Promise<AcquiredLease>;
   /** Extends a lease still held; `AgentError('SessionLost')` once a newer token exists. */
   renew(sessionId: string, lease: Lease, ttlMs: number): Promise<Lease>;
   /** Gives the lease up (another owner may acquire at once); a lease no longer held releases nothing. */
   release(sessionId: string, lease: Lease): Promise<void>;
+  /** Embedded stores answer at once: a run then starts (or is refused) inside `prompt()`. */
+  acquireSync?(sessionId: string, owner: string, ttlMs: number, holder?: LeaseHolder): AcquiredLease;
+  loadSync?(sessionId: string): SessionCheckpoint | null;
+  /** The session's stored version (-1: none), cheaper than `load` (a parked run watches it). */
+  versionOf?(sessionId: string): Promise<number>;
+  /**
+   * Embedded stores count the agents using them: `attach()` when an agent is created, the returned
+   * function when it closes (SQLite then moves its write-ahead log into the main file, and closes
+   * the file once the store and every agent on it have closed).
+   */
+  attach?(): () => void;
 }
 
-export type { Lease };
+export type { AcquiredLease, Lease, LeaseHolder };
 
 export { AgentEventSchema };

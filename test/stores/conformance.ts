@@ -213,7 +213,8 @@ export function storeConformance(open: (now: () => number) => Promise<StoreUnder
     'leases: one owner at a time, SessionBusy names the owner and the expiry, the same owner extends its lease',
     withStore(async ({ store, reopen }) => {
       const first = await store.acquire('s1', 'alpha', 30_000);
-      expect(first).toEqual({ owner: 'alpha', token: 1, expiresAt: time + 30_000 });
+      // The stored version comes with the lease (-1: no session yet).
+      expect(first).toEqual({ owner: 'alpha', token: 1, expiresAt: time + 30_000, version: -1 });
       const busy = reopen().acquire('s1', 'beta', 30_000);
       await expect(busy).rejects.toMatchObject({ name: 'AgentError', code: 'SessionBusy' });
       await expect(busy).rejects.toThrow(
@@ -224,6 +225,7 @@ export function storeConformance(open: (now: () => number) => Promise<StoreUnder
         owner: 'alpha',
         token: 1,
         expiresAt: time + 30_000,
+        version: -1,
       });
       expect(await store.renew('s1', first, 5_000)).toEqual({ owner: 'alpha', token: 1, expiresAt: time + 5_000 });
       // Other sessions are not affected.
