@@ -71,7 +71,9 @@ export type AgentErrorCode =
   | 'SessionNotFound'
   | 'MissingDependency'
   | 'McpUnavailable'
-  | 'McpToolConflict';
+  | 'McpToolConflict'
+  /** The agent was closed: it takes no prompt, message or answer afterwards (create a new one). */
+  | 'Closed';
 
 export class AgentError extends Error {
   override readonly name = 'AgentError';
