@@ -45,7 +45,9 @@ describe('references', () => {
   /** Sources, tests and docs of the repository (git's list: what a clean clone has). */
   const tracked = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
   const texts = tracked.filter(
-    (file) => /^(src|test|machines|bench|visualizations|docs)\/.*\.(ts|md)$/.test(file) || file === 'README.md',
+    (file) =>
+      /^(src|test|machines|bench|visualizations|docs)\/.*\.(ts|md)$/.test(file) ||
+      ['README.md', 'ARCHITECTURE.md'].includes(file),
   );
 
   it('name only Markdown files that are in the repository', () => {
@@ -57,6 +59,17 @@ describe('references', () => {
         .map((path) => `${path} (in ${file})`),
     );
     expect(cited).toEqual([]);
+  });
+
+  it('ARCHITECTURE.md names only source files and directories that exist', () => {
+    const named = [
+      ...read('ARCHITECTURE.md').matchAll(/(?<![\w/.-])((?:src|machines|test|bench|visualizations)\/[\w./*|-]*)/g),
+    ]
+      .map((match) => (match[1] ?? '').replace(/[.]$/, ''))
+      // `visualizations/*.mmd|svg`, `*-steps.ts`: patterns, not files.
+      .filter((path) => !/[*|]/.test(path));
+    expect(named.length).toBeGreaterThan(30);
+    expect(named.filter((path) => !existsSync(join(ROOT, path)))).toEqual([]);
   });
 
   it('cite no design document by section: the rule is said in the repository’s own words', () => {
