@@ -173,10 +173,9 @@ describe('an ESM app', () => {
     const present = node(['sqlite.mjs'], esm);
     expect([present.status, present.stdout.trim()]).toEqual([0, 'opened']);
     if (typeof (nodeModule as { registerHooks?: unknown }).registerHooks !== 'function') {
-      console.warn(
-        `[consumer test] SKIPPED the missing node:sqlite case: Node ${process.version} has no module.registerHooks (22.15+)`,
-      );
-      context.skip();
+      const why = `Node ${process.version} has no module.registerHooks (22.15+)`;
+      console.warn(`[consumer test] SKIPPED the missing node:sqlite case: ${why}`);
+      context.skip(why);
     }
     const hidden = node(['--import', './hide-sqlite.mjs', 'sqlite.mjs'], esm);
     expect([hidden.status, hidden.stderr]).toEqual([0, '']);
