@@ -6,6 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userEnv } from '../support/npm-env.js';
+import { VIEWER_APP, viewInChromium } from './viewer-app.js';
 import { asCommonJs, docPages, readDocPage } from '../docs/examples.js';
 
 /**
@@ -16,6 +17,8 @@ import { asCommonJs, docPages, readDocPage } from '../docs/examples.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 const USER_ZOD = 'zod@~4.1.0';
+/** Where the viewer pages' screenshots go (docs/images/viewer.png is one of them, copied by hand). */
+const SCREENSHOTS = join(ROOT, 'test/.build/screenshots');
 const examples = docPages(ROOT)
   .flatMap((page) => readDocPage(ROOT, page).programs)
   .filter((program) => program.consumer)
@@ -105,7 +108,7 @@ describe('the packed tarball', () => {
       (JSON.parse(readFileSync(join(app, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
     expect(version('zod')).toMatch(/^4\.1\./);
     expect(existsSync(join(app, 'node_modules/agentchart/node_modules/zod'))).toBe(false);
-    const optionalPeers = ['openai', '@anthropic-ai/sdk', '@ai-sdk/provider', '@statelyai/inspect'];
+    const optionalPeers = ['openai', '@anthropic-ai/sdk', '@ai-sdk/provider', 'ai', '@statelyai/inspect'];
     for (const sdk of [...optionalPeers, '@modelcontextprotocol/sdk', '@opentelemetry/api', 'fast-check']) {
       expect(existsSync(join(app, 'node_modules', sdk)), sdk).toBe(false);
     }
@@ -139,6 +142,22 @@ describe('an ESM app', () => {
     expectPrinted(esm, [...examples, { name: 'zod-entry-points', expectedLines: ZOD_ENTRY_POINTS_PRINTS }]);
   }, 120_000);
 
+  it("writes viewer pages (a run's trace, a counterexample) that show the diagrams shipped in the package", async () => {
+    write(join(esm, 'viewer.mjs'), VIEWER_APP);
+    const ran = node(['viewer.mjs'], esm);
+    expect([ran.status, ran.stderr, ran.stdout.trim()]).toEqual([0, '', 'written']);
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    for (const name of ['run', 'counterexample']) {
+      const seen = await viewInChromium(join(esm, `${name}.html`), join(SCREENSHOTS, `viewer-${name}.png`));
+      for (const machine of ['master', 'turn', 'toolCall'])
+        expect(seen.diagramNodes[machine], `${name}: ${machine}`).toBeGreaterThan(5);
+      expect(seen.activeAtEnd.master).toEqual(['master.ended']);
+      expect(seen.strayTicks).toBe(0);
+      expect(seen.requests.filter((url) => !url.startsWith('file://'))).toEqual([]);
+      expect(seen.pageErrors).toEqual([]);
+    }
+  }, 120_000);
+
   it('gets MissingDependency naming the package and the install command for each missing optional SDK', () => {
     write(join(esm, 'missing.mjs'), MISSING_SDKS);
     const ran = node(['missing.mjs'], esm);
@@ -164,6 +183,9 @@ describe('an ESM app', () => {
         'which is not installed. Install it with: npm install fast-check',
       // The AI SDK adapter loads nothing of the AI SDK: the language model it wraps is the user's.
       'ai-sdk': expect.stringMatching(/^InvalidOptions: fromAISDK needs a LanguageModelV3 or LanguageModelV4/),
+      'ai-sdk-ui':
+        'MissingDependency: agentchart/ai-sdk-ui needs the optional peer dependency "ai" (^6 || ^7), which is not ' +
+        'installed. Install it with: npm install ai',
     });
   });
 
@@ -214,6 +236,7 @@ describe('a CommonJS app', () => {
       'agentchart/openai': ['openAICompatible'],
       'agentchart/anthropic': ['anthropic'],
       'agentchart/ai-sdk': ['fromAISDK'],
+      'agentchart/ai-sdk-ui': ['chatHandler', 'toUIMessageStream', 'toUIMessageStreamResponse'],
       'agentchart/sqlite': ['sqliteStore'],
       'agentchart/inspect': ['recordTrace', 'startInspector'],
       'agentchart/mcp': ['mcpTools'],
@@ -222,7 +245,6 @@ describe('a CommonJS app', () => {
       'agentchart/trace': ['createTraceRecorder', 'viewerHtml'],
       'agentchart/model-kit': ['StreamAccumulator', 'prepareToolCall'],
       'agentchart/postgres': ['postgresStore'],
-      'agentchart/ai-sdk-ui': ['toUIMessageStream'],
       openAICompatible: 'MissingDependency',
     });
   });
@@ -299,6 +321,10 @@ await attempt('openai', () => openAICompatible({ model: 'gpt-4o-mini', apiKey: '
 await attempt('anthropic', () => anthropic({ model: 'claude-haiku-4-5', apiKey: 'k' }));
 await attempt('inspect', async () => (await import('agentchart/inspect')).startInspector());
 await attempt('ai-sdk', async () => (await import('agentchart/ai-sdk')).fromAISDK({}));
+const { scriptedModel: script } = await import('agentchart/testing');
+const { createAgent } = await import('agentchart');
+const uiRun = createAgent({ model: script([{ text: 'hi' }]) }).prompt('hi');
+await attempt('ai-sdk-ui', async () => (await import('agentchart/ai-sdk-ui')).toUIMessageStream(uiRun));
 await attempt('mcp', async () => (await import('agentchart/mcp')).mcpTools({ command: 'never-started' }));
 await attempt('otel', async () => (await import('agentchart/otel')).otelObserver());
 const { raceAgent, scriptedModel } = await import('agentchart/testing');
@@ -327,13 +353,13 @@ try {
 }
 `;
 
-const REQUIRE_ALL = `const subpaths = ['', '/testing', '/openai', '/anthropic', '/ai-sdk', '/sqlite', '/inspect', '/mcp', '/otel', '/store-kit',
-  '/trace', '/model-kit', '/postgres', '/ai-sdk-ui'];
+const REQUIRE_ALL = `const subpaths = ['', '/testing', '/openai', '/anthropic', '/ai-sdk', '/ai-sdk-ui', '/sqlite', '/inspect', '/mcp', '/otel',
+  '/store-kit', '/trace', '/model-kit', '/postgres'];
 const entries = subpaths.map((subpath) => 'agentchart' + subpath);
 const wanted = ['createAgent', 'defineTool', 'memoryStore', 'checkInvariants', 'scriptedModel', 'exploreAgent', 'raceAgent', 'openAICompatible',
-  'anthropic', 'fromAISDK', 'sqliteStore', 'recordTrace', 'startInspector', 'mcpTools', 'otelObserver', 'checkStep',
-  'acquireLease', 'createTraceRecorder', 'viewerHtml', 'StreamAccumulator', 'prepareToolCall', 'postgresStore',
-  'toUIMessageStream'];
+  'anthropic', 'fromAISDK', 'toUIMessageStream', 'toUIMessageStreamResponse', 'chatHandler', 'sqliteStore', 'recordTrace', 'startInspector',
+  'mcpTools', 'otelObserver', 'checkStep', 'acquireLease', 'createTraceRecorder', 'viewerHtml', 'StreamAccumulator', 'prepareToolCall',
+  'postgresStore'];
 const out = {};
 for (const entry of entries) {
   const exported = require(entry);

@@ -77,8 +77,11 @@ describe('references', () => {
     const citation = /\u00a7|D[E]SIGN/;
     const citing = tracked
       .filter((file) => file !== 'package-lock.json')
-      .flatMap((file) =>
-        read(file)
+      .map((file) => [file, read(file)] as const)
+      // Images and other binary files say nothing.
+      .filter(([, text]) => !text.includes('\u0000'))
+      .flatMap(([file, text]) =>
+        text
           .split('\n')
           .flatMap((line, index) => (citation.test(line) ? [`${file}:${index + 1}: ${line.trim()}`] : [])),
       );
