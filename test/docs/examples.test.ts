@@ -102,7 +102,7 @@ describe('the code blocks of README.md and docs/', () => {
           if (program.needs.includes('postgres')) {
             if (postgres === null || !('connectionString' in postgres)) {
               console.warn(`[docs examples] SKIPPED ${program.page}:${program.line}: ${postgres?.skipped}`);
-              return skip();
+              return skip(`PostgreSQL: ${postgres?.skipped}`);
             }
             env.DATABASE_URL = postgres.connectionString;
           }

@@ -54,12 +54,11 @@ describe('on an unsupported Node', () => {
   }, 120_000);
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-  const skipWithoutOldNode = (context: { skip: () => void }) => {
+  const skipWithoutOldNode = (context: { skip: (note?: string) => void }) => {
     if (oldNode !== null) return;
-    console.warn(
-      `[node-check test] SKIPPED: no Node older than 22.13 here, and none from the npm registry for ${process.platform}-${process.arch}`,
-    );
-    context.skip();
+    const why = `no Node older than 22.13 here, and none from the npm registry for ${process.platform}-${process.arch}`;
+    console.warn(`[node-check test] SKIPPED: ${why}`);
+    context.skip(why);
   };
 
   const onOldNode = (command: string, args: string[], cwd: string) => {
