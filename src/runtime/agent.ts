@@ -23,6 +23,7 @@ import { reportToolProblem } from './report.js';
 import { currentPendingApproval } from './checkpoint.js';
 import { launchRun } from './run-launcher.js';
 import { ToolSourceFollower } from './tool-sources.js';
+import { tapAgent } from './agent-tap.js';
 import type { AgentState, MessageSource, RunSession, SteerReceipt } from './run-session.js';
 
 export interface AgentRun {
@@ -180,7 +181,7 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
     return receipt;
   };
 
-  return {
+  const agent: Agent = {
     ready,
     prompt(input) {
       assertIdle('prompt()');
@@ -306,6 +307,8 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
       running: state.run !== null,
     }),
   };
+  tapAgent(agent, state);
+  return agent;
 }
 
 /** Takes the session's lease, loads the session; a run a restart (or a dead owner) interrupted continues at once. */
