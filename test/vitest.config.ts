@@ -18,6 +18,7 @@ export default defineConfig({
       { find: /^agentchart\/postgres$/, replacement: fileURLToPath(new URL('../src/postgres.ts', import.meta.url)) },
       { find: /^agentchart\/mcp$/, replacement: fileURLToPath(new URL('../src/mcp.ts', import.meta.url)) },
       { find: /^agentchart\/inspect$/, replacement: fileURLToPath(new URL('../src/inspect.ts', import.meta.url)) },
+      { find: /^agentchart\/studio$/, replacement: fileURLToPath(new URL('../src/studio.ts', import.meta.url)) },
       { find: /^agentchart\/otel$/, replacement: fileURLToPath(new URL('../src/otel.ts', import.meta.url)) },
       { find: /^agentchart\/store-kit$/, replacement: fileURLToPath(new URL('../src/store-kit.ts', import.meta.url)) },
       { find: /^agentchart\/trace$/, replacement: fileURLToPath(new URL('../src/trace.ts', import.meta.url)) },

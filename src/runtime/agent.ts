@@ -22,6 +22,7 @@ import { errorMessage } from './policy-runner.js';
 import { reportToolProblem } from './report.js';
 import { abortUnstarted, beginRun } from './run-start.js';
 import { ToolSourceFollower } from './tool-sources.js';
+import { tapAgent } from './agent-tap.js';
 import type { AgentState, MessageSource, RunSession, SteerReceipt } from './run-session.js';
 
 export interface AgentRun {
@@ -177,7 +178,7 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
     return deliver(state, message, source, onSubscriberError);
   };
 
-  return {
+  const agent: Agent = {
     ready,
     prompt(input) {
       assertIdle('prompt()');
@@ -252,6 +253,8 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
       };
     },
   };
+  tapAgent(agent, state);
+  return agent;
 }
 
 /** `continue()` on the session as it is once the lease is taken: the queued messages, or the history's unanswered tail. */

@@ -82,12 +82,13 @@ describe('on an unsupported Node', () => {
     expect(existsSync(join(app, 'node_modules'))).toBe(false);
   });
 
-  it('npm test and the demo say what to do and exit 1 before loading anything else', (context) => {
+  it('npm test, the demo and the agentchart CLI say what to do and exit 1 before loading anything else', (context) => {
     skipWithoutOldNode(context);
     const tsx = join(ROOT, 'node_modules/tsx/dist/cli.mjs');
     for (const [args, command] of [
       [[tsx, 'test/support/require-node.ts', 'npm test'], 'npm test'],
       [[tsx, 'src/demo/main.ts', '--offline'], 'npm run demo'],
+      [[tsx, 'src/cli/agentchart.ts', 'studio', '--store', 'sessions.db'], 'npx agentchart studio'],
     ] as const) {
       const ran = onOldNode(oldNode ?? 'node', [...args], ROOT);
       expect([ran.status, ran.stdout]).toEqual([1, '']);
