@@ -55,20 +55,6 @@ export function zeroCounters(): Counters {
   };
 }
 
-/** Adds `delta` into `target` in place (counters are owned by one runtime; copying per event is waste). */
-export function addCounters(target: Counters, delta: Partial<Counters>): Counters {
-  for (const key of Object.keys(delta) as (keyof Counters)[]) {
-    if (key === 'failureCodes') {
-      for (const [code, n] of Object.entries(delta.failureCodes ?? {})) {
-        target.failureCodes[code] = (target.failureCodes[code] ?? 0) + n;
-      }
-    } else {
-      target[key] += delta[key] ?? 0;
-    }
-  }
-  return target;
-}
-
 export function cloneCounters(counters: Counters): Counters {
   return { ...counters, failureCodes: { ...counters.failureCodes } };
 }

@@ -70,7 +70,8 @@ export type AgentErrorCode =
   | 'SessionLost'
   | 'SessionNotFound'
   | 'MissingDependency'
-  | 'McpUnavailable';
+  | 'McpUnavailable'
+  | 'McpToolConflict';
 
 export class AgentError extends Error {
   override readonly name = 'AgentError';

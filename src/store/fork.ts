@@ -15,6 +15,8 @@ export interface ForkOptions {
   atSeq?: number;
   /** The run `atSeq` counts in (seq starts again with each run); needed when the session has several runs. */
   runId?: string;
+  /** Or the step itself: a version from `store.steps(from)` (not with `atSeq`). */
+  version?: number;
 }
 
 export interface ForkResult {
@@ -37,7 +39,7 @@ export interface ForkResult {
  * A checkpoint taken mid-run resumes that run when loaded, as after a restart (replay rules apply).
  */
 export async function forkSession(store: SessionStore, options: ForkOptions): Promise<ForkResult> {
-  const { from, to, atSeq, runId } = checkedOptions(options);
+  const { from, to, atSeq, runId, version } = checkedOptions(options);
   if (!store.steps || !store.fork) {
     throw new AgentError(
       'InvalidOptions',
@@ -47,7 +49,12 @@ export async function forkSession(store: SessionStore, options: ForkOptions): Pr
   const steps = await store.steps(from);
   const latest = steps.at(-1);
   if (!latest) throw new AgentError('SessionNotFound', `forkSession: session "${from}" does not exist in this store`);
-  const step = atSeq === undefined ? latest : stepAtEvent(from, steps, await eventIndex(store, from, atSeq, runId));
+  const step =
+    version !== undefined
+      ? stepOfVersion(from, steps, version)
+      : atSeq === undefined
+        ? latest
+        : stepAtEvent(from, steps, await eventIndex(store, from, atSeq, runId));
   await store.fork(from, to, step.version);
   const lastEvent = step.events > 0 ? (await store.loadEvents(to, { from: step.events - 1 }))[0] : undefined;
   return {
@@ -94,15 +101,29 @@ export function stepAtEvent(sessionId: string, steps: readonly StepSummary[], in
   return found;
 }
 
+function stepOfVersion(sessionId: string, steps: readonly StepSummary[], version: number): StepSummary {
+  const step = steps.find((candidate) => candidate.version === version);
+  if (!step) {
+    throw new AgentError(
+      'InvalidInput',
+      `forkSession: session "${sessionId}" has no recoverable step ${version} (steps ${steps[0]?.version ?? '?'}…${steps.at(-1)?.version ?? '?'} are listed by store.steps())`,
+    );
+  }
+  return step;
+}
+
 function checkedOptions(options: ForkOptions): ForkOptions {
   const bad = (what: string) => new AgentError('InvalidInput', `forkSession: ${what}`);
-  if (typeof options !== 'object' || options === null) throw bad('pass { from, to, atSeq?, runId? }');
-  const { from, to, atSeq, runId } = options;
+  if (typeof options !== 'object' || options === null) throw bad('pass { from, to, atSeq?, runId?, version? }');
+  const { from, to, atSeq, runId, version } = options;
   if (typeof from !== 'string' || from === '') throw bad('`from` must be a non-empty session id');
   if (typeof to !== 'string' || to === '') throw bad('`to` must be a non-empty session id');
   if (to === from) throw bad('`to` must differ from `from`');
   if (atSeq !== undefined && (!Number.isInteger(atSeq) || atSeq < 0)) throw bad('`atSeq` must be an integer ≥ 0');
   if (runId !== undefined && (typeof runId !== 'string' || runId === ''))
     throw bad('`runId` must be a non-empty string');
+  if (version !== undefined && (!Number.isInteger(version) || version < 0))
+    throw bad('`version` must be an integer ≥ 0');
+  if (version !== undefined && atSeq !== undefined) throw bad('give `atSeq` or `version`, not both');
   return options;
 }

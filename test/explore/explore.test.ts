@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, INTERRUPTED_BY_RESTART, parseTrace, type AgentOptions, type PreDispatchPolicy } from 'agentchart';
+import { defineTool, INTERRUPTED_BY_RESTART, type AgentOptions, type PreDispatchPolicy } from 'agentchart';
+import { parseTrace } from 'agentchart/trace';
 import { assertAgent, exploreAgent, writeTrace, type ExploreOptions, type Step } from 'agentchart/testing';
 import { reportStats } from '../support/stats.js';
 import {

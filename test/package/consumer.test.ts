@@ -6,6 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userEnv } from '../support/npm-env.js';
+import { VIEWER_APP, viewInChromium } from './viewer-app.js';
 import { asCommonJs, docPages, readDocPage } from '../docs/examples.js';
 
 /**
@@ -16,6 +17,8 @@ import { asCommonJs, docPages, readDocPage } from '../docs/examples.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 const USER_ZOD = 'zod@~4.1.0';
+/** Where the viewer pages' screenshots go (docs/images/viewer.png is one of them, copied by hand). */
+const SCREENSHOTS = join(ROOT, 'test/.build/screenshots');
 const examples = docPages(ROOT)
   .flatMap((page) => readDocPage(ROOT, page).programs)
   .filter((program) => program.consumer)
@@ -139,6 +142,22 @@ describe('an ESM app', () => {
     expectPrinted(esm, [...examples, { name: 'zod-entry-points', expectedLines: ZOD_ENTRY_POINTS_PRINTS }]);
   }, 120_000);
 
+  it("writes viewer pages (a run's trace, a counterexample) that show the diagrams shipped in the package", async () => {
+    write(join(esm, 'viewer.mjs'), VIEWER_APP);
+    const ran = node(['viewer.mjs'], esm);
+    expect([ran.status, ran.stderr, ran.stdout.trim()]).toEqual([0, '', 'written']);
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    for (const name of ['run', 'counterexample']) {
+      const seen = await viewInChromium(join(esm, `${name}.html`), join(SCREENSHOTS, `viewer-${name}.png`));
+      for (const machine of ['master', 'turn', 'toolCall'])
+        expect(seen.diagramNodes[machine], `${name}: ${machine}`).toBeGreaterThan(5);
+      expect(seen.activeAtEnd.master).toEqual(['master.ended']);
+      expect(seen.strayTicks).toBe(0);
+      expect(seen.requests.filter((url) => !url.startsWith('file://'))).toEqual([]);
+      expect(seen.pageErrors).toEqual([]);
+    }
+  }, 120_000);
+
   it('gets MissingDependency naming the package and the install command for each missing optional SDK', () => {
     write(join(esm, 'missing.mjs'), MISSING_SDKS);
     const ran = node(['missing.mjs'], esm);
@@ -221,6 +240,9 @@ describe('a CommonJS app', () => {
       'agentchart/inspect': ['recordTrace', 'startInspector'],
       'agentchart/mcp': ['mcpTools'],
       'agentchart/otel': ['otelObserver'],
+      'agentchart/store-kit': ['acquireLease', 'checkStep'],
+      'agentchart/trace': ['createTraceRecorder', 'viewerHtml'],
+      'agentchart/model-kit': ['StreamAccumulator', 'prepareToolCall'],
       openAICompatible: 'MissingDependency',
     });
   });
@@ -246,7 +268,8 @@ function listFiles(dir: string): string[] {
 }
 
 /** The user's own zod 4.1 through each of its entry points, as tool parameters with typed arguments. */
-const ZOD_ENTRY_POINTS = `import { createAgent, createToolRegistry, defineTool } from 'agentchart';
+const ZOD_ENTRY_POINTS = `import { createAgent, defineTool } from 'agentchart';
+import { createToolRegistry } from 'agentchart/model-kit';
 import { scriptedModel } from 'agentchart/testing';
 import { z } from 'zod';
 import { z as z4 } from 'zod/v4';
@@ -328,10 +351,12 @@ try {
 }
 `;
 
-const REQUIRE_ALL = `const subpaths = ['', '/testing', '/openai', '/anthropic', '/ai-sdk', '/ai-sdk-ui', '/sqlite', '/inspect', '/mcp', '/otel'];
+const REQUIRE_ALL = `const subpaths = ['', '/testing', '/openai', '/anthropic', '/ai-sdk', '/ai-sdk-ui', '/sqlite', '/inspect', '/mcp', '/otel',
+  '/store-kit', '/trace', '/model-kit'];
 const entries = subpaths.map((subpath) => 'agentchart' + subpath);
 const wanted = ['createAgent', 'defineTool', 'memoryStore', 'checkInvariants', 'scriptedModel', 'exploreAgent', 'raceAgent', 'openAICompatible',
-  'anthropic', 'fromAISDK', 'toUIMessageStream', 'toUIMessageStreamResponse', 'chatHandler', 'sqliteStore', 'recordTrace', 'startInspector', 'mcpTools', 'otelObserver'];
+  'anthropic', 'fromAISDK', 'toUIMessageStream', 'toUIMessageStreamResponse', 'chatHandler', 'sqliteStore', 'recordTrace', 'startInspector',
+  'mcpTools', 'otelObserver', 'checkStep', 'acquireLease', 'createTraceRecorder', 'viewerHtml', 'StreamAccumulator', 'prepareToolCall'];
 const out = {};
 for (const entry of entries) {
   const exported = require(entry);

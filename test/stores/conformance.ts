@@ -1,12 +1,7 @@
 import { expect, it } from 'vitest';
-import {
-  zeroCounters,
-  type Message,
-  type SessionHead,
-  type SessionStep,
-  type SessionStore,
-  type StoredEvent,
-} from 'agentchart';
+import type { Message, SessionStore } from 'agentchart';
+import { zeroCounters } from 'agentchart/model-kit';
+import type { SessionHead, SessionStep, StoredEvent } from 'agentchart/store-kit';
 
 /** A store under test; `reopen` gives a second handle on the same data (another process would). */
 export interface StoreUnderTest {

@@ -4,15 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  AgentError,
-  createAgent,
-  defineTool,
-  memoryStore,
-  type AgentEvent,
-  type SessionStep,
-  type SessionStore,
-} from 'agentchart';
+import { AgentError, createAgent, defineTool, memoryStore, type AgentEvent, type SessionStore } from 'agentchart';
+import type { SessionStep } from 'agentchart/store-kit';
 import { sqliteStore } from 'agentchart/sqlite';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 

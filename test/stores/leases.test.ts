@@ -7,9 +7,9 @@ import {
   defineTool,
   INTERRUPTED_BY_RESTART,
   memoryStore,
-  type Lease,
   type SessionStore,
 } from 'agentchart';
+import type { Lease } from 'agentchart/store-kit';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 import { deferred } from '../support/harness.js';
 

@@ -1,13 +1,7 @@
 import { expect, it } from 'vitest';
-import {
-  forkSession,
-  zeroCounters,
-  type Message,
-  type SessionHead,
-  type SessionStep,
-  type StepMachines,
-  type StoredEvent,
-} from 'agentchart';
+import { forkSession, type Message } from 'agentchart';
+import { zeroCounters } from 'agentchart/model-kit';
+import type { SessionHead, SessionStep, StepMachines, StoredEvent } from 'agentchart/store-kit';
 import type { StoreUnderTest } from './conformance.js';
 
 const user = (content: string): Message => ({ role: 'user', content });
@@ -224,7 +218,12 @@ export function stepRecordsConformance(open: (now: () => number) => Promise<Stor
       const mid = await forkSession(store, { from: 's1', to: 'b', atSeq: 6, runId: 'run1' });
       expect(mid).toMatchObject({ version: 12, events: 26, lastEvent: { runId: 'run1', seq: 5 } });
       expect((await store.load('b'))?.counters.turns).toBe(12);
-      // No atSeq: the latest step.
+      // A step by its version; no atSeq: the latest step.
+      expect(await forkSession(store, { from: 's1', to: 'v', version: 3 })).toMatchObject({ version: 3, events: 8 });
+      await expect(forkSession(store, { from: 's1', to: 'w', version: 3, atSeq: 1 })).rejects.toMatchObject({
+        code: 'InvalidInput',
+      });
+      await expect(forkSession(store, { from: 's1', to: 'w', version: 77 })).rejects.toThrow(/no recoverable step 77/);
       expect(await forkSession(store, { from: 's1', to: 'c' })).toMatchObject({ version: 24, events: 50 });
       await expect(forkSession(store, { from: 's1', to: 'd', atSeq: 3 })).rejects.toThrow(
         /has 3 runs \(run0, run1, run2\): name the one atSeq counts in with runId/,

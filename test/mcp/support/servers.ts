@@ -10,6 +10,7 @@ const SUPPORT = fileURLToPath(new URL('./', import.meta.url));
 export const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 export const FILESYSTEM = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 export const SWITCHBOARD = join(SUPPORT, 'switchboard-server.mjs');
+export const HOSTILE = join(SUPPORT, 'hostile-server.mjs');
 
 /** Why the MCP suites cannot run here, or null: the reference servers come from npm (devDependencies). */
 export function missingServers(): string | null {
