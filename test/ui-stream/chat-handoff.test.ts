@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { createAgent, defineTool, memoryStore } from 'agentchart';
+import { createAgent, memoryStore } from 'agentchart';
 import { chatHandler, type ChatRequestHandler } from 'agentchart/ai-sdk-ui';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 import { approvalsAnswered, NodeChat, until } from './node-chat.js';
+import { deployTool } from './tools.js';
 
 /**
  * Two servers (two processes behind a load balancer: separate handlers, one store): the page's
@@ -19,13 +19,7 @@ describe('a durable approval answered through another server', () => {
   const setup = () => {
     const store = memoryStore();
     const ran: string[] = [];
-    const deploy = defineTool({
-      name: 'deploy',
-      description: 'Deploy.',
-      parameters: z.object({ env: z.string() }),
-      requiresApproval: true,
-      execute: ({ env }) => (ran.push(env), `deployed to ${env}`),
-    });
+    const deploy = deployTool(ran);
     const model = scriptedModel([
       { text: 'Deploying.', toolCalls: [{ id: 'd1', name: 'deploy', arguments: { env: 'prod' } }] },
       { text: 'Prod is live.' },

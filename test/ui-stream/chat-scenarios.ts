@@ -5,17 +5,9 @@ import { chatHandler, type AgentchartUIMessage } from 'agentchart/ai-sdk-ui';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 import { deferred } from '../support/harness.js';
 import { approvalsAnswered, NodeChat, until } from './node-chat.js';
+import { deployTool } from './tools.js';
 
 type Script = Parameters<typeof scriptedModel>[0];
-
-const deployTool = (ran: string[]) =>
-  defineTool({
-    name: 'deploy',
-    description: 'Deploy.',
-    parameters: z.object({ env: z.string() }),
-    requiresApproval: true,
-    execute: ({ env }) => (ran.push(env), `deployed to ${env}`),
-  });
 
 /** A chat server over one store: an agent per request, each let go when its run ends. */
 function server(
