@@ -14,13 +14,22 @@ function server(
   script: Script,
   tools: Parameters<typeof createAgent>[0]['tools'] = [],
   store: SessionStore = memoryStore(),
+  options: { maxTurns?: number } = {},
 ) {
   const model = scriptedModel(script);
   const agents: Agent[] = [];
   const closed: Agent[] = [];
   const handler = chatHandler({
     agentFor: (chatId) => {
-      const agent = createAgent({ model, tools, store, sessionId: chatId, streaming: 'live', steeringGraceMs: 20 });
+      const agent = createAgent({
+        model,
+        tools,
+        store,
+        sessionId: chatId,
+        streaming: 'live',
+        steeringGraceMs: 20,
+        ...options,
+      });
       const close = agent.close.bind(agent);
       agent.close = () => (closed.push(agent), close());
       agents.push(agent);
@@ -201,6 +210,49 @@ export function describeChatHandler(dialect: 'v6' | 'v7'): void {
         shown.map(([role, t]) => [role, t]),
       );
       expect(await storedLog('chat-d')).toEqual({ ok: true, violations: [] });
+    });
+
+    it('a message the run ends before taking starts the next run (never lost)', async () => {
+      const started = deferred();
+      const slow = defineTool({
+        name: 'slow',
+        description: 'Slow.',
+        parameters: z.object({}),
+        execute: (_args, ctx) =>
+          new Promise<string>((resolve) => {
+            started.resolve();
+            ctx.signal.addEventListener('abort', () => resolve('stopped'));
+          }),
+      });
+      // One turn per run: the run ends after the interrupted turn, with the message still queued.
+      const { handler, get, closed, storedLog } = server(
+        [{ text: 'Starting.', toolCalls: [{ id: 's1', name: 'slow' }] }, { text: 'Now the other thing.' }],
+        [slow],
+        memoryStore(),
+        { maxTurns: 1 },
+      );
+      const chat = new NodeChat(handler, { id: 'chat-g' });
+
+      const first = chat.sendMessage({ text: 'Start.' });
+      await started.promise;
+      await until(() => chat.status === 'streaming', 'the first response streams');
+      const second = chat.sendMessage({ text: 'Do the other thing.' });
+      await Promise.all([first, second]);
+      await until(() => chat.messages.at(-1)?.metadata?.status === 'completed', 'the next run completes');
+
+      expect(chat.errors).toEqual([]);
+      const shown = chat.messages.map((message) => [message.role, texts(message), message.metadata?.endReason]);
+      expect(shown).toEqual([
+        ['user', ['Start.'], undefined],
+        ['assistant', ['Starting.'], 'maxTurns'],
+        ['user', ['Do the other thing.'], undefined],
+        ['assistant', ['Now the other thing.'], 'naturalEnd'],
+      ]);
+      await until(() => closed.length === 1, 'the agent is let go after the second run');
+      expect((await get('chat-g')).messages.map((message) => [message.role, texts(message)])).toEqual(
+        shown.map(([role, t]) => [role, t]),
+      );
+      expect(await storedLog('chat-g')).toEqual({ ok: true, violations: [] });
     });
   });
 
