@@ -284,6 +284,19 @@ export function describeChatHandler(dialect: 'v6' | 'v7'): void {
       expect(await errorOf(await handler(notJson))).toEqual([400, 'InvalidInput']);
     });
 
+    it('answers with the Response agentFor throws (the app refusing a chat)', async () => {
+      const handler = chatHandler({
+        agentFor: (chatId) => {
+          throw new Response(`not your chat: ${chatId}`, { status: 403 });
+        },
+      });
+      const user = { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'hi' }] };
+      const refused = await post(handler, { id: 'someone-else', messages: [user] });
+      expect([refused.status, await refused.text()]).toEqual([403, 'not your chat: someone-else']);
+      const read = await handler(new Request('http://127.0.0.1/api/chat?id=someone-else'));
+      expect(read.status).toBe(403);
+    });
+
     it('answers an approval nobody asked for with 409, and a stale version with 409 StaleVersion', async () => {
       const ran: string[] = [];
       const { handler } = server(
