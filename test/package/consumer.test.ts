@@ -77,9 +77,10 @@ beforeAll(() => {
   );
 }, 240_000);
 
+// Two installed apps (one with every optional SDK) take a while to delete on a busy machine.
 afterAll(() => {
   if (work && !process.env.KEEP_CONSUMER_APPS) rmSync(work, { recursive: true, force: true });
-});
+}, 120_000);
 
 describe('the examples run from the package', () => {
   it('are marked and say what they print', () => {
@@ -246,6 +247,93 @@ describe('a CommonJS app', () => {
       openAICompatible: 'MissingDependency',
     });
   });
+});
+
+/**
+ * Every entry point's published types compile with `skipLibCheck: false` (many projects turn it
+ * off): our .d.ts files must import nothing whose own typings fail, and an entry point's types must
+ * need no optional SDK but the one it is about. Entry points come from package.json's exports.
+ */
+describe("every entry point's published types, with skipLibCheck: false", () => {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    exports: Record<string, unknown>;
+    peerDependencies: Record<string, string>;
+  };
+  const entries = Object.keys(pkg.exports).map((subpath) => ({
+    file: subpath === '.' ? 'index' : subpath.slice(2),
+    specifier: subpath === '.' ? 'agentchart' : `agentchart/${subpath.slice(2)}`,
+  }));
+  /** The packages an entry point's types need: the SDK it adapts (or Node's own types). */
+  const TYPES_NEED: Record<string, string[]> = {
+    openai: ['openai'],
+    anthropic: ['@anthropic-ai/sdk'],
+    'ai-sdk': ['@ai-sdk/provider'],
+    'ai-sdk-ui': ['ai'],
+    otel: ['@opentelemetry/api'],
+    restate: ['@restatedev/restate-sdk'],
+    mcp: ['@types/node'],
+    sqlite: ['@types/node'],
+  };
+  const importing = (specifiers: string[]) =>
+    specifiers
+      .map(
+        (specifier, i) => `import * as entry${i} from '${specifier}';
+export type Entry${i} = typeof entry${i};
+`,
+      )
+      .join('');
+
+  it('with none of the optional SDKs, the entry points that need none compile', () => {
+    const dir = join(app, 'types-bare');
+    const needNothing = entries.filter((entry) => TYPES_NEED[entry.file] === undefined);
+    expect(needNothing.map((entry) => entry.specifier)).toContain('agentchart');
+    write(join(dir, 'src/entries.ts'), importing(needNothing.map((entry) => entry.specifier)));
+    write(join(dir, 'tsconfig.json'), {
+      compilerOptions: { ...STRICT, module: 'nodenext', moduleResolution: 'nodenext', noEmit: true },
+      include: ['src'],
+    });
+    typecheck(join(dir, 'tsconfig.json'));
+  });
+
+  it('with every optional SDK installed, every entry point compiles (nodenext and bundler resolution)', () => {
+    const full = join(work, 'full-app');
+    write(join(full, 'package.json'), { name: 'consumer-full', version: '1.0.0', private: true, type: 'module' });
+    // The versions the repository itself installed (served by the npm cache), for every peer, plus
+    // Node's types and those the peers' own typings import (pg's; json-schema's for @ai-sdk/provider,
+    // which an AI SDK user with skipLibCheck off installs too).
+    const installed = (name: string) =>
+      (JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string })
+        .version;
+    const peers = [...Object.keys(pkg.peerDependencies).filter((name) => name !== 'zod'), '@types/node', '@types/pg'];
+    const tarball = readdirSync(work).find((file) => file.endsWith('.tgz')) as string;
+    ok(
+      'npm',
+      [
+        'install',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        '--loglevel=error',
+        join(work, tarball),
+        USER_ZOD,
+        '@types/json-schema@^7.0.15',
+        ...peers.map((name) => `${name}@${installed(name)}`),
+      ],
+      full,
+    );
+    write(join(full, 'src/entries.ts'), importing(entries.map((entry) => entry.specifier)));
+    const compilerOptions = { ...STRICT, types: ['node'], noEmit: true };
+    write(join(full, 'tsconfig.nodenext.json'), {
+      compilerOptions: { ...compilerOptions, module: 'nodenext', moduleResolution: 'nodenext' },
+      include: ['src'],
+    });
+    write(join(full, 'tsconfig.bundler.json'), {
+      compilerOptions: { ...compilerOptions, module: 'esnext', moduleResolution: 'bundler' },
+      include: ['src'],
+    });
+    typecheck(join(full, 'tsconfig.nodenext.json'));
+    typecheck(join(full, 'tsconfig.bundler.json'));
+  }, 300_000);
 });
 
 /** Runs each compiled example (`out/<name>.js`): exit 0, nothing on stderr, every line it says it prints. */

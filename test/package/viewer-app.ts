@@ -8,7 +8,8 @@ import { chromium } from 'playwright-core';
  * passes any diagram: the ones shipped in the package must be there.
  */
 export const VIEWER_APP = `import { writeFile } from 'node:fs/promises';
-import { createAgent, createTraceRecorder, defineTool, viewerHtml } from 'agentchart';
+import { createAgent, defineTool } from 'agentchart';
+import { createTraceRecorder, viewerHtml } from 'agentchart/trace';
 import { exploreAgent, scriptedModel, writeTrace } from 'agentchart/testing';
 import { z } from 'zod';
 
