@@ -23,8 +23,8 @@ const pages: DocPage[] = docPages(ROOT).map((page) => readDocPage(ROOT, page));
 const programs = pages.flatMap((page) => page.programs);
 
 /** Where each program's source is written: one folder per page, so a page's modules sit beside its programs. */
-const sourceOf = (program: { page: string; id: string }) =>
-  join(BUILD, 'src', pageFolder(program.page), `${program.id}.ts`);
+const sourceOf = (program: { page: string; id: string; extension: string }) =>
+  join(BUILD, 'src', pageFolder(program.page), `${program.id}${program.extension}`);
 const pageFolder = (page: string) => page.replace(/\.md$/, '').replace(/[^\w]+/g, '-');
 
 let typeErrors = '';
@@ -43,6 +43,7 @@ beforeAll(async () => {
         lib: ['ES2022', 'DOM'],
         strict: true,
         types: ['node'],
+        jsx: 'react-jsx',
         skipLibCheck: true,
         noEmit: true,
         paths: { agentchart: ['../../../src/index.ts'], 'agentchart/*': ['../../../src/*.ts'] },

@@ -13,6 +13,7 @@ import { chatHandler, nodeListener } from 'agentchart/ai-sdk-ui';
 import { sqliteStore } from 'agentchart/sqlite';
 import { checkInvariants } from 'agentchart/testing';
 import { CHROMIUM } from '../support/tools.js';
+import { deployTool } from './tools.js';
 
 /**
  * A real browser on a real chat page: a small React page with `@ai-sdk/react`'s useChat (bundled
@@ -59,13 +60,7 @@ function pacedModel(): Model {
 }
 
 const deployRuns: string[] = [];
-const deploy = defineTool({
-  name: 'deploy',
-  description: 'Deploy the app.',
-  parameters: z.object({ env: z.string() }),
-  requiresApproval: true,
-  execute: ({ env }) => (deployRuns.push(env), `deployed to ${env}`),
-});
+const deploy = deployTool(deployRuns);
 /** A job that runs until its call is cancelled. */
 const wait = defineTool({
   name: 'wait',
