@@ -24,7 +24,9 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const AGENT_ERRORS: Record<AgentErrorCode, string> = {
   AlreadyRunning:
     '`prompt()` or `continue()` while a run is in progress. Wait for `run.result`, or use `steer()` / `followUp()`.',
-  NotReady: 'The agent was used before `await agent.ready` (a session still loading) or after `close()`.',
+  NotReady: 'The agent was used before `await agent.ready`: its session is still loading.',
+  Closed:
+    '`prompt`, `steer`, `followUp` or `resolveApproval` after `agent.close()`: create a new agent for the session (a message handed over before the close is kept).',
   NothingToContinue: '`continue()` with no history and no queued message.',
   InvalidInput:
     'A message, decision or session id that cannot be taken: an empty `prompt()`, a `resolveApproval` decision not of its shape, message data JSON cannot hold. Nothing changed; the approval stays pending.',

@@ -93,7 +93,9 @@ export type AgentErrorCode =
   | 'SessionNotFound'
   | 'MissingDependency'
   | 'McpUnavailable'
-  | 'McpToolConflict';
+  | 'McpToolConflict'
+  /** The agent was closed: it takes no prompt, message or answer afterwards (create a new one). */
+  | 'Closed';
 
 /**
  * A call of the public API that is refused: thrown at once, its `code` says why (docs/errors.md lists every code).

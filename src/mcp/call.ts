@@ -1,10 +1,8 @@
 import type { ToolContext, ToolOutput } from '../tools/types.js';
 import type { Link, LinkLoss, McpConnection } from './connection.js';
 import { resultToOutput } from './content.js';
+import { CANCEL_REASON } from './types.js';
 import type { McpSdk } from './sdk.js';
-
-/** The reason sent with `notifications/cancelled` when the agent cancels a call (abort, steering). */
-export const CANCEL_REASON = 'cancelled by the agent';
 
 export interface CallPlan {
   /** The tool's name on the server. */

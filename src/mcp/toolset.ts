@@ -187,7 +187,7 @@ class LiveToolset implements McpToolset {
   private checkerFor(schema: Record<string, unknown>): JsonSchemaCheck | undefined {
     let validate: (value: unknown) => { valid: boolean; errorMessage?: string };
     try {
-      validate = this.validator.getValidator(schema as never);
+      validate = this.validator.getValidator(schema);
     } catch {
       return undefined;
     }

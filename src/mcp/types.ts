@@ -2,6 +2,9 @@ import type { ApprovalDecision } from '../policies/types.js';
 import type { ToolSource } from '../tools/tool-source.js';
 import type { AnyTool } from '../tools/types.js';
 
+/** The reason sent with `notifications/cancelled` when the agent cancels a call (abort, steering). */
+export const CANCEL_REASON = 'cancelled by the agent';
+
 /** A server started as a child process, spoken to over stdio. */
 export interface McpStdioServer {
   command: string;

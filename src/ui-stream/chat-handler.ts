@@ -13,7 +13,8 @@ export interface ChatHandlerOptions {
   /**
    * The agent for a request of the chat `chatId`: a handle on the chat's stored session
    * (`createAgent({ ..., store, sessionId: chatId })`), created per request. The handler lets it go
-   * (`close()`) when the request's run ends. `request` is there for authentication and settings.
+   * (`close()`) when the request's run ends. `request` is there for authentication and settings:
+   * a `Response` it throws (`new Response('Forbidden', { status: 403 })`) is the answer.
    */
   agentFor(chatId: string, request: Request): Agent | Promise<Agent>;
 }
@@ -190,6 +191,7 @@ export function chatHandler(options: ChatHandlerOptions): ChatRequestHandler {
           : postApprovals(sdk, chat.chatId, chat.messageId, chat.answers, request),
       );
     } catch (error) {
+      if (error instanceof Response) return error;
       if (!(error instanceof AgentError)) (options.onError ?? console.error)(error);
       return errorResponse(error);
     }

@@ -56,11 +56,14 @@ export class ChatRun {
       () => this.feed.idle(),
       () => this.feed.idle(),
     );
-    this.done = Promise.race([feedEnded, movedOn]).then(async () => {
-      this.feed.stop();
-      this.release((slot) => slot.end());
-      await onEnd(this, this.waiting.splice(0));
-    });
+    this.done = Promise.race([feedEnded, movedOn])
+      .then(async () => {
+        this.feed.stop();
+        this.release((slot) => slot.end());
+        await onEnd(this, this.waiting.splice(0));
+      })
+      // A failed close() (its store write) was the run's own result already; nothing waits on it here.
+      .catch(() => undefined);
   }
 
   /** The response that carries the run from now on (the run's first, or one continuing after an approval). */

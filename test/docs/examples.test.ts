@@ -23,8 +23,8 @@ const pages: DocPage[] = docPages(ROOT).map((page) => readDocPage(ROOT, page));
 const programs = pages.flatMap((page) => page.programs);
 
 /** Where each program's source is written: one folder per page, so a page's modules sit beside its programs. */
-const sourceOf = (program: { page: string; id: string }) =>
-  join(BUILD, 'src', pageFolder(program.page), `${program.id}.ts`);
+const sourceOf = (program: { page: string; id: string; extension: string }) =>
+  join(BUILD, 'src', pageFolder(program.page), `${program.id}${program.extension}`);
 const pageFolder = (page: string) => page.replace(/\.md$/, '').replace(/[^\w]+/g, '-');
 
 let typeErrors = '';
@@ -43,6 +43,7 @@ beforeAll(async () => {
         lib: ['ES2022', 'DOM'],
         strict: true,
         types: ['node'],
+        jsx: 'react-jsx',
         skipLibCheck: true,
         noEmit: true,
         paths: { agentchart: ['../../../src/index.ts'], 'agentchart/*': ['../../../src/*.ts'] },
@@ -103,7 +104,7 @@ describe('the code blocks of README.md and docs/', () => {
           if (program.needs.includes('postgres')) {
             if (postgres === null || !('connectionString' in postgres)) {
               console.warn(`[docs examples] SKIPPED ${program.page}:${program.line}: ${postgres?.skipped}`);
-              return skip();
+              return skip(`PostgreSQL: ${postgres?.skipped}`);
             }
             env.DATABASE_URL = postgres.connectionString;
           }
