@@ -33,6 +33,7 @@ export const PendingApprovalSchema = z.object({
     })
     .optional(),
 });
+/** An approval (or a running call's question) waiting for `resolveApproval`, with the session version to quote. */
 export type PendingApproval = z.infer<typeof PendingApprovalSchema>;
 
 /** The turn in progress when the checkpoint was taken. */
@@ -130,10 +131,15 @@ export interface SessionStep {
   machines?: StepMachines;
 }
 
+/** A stored session, as `store.list()` lists it. */
 export interface SessionSummary {
+  /** The session's id. */
   sessionId: string;
+  /** Its version: the number of steps written. */
   version: number;
+  /** Whether a run was in progress at its last step (a crash leaves it so; the next agent resumes it). */
   running: boolean;
+  /** When its last step was written (ms since the epoch). */
   updatedAt: number;
 }
 
@@ -149,6 +155,7 @@ export interface SessionSummary {
 export interface SessionStore {
   /** The last checkpoint with the whole history, or null for a new session. */
   load(sessionId: string): Promise<SessionCheckpoint | null>;
+  /** Writes one step in one transaction; refused with `StaleVersion` or `SessionLost` (a newer owner's token). */
   commitStep(sessionId: string, step: SessionStep): Promise<void>;
   /**
    * Embedded stores also commit synchronously: then every step is on disk before the runtime
@@ -157,6 +164,7 @@ export interface SessionStore {
   commitStepSync?(sessionId: string, step: SessionStep): void;
   /** The session's events in order, `messages` fields expanded (`from`: skip the first `from` events). */
   loadEvents(sessionId: string, options?: { from?: number }): Promise<AgentEvent[]>;
+  /** Every stored session. */
   list(): Promise<SessionSummary[]>;
   /** Deletes the session's data; its lease (and so its fencing token) stays. */
   delete(sessionId: string): Promise<void>;

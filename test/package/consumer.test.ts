@@ -136,7 +136,7 @@ describe('an ESM app', () => {
 
   it('type-checks with moduleResolution bundler', () => {
     typecheck(join(esm, 'tsconfig.bundler.json'));
-  });
+  }, 120_000);
 
   it('type-checks with moduleResolution nodenext and runs each example, printing what it says', () => {
     typecheck(join(esm, 'tsconfig.nodenext.json'));
