@@ -24,9 +24,9 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const AGENT_ERRORS: Record<AgentErrorCode, string> = {
   AlreadyRunning:
     '`prompt()` or `continue()` while a run is in progress. Wait for `run.result`, or use `steer()` / `followUp()`.',
-  NotReady: 'The agent was used before `await agent.ready`: its session is still loading.',
+  NotReady: 'The agent was used before `await agent.ready` where the session must be loaded first.',
   Closed:
-    '`prompt`, `steer`, `followUp` or `resolveApproval` after `agent.close()`: create a new agent for the session (a message handed over before the close is kept).',
+    'The agent was closed (`agent.close()`): it takes no prompt, message or answer afterwards. Create a new agent on the same session; nothing handed over before `close()` was lost.',
   NothingToContinue: '`continue()` with no history and no queued message.',
   InvalidInput:
     'A message, decision or session id that cannot be taken: an empty `prompt()`, a `resolveApproval` decision not of its shape, message data JSON cannot hold. Nothing changed; the approval stays pending.',
@@ -41,7 +41,7 @@ const AGENT_ERRORS: Record<AgentErrorCode, string> = {
   StoreFailed:
     'From `agent.flush()` and later calls after a step could not be written; the run ended `failed` with `error.code: storeFailed`.',
   SessionBusy:
-    "Another agent holds the session's lease (the message names the owner and the expiry); retry after it, or let it finish.",
+    'A run of this session is in progress in another agent (the message names the owner and the expiry): an idle agent holds nothing, so retry when that run ends.',
   SessionLost:
     'A newer owner took the session over; this agent writes nothing more (its run ended with `sessionLost`).',
   SessionNotFound: '`forkSession` or a step read named a session the store does not have.',
