@@ -15,6 +15,8 @@ export default {
   out: 'docs/api',
   name: 'agentchart',
   readme: 'none',
+  // No links to a hosted repository: a clone may have no remote, or one TypeDoc cannot turn into URLs.
+  disableSources: true,
   excludePrivate: true,
   excludeInternal: true,
   treatWarningsAsErrors: true,

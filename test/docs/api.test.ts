@@ -66,6 +66,7 @@ describe('the API reference', () => {
       '--plugin',
       PLUGIN,
       '--treatWarningsAsErrors',
+      '--disableSources',
       '--emit',
       'none',
     ];

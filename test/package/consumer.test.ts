@@ -275,7 +275,7 @@ describe("every entry point's published types, with skipLibCheck: false", () => 
     restate: ['@restatedev/restate-sdk'],
     mcp: ['@types/node'],
     sqlite: ['@types/node'],
-    // The studio serves a page: its types name node:http.
+    // A local HTTP server: node:http in its types.
     studio: ['@types/node'],
   };
   const importing = (specifiers: string[]) =>
