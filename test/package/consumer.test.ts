@@ -297,7 +297,7 @@ export type Entry${i} = typeof entry${i};
       include: ['src'],
     });
     typecheck(join(dir, 'tsconfig.json'));
-  });
+  }, 120_000);
 
   it('with every optional SDK installed, every entry point compiles (nodenext and bundler resolution)', () => {
     const full = join(work, 'full-app');

@@ -88,6 +88,7 @@ describe('on an unsupported Node', () => {
     for (const [args, command] of [
       [[tsx, 'scripts/require-node.ts', 'npm test'], 'npm test'],
       [[tsx, 'src/demo/main.ts', '--offline'], 'npm run demo'],
+      [[tsx, 'src/cli/agentchart.ts', 'studio', '--store', 'nowhere.db'], 'npx agentchart studio'],
       [[tsx, 'src/cli/agentchart.ts', 'studio', '--store', 'sessions.db'], 'npx agentchart studio'],
     ] as const) {
       const ran = onOldNode(oldNode ?? 'node', [...args], ROOT);
