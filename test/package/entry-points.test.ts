@@ -46,7 +46,7 @@ describe('references', () => {
   const tracked = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
   const texts = tracked.filter(
     (file) =>
-      /^(src|test|machines|bench|visualizations|docs|scripts)\/.*\.(ts|md)$/.test(file) ||
+      /^(src|test|machines|bench|visualizations|docs)\/.*\.(ts|md)$/.test(file) ||
       ['README.md', 'ARCHITECTURE.md'].includes(file),
   );
 
