@@ -166,6 +166,9 @@ function runCheckpoint(
     pending: [...(uncommitted ? context.turnInput : []), ...context.pending],
     turnsThisRun: context.counts.turnsThisRun + closedNow,
     modelIndex: context.modelIndex,
+    modelCalls: context.counts.modelCalls,
+    // A turn that just closed leaves the next one a fresh allowance.
+    attemptsOnModel: closedNow ? 0 : context.counts.attemptsOnModel,
     turn,
   };
 }

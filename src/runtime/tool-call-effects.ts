@@ -57,7 +57,8 @@ function execute(
   const { id: toolCallId, name: toolName } = call;
   let ended = false;
   const publish = (partial: unknown) => {
-    if (!signal.aborted && !ended) run.emit({ type: 'toolExecutionUpdate', turnIndex, toolCallId, toolName, partial });
+    if (!signal.aborted && !ended)
+      run.emit({ type: 'toolExecutionUpdate', turnIndex, toolCallId, toolName, partial }, undefined, true);
   };
   const runWith = (update: (partial: unknown) => void) =>
     runToolNow(tool, call.arguments, {
