@@ -15,6 +15,8 @@ export interface CommitOrderConfig {
   kill: { in: 'postTurnPolicy' } | { in: 'subscriber'; on: AgentEvent['type']; nth: number };
   /** Lines: `never <id>` per run of the 'never' tool, `policy`, `seen <event JSON>` per event a subscriber got. */
   journal: string;
+  /** Live streaming: a stream's deltas (like progress updates) are ephemeral. */
+  live?: boolean;
 }
 
 export interface CommitOrderReport {
@@ -30,9 +32,12 @@ const write = defineTool({
   name: 'write',
   description: 'Writes a record (not safe to replay).',
   parameters: z.object({ id: z.string() }),
-  execute: async ({ id }) => {
+  execute: async ({ id }, ctx) => {
     journal(`never ${id}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    for (let part = 1; part <= 3; part++) {
+      await ctx.update({ id, part });
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
     return `wrote ${id}`;
   },
 });
@@ -40,7 +45,11 @@ const write = defineTool({
 const model = scriptedModel(
   (request) => {
     const results = request.messages.filter((m) => m.role === 'toolResult').length;
-    if (results === 0) return { text: 'Writing a.', toolCalls: [{ id: 'a', name: 'write', arguments: { id: 'a' } }] };
+    if (results === 0)
+      return {
+        text: 'Writing record a, which takes a few words to say.',
+        toolCalls: [{ id: 'a', name: 'write', arguments: { id: 'a' } }],
+      };
     if (results === 1) return { text: 'Writing b.', toolCalls: [{ id: 'b', name: 'write', arguments: { id: 'b' } }] };
     return { text: 'Both written.' };
   },
@@ -69,6 +78,7 @@ async function main(): Promise<void> {
     tools: [write],
     store,
     sessionId: 'order',
+    ...(config.live ? { streaming: 'live' as const } : {}),
     policies: {
       postTurn: [
         ({ turnIndex }) => {

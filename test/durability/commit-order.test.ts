@@ -37,9 +37,9 @@ async function store(kind: 'sqlite' | 'postgres'): Promise<CommitOrderConfig['st
   return { kind, connectionString: (server?.connectionString ?? '').replace(/\/postgres$/, `/${name}`) };
 }
 
-async function killedThenResumed(kind: 'sqlite' | 'postgres', kill: CommitOrderConfig['kill']) {
+async function killedThenResumed(kind: 'sqlite' | 'postgres', kill: CommitOrderConfig['kill'], live = false) {
   const journal = join(mkdtempSync(join(tmpdir(), 'agentchart-order-journal-')), 'journal.txt');
-  const config = { store: await store(kind), kill, journal };
+  const config = { store: await store(kind), kill, journal, live };
   const first = spawnChild(CHILD, 'AGENTCHART_COMMIT_ORDER', { ...config, mode: 'start' });
   if (kill.in === 'postTurnPolicy') {
     // The policy blocks the process: it is killed from outside while inside it.
@@ -106,6 +106,40 @@ describe.each(backends)('commit order on %s', (_name, kind, available) => {
         const lastSeen = seen.at(-1)?.seq ?? -1;
         const resumedView = [...seen, ...report.events.filter((event) => event.seq > lastSeen)];
         expect(checkInvariants(resumedView, history).violations, where).toEqual([]);
+        expect(checkInvariants(report.events, history).violations, where).toEqual([]);
+      }
+    },
+    120_000,
+  );
+
+  it.skipIf(!available)(
+    'ephemeral events (live deltas, progress updates) seen before a crash: their seqs are never reused by the resumed run',
+    async () => {
+      const points: Array<[AgentEvent['type'], number]> = [
+        ['messageUpdate', 2],
+        ['toolExecutionUpdate', 2],
+      ];
+      const outcomes = await inPool(points, 2, ([on, nth]) =>
+        killedThenResumed(kind, { in: 'subscriber', on, nth }, true),
+      );
+      for (const [index, { report, seen, history }] of outcomes.entries()) {
+        const where = `killed as the subscriber received ${points[index]?.join(' #')} (live streaming)`;
+        expect(report.status, where).toBe('completed');
+        const seenSeqs = new Set(seen.map((event) => event.seq));
+        const lastSeen = Math.max(...seenSeqs);
+        for (const event of report.events) {
+          // A stored seq the subscriber saw is the event it saw; every other stored seq is past all it saw.
+          if (seenSeqs.has(event.seq))
+            expect(JSON.parse(JSON.stringify(event)), where).toEqual(seen.find((e) => e.seq === event.seq));
+          else expect(event.seq, `${where}: ${event.type} seq ${event.seq}`).toBeGreaterThan(lastSeen);
+        }
+        // What it saw and did not find stored is ephemeral only.
+        const stored = new Set(report.events.map((event) => event.seq));
+        const lost = seen.filter((event) => !stored.has(event.seq)).map((event) => event.type);
+        expect(
+          lost.every((type) => ['messageStart', 'messageUpdate', 'toolExecutionUpdate'].includes(type)),
+          `${where}: ${lost.join(', ')}`,
+        ).toBe(true);
         expect(checkInvariants(report.events, history).violations, where).toEqual([]);
       }
     },
