@@ -14,7 +14,7 @@ import { sqliteStore } from 'agentchart/sqlite';
 import { fullGc, liveBytes, MB, median, round2 } from './stats.js';
 
 /**
- * Long sessions (DESIGN §10): one session of thousands of turns, each a short text, one tool call
+ * Long sessions: one session of thousands of turns, each a short text, one tool call
  * and a ~400-character result (a coding agent reading files). Measured at checkpoints while the run
  * is alive: live heap after a full GC against the history's own size, the SQLite file per turn,
  * and the time of commitStep in the first and the last turns. Memory and storage must grow

@@ -7,7 +7,7 @@ import { macrotask, median, sampled, type Sampled } from './stats.js';
 import { turnsModel } from './workload.js';
 
 /**
- * The cost of `otel: otelObserver()` (DESIGN §14): no observer; the observer with no SDK registered
+ * The cost of `otel: otelObserver()`: no observer; the observer with no SDK registered
  * (the API's no-op global: must cost nothing); the observer with the real SDK recording every span
  * (SimpleSpanProcessor into an InMemorySpanExporter, emptied between runs). Modes alternate per round.
  */

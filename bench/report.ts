@@ -233,7 +233,7 @@ export function renderMarkdown(r: BenchResults): string {
     `Sessions: every run of every round ended \`aborted\` (endReason aborted, agent no longer running): ${s.allAborted ? 'yes' : `**no** (${s.notAborted} did not)`}.`,
     `Relay: ${r.relay.dropped} updates dropped, ${r.relay.outOfOrder} out of order (each call's updates are checked to arrive as 0, 1, 2, …).`,
     '',
-    '## Long sessions (DESIGN §10)',
+    '## Long sessions',
     '',
     'One session of file-reading turns (a short text, one tool call, a ~400-character result), measured while its run is alive:',
     "live heap after a full GC (after a warm-up session, so compiled code is not counted), the history's own heap (a structured",
@@ -249,7 +249,7 @@ export function renderMarkdown(r: BenchResults): string {
       `commitStep median ${fmt(r.longSessions.sqlite.commitFirstUs)} µs over the first ${r.longSessions.sqlite.window} turns, ${fmt(r.longSessions.sqlite.commitLastUs)} µs over the last ${r.longSessions.sqlite.window} ` +
       `(${fmt(r.longSessions.sqlite.commitRatio, 2)} ×). The ${r.longSessions.sqlite.points.at(-1)?.turns.toLocaleString('en-US')}-turn run took ${fmt(r.longSessions.sqlite.runMs / 1000)} s with the store, ${fmt(r.longSessions.noReplay.runMs / 1000)} s without.`,
     '',
-    '## Stores: commitStep latency (DESIGN §11)',
+    '## Stores: commitStep latency',
     '',
     'The steps of a real 200-turn session (recorded on the memory store) committed again one after another, each awaited.',
     '',

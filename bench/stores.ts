@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { createAgent, defineTool, memoryStore, type AnyTool, type SessionStep, type SessionStore } from 'agentchart';
+import { createAgent, defineTool, memoryStore, type AnyTool, type SessionStore } from 'agentchart';
+import type { SessionStep } from 'agentchart/store-kit';
 import { postgresStore } from 'agentchart/postgres';
 import { sqliteStore } from 'agentchart/sqlite';
 import { scriptedModel } from 'agentchart/testing';
@@ -10,7 +11,7 @@ import { startPostgres } from '../test/support/postgres.js';
 import { round2 } from './stats.js';
 
 /**
- * commitStep latency of the durable stores (DESIGN §11): the steps of a real 200-turn session
+ * commitStep latency of the durable stores: the steps of a real 200-turn session
  * (recorded from an agent on the memory store) are committed again, one after another, to SQLite
  * (WAL, synchronous=NORMAL, a file in the temp dir) and to a PostgreSQL the benchmark starts
  * (its default durability settings: fsync on, synchronous_commit on), over a loopback connection.

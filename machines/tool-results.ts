@@ -28,6 +28,13 @@ export function unfinishedText(reason: UnfinishedReason): string {
   }
 }
 
+/** What a denied approval's call reads: the reason follows the prefix (a chat UI shows it as the denial's reason). */
+export const REJECTED_PREFIX = 'rejected: ';
+
+export function rejectedText(reason: string): string {
+  return `${REJECTED_PREFIX}${reason}`;
+}
+
 export function errorResult(call: Pick<ToolCallBlock, 'id' | 'name'>, content: string): ToolResultMessage {
   return { role: 'toolResult', toolCallId: call.id, toolName: call.name, content, isError: true };
 }

@@ -1,6 +1,6 @@
 import type { AssistantMessage, Message } from '../src/domain/messages.js';
 import { toolCallsOf } from '../src/domain/messages.js';
-import { errorResult, resultsInCallOrder, settle } from './tool-results.js';
+import { errorResult, rejectedText, resultsInCallOrder, settle } from './tool-results.js';
 import type {
   ApprovalVerdict,
   Batch,
@@ -99,7 +99,7 @@ export function callDecided(
     case 'denied':
       return {
         prepared: others(null),
-        settled: settle(context.settled, asked.position, errorResult(asked.call, `rejected: ${verdict.reason}`)),
+        settled: settle(context.settled, asked.position, errorResult(asked.call, rejectedText(verdict.reason))),
       };
     case 'failed':
       return {

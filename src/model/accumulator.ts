@@ -1,5 +1,6 @@
 import { modelError, type ModelError } from '../domain/errors.js';
 import type { MessageDelta } from '../domain/events.js';
+import { redactModelError, redactSecrets } from '../domain/redact.js';
 import type { AssistantBlock, AssistantMessage, StopReason, Usage } from '../domain/messages.js';
 import type { ModelStreamEvent } from './port.js';
 
@@ -85,7 +86,7 @@ export class StreamAccumulator {
         this.ended = { kind: 'done', stopReason: event.stopReason };
         return [];
       case 'error':
-        this.ended = { kind: 'error', error: event.error };
+        this.fail(event.error);
         return [];
       default:
         // `start` carries no content; unknown event types from a foreign adapter are ignored.
@@ -98,7 +99,8 @@ export class StreamAccumulator {
    * later events are ignored.
    */
   fail(error: ModelError): void {
-    if (!this.ended) this.ended = { kind: 'error', error };
+    // Every model error is recorded here: its text is redacted once, before any event, result or store sees it.
+    if (!this.ended) this.ended = { kind: 'error', error: redactModelError(error) };
   }
 
   get terminal(): StreamTerminal | null {
@@ -134,8 +136,8 @@ export class StreamAccumulator {
    * far kept (tool calls with their parsed arguments, or `{}`). Later events are ignored.
    */
   abort(reason?: string): AssistantMessage {
-    if (!this.ended) this.ended = { kind: 'error', error: modelError('aborted', reason ?? 'aborted') };
-    return this.build('aborted', 'whateverParses', reason);
+    this.fail(modelError('aborted', reason ?? 'aborted'));
+    return this.build('aborted', 'whateverParses', reason === undefined ? undefined : redactSecrets(reason));
   }
 
   /** Tool calls whose arguments cannot be used, in content order (see `InvalidToolCall`). */

@@ -9,6 +9,7 @@ import type {
   LanguageModelV4Usage,
 } from '@ai-sdk/provider';
 import { AgentError, modelError, type ModelError } from '../domain/errors.js';
+import { knownSecrets, redactModelError } from '../domain/redact.js';
 import type { Usage } from '../domain/messages.js';
 import {
   abortReasonText,
@@ -42,6 +43,12 @@ export interface FromAISDKOptions {
    * agent's `timeouts.modelIdleMs` still applies).
    */
   timeoutMs?: number;
+  /**
+   * Values redacted from every error text this model reports: the AI SDK provider holds your API
+   * key, not this adapter, so pass it here. `sk-…` keys, `Authorization`/`x-api-key` header values
+   * and the auth headers of `callSettings.headers` are redacted without it.
+   */
+  secrets?: readonly string[];
 }
 
 /**
@@ -62,21 +69,28 @@ export function fromAISDK(model: AISDKLanguageModel, options: FromAISDKOptions =
   // text input encoding we handle), so one code path serves both.
   const languageModel = model as LanguageModelV4;
   const pricing = resolvePricing(languageModel.modelId, options);
+  const secrets = knownSecrets(options.secrets ?? [], options.callSettings?.headers);
   return {
     name: options.name ?? languageModel.modelId,
     // 'openai.chat' → 'openai': the AI SDK suffixes the provider with its API.
     provider: languageModel.provider.split('.')[0] ?? languageModel.provider,
     ...(pricing ? { pricing } : {}),
-    stream: (request, { signal }) => streamLanguageModel(languageModel, options, request, signal),
+    stream: (request, { signal }) => streamLanguageModel(languageModel, options, secrets, request, signal),
   };
 }
 
 async function* streamLanguageModel(
   languageModel: LanguageModelV4,
   options: FromAISDKOptions,
+  secrets: readonly string[],
   request: ModelRequest,
   signal: AbortSignal,
 ): AsyncGenerator<ModelStreamEvent> {
+  // The one place a provider's own words (a 401 body may echo the key) become an error event.
+  const failed = (error: unknown): ModelStreamEvent => ({
+    type: 'error',
+    error: redactModelError(classifyAISDKError(error, signal), secrets),
+  });
   const aborted = (): ModelStreamEvent => ({ type: 'error', error: modelError('aborted', abortReasonText(signal)) });
   if (signal.aborted) {
     yield aborted();
@@ -124,13 +138,13 @@ async function* streamLanguageModel(
       if (value.type === 'error') {
         // The body is released before the error is reported, whatever the consumer does next.
         cancelRead();
-        yield { type: 'error', error: classifyAISDKError(value.error, signal) };
+        yield failed(value.error);
         return;
       }
       yield* mapper.push(value);
     }
   } catch (error) {
-    yield { type: 'error', error: classifyAISDKError(error, signal) };
+    yield failed(error);
     return;
   } finally {
     signal.removeEventListener('abort', onAbort);

@@ -1,5 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { modelError, type ModelError } from '../domain/errors.js';
+import { knownSecrets } from '../domain/redact.js';
 import type { Usage } from '../domain/messages.js';
 import {
   abortReasonText,
@@ -10,7 +11,7 @@ import {
 } from './classify-http.js';
 import type { Model, ModelRequest, ModelStreamEvent } from './port.js';
 import { assertInstalled, lazyPackage, type OptionalPackage } from '../peers/optional-sdk.js';
-import { lazyClient, sdkClientOptions, sdkModel, type SdkModelOptions } from './sdk-model.js';
+import { lazyClient, readEnv, sdkClientOptions, sdkModel, type SdkModelOptions } from './sdk-model.js';
 import { assistantParts, providerMessages } from './provider-messages.js';
 
 type StreamEvent = Anthropic.Messages.RawMessageStreamEvent;
@@ -54,6 +55,11 @@ export function anthropic(options: AnthropicOptions): Model {
       (await sdk.client()).messages.create(messagesRequest(options, request), { signal, maxRetries: 0 }),
     mapper: () => new EventMapper(),
     classify: (error, signal) => classifyAnthropicError(sdk.sdk(), error, signal),
+    // The client reads ANTHROPIC_API_KEY (x-api-key) and ANTHROPIC_AUTH_TOKEN (Bearer) when not given a key.
+    secrets: knownSecrets(
+      [options.apiKey ?? readEnv('ANTHROPIC_API_KEY'), readEnv('ANTHROPIC_AUTH_TOKEN')],
+      options.headers,
+    ),
   });
 }
 

@@ -82,7 +82,7 @@ function headerValue(headers: HeaderSource | undefined, name: string): string | 
 
 /**
  * How long the provider asks us to wait: `retry-after-ms` (milliseconds, OpenAI's extension) wins,
- * else `retry-after` as delta-seconds or an HTTP-date (RFC 9110 §10.2.3). Unparseable → undefined.
+ * else `retry-after` as delta-seconds or an HTTP-date (RFC 9110, section 10.2.3). Unparseable → undefined.
  */
 export function retryAfterMsFrom(headers: HeaderSource | undefined, now: number = Date.now()): number | undefined {
   const ms = headerValue(headers, 'retry-after-ms');

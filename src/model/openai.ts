@@ -1,5 +1,6 @@
 import type OpenAI from 'openai';
 import { AgentError, modelError, type ModelError } from '../domain/errors.js';
+import { knownSecrets } from '../domain/redact.js';
 import type { Usage } from '../domain/messages.js';
 import {
   abortReasonText,
@@ -10,7 +11,7 @@ import {
 } from './classify-http.js';
 import type { Model, ModelRequest, ModelStreamEvent } from './port.js';
 import { assertInstalled, lazyPackage, type OptionalPackage } from '../peers/optional-sdk.js';
-import { lazyClient, sdkClientOptions, sdkModel, type SdkModelOptions } from './sdk-model.js';
+import { lazyClient, readEnv, sdkClientOptions, sdkModel, type SdkModelOptions } from './sdk-model.js';
 import { assistantParts, providerMessages } from './provider-messages.js';
 
 type ChatChunk = OpenAI.Chat.Completions.ChatCompletionChunk;
@@ -54,6 +55,7 @@ export function openAICompatible(options: OpenAICompatibleOptions): Model {
       (await sdk.client()).chat.completions.create(chatRequest(options, request), { signal, maxRetries: 0 }),
     mapper: () => new ChunkMapper(),
     classify: (error, signal) => classifyOpenAIError(sdk.sdk(), error, signal),
+    secrets: knownSecrets([options.apiKey ?? readEnv('OPENAI_API_KEY')], options.headers),
   });
 }
 
@@ -70,10 +72,6 @@ function openAIClientOptions(options: OpenAICompatibleOptions) {
   // The client insists on a credential; the null header drops it from every request (a given header still wins).
   const defaultHeaders = { Authorization: null, ...clientOptions.defaultHeaders };
   return { ...clientOptions, apiKey: 'no-key', defaultHeaders };
-}
-
-function readEnv(name: string): string | undefined {
-  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[name] || undefined;
 }
 
 function chatRequest(

@@ -1,4 +1,5 @@
 import { AgentError, modelError, type ModelError } from '../domain/errors.js';
+import { redactModelError } from '../domain/redact.js';
 import { abortReasonText } from './classify-http.js';
 import { IDLE, idleMessage, withinIdle } from './idle.js';
 import type { Model, ModelPricing, ModelRequest, ModelStreamEvent } from './port.js';
@@ -32,6 +33,11 @@ export function sdkClientOptions(options: SdkModelOptions) {
     ...(options.headers ? { defaultHeaders: options.headers } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
   };
+}
+
+/** An environment variable where there is a `process` (the adapters also run in browsers and workers). */
+export function readEnv(name: string): string | undefined {
+  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[name] || undefined;
 }
 
 /** Builds the SDK client; a constructor error becomes a typed InvalidOptions naming the adapter. */
@@ -84,6 +90,8 @@ export function sdkModel<Item>(
     open(request: ModelRequest, signal: AbortSignal): Promise<AsyncIterable<Item>>;
     mapper(): StreamMapper<Item>;
     classify(error: unknown, signal: AbortSignal): ModelError;
+    /** The key(s) and auth header values this adapter sends: redacted from every error it classifies. */
+    secrets: readonly string[];
   },
 ): Model {
   const pricing = resolvePricing(options.model, options);
@@ -117,7 +125,8 @@ export function sdkModel<Item>(
         yield* mapper.push(next.value);
       }
     } catch (error) {
-      yield { type: 'error', error: wire.classify(error, signal) };
+      // The one place a provider's own words (a 401 body may echo the key) become an error event.
+      yield { type: 'error', error: redactModelError(wire.classify(error, signal), wire.secrets) };
       return;
     } finally {
       signal.removeEventListener('abort', onAbort);

@@ -4,7 +4,7 @@ import type { Usage } from '../domain/messages.js';
 
 /**
  * The Model port's stream events as zod schemas: the runtime checks every event a model yields
- * against them (DESIGN §9, model stream boundary). Unknown extra fields are dropped.
+ * against them (the model stream boundary). Unknown extra fields are dropped.
  */
 
 /** A token count as providers send it: anything but a finite non-negative integer counts as 0. */

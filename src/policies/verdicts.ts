@@ -4,9 +4,9 @@ import { AssistantMessageSchema, MessageInputSchema, toMessage } from '../domain
 import type { ApprovalDecision, InjectVerdict, PostTurnVerdict, PreDispatchVerdict, Verdict } from './types.js';
 
 /**
- * The shapes a policy verdict and an approval decision may have (DESIGN §3), as zod schemas. Every
- * value user code hands back is parsed with them (DESIGN §9): anything else is a `policyError`
- * counted as continue (verdicts), a denial (an approval handler's decision) or an
+ * The shapes a policy verdict and an approval decision may have, as zod schemas. Every
+ * value user code hands back is parsed with them (decisions are checked, never trusted): anything else
+ * is a `policyError` counted as continue (verdicts), a denial (an approval handler's decision) or an
  * `AgentError('InvalidInput')` (`resolveApproval`).
  */
 

@@ -49,7 +49,7 @@ function sessionKey(sdk: RestateSdk, key: string): string {
 }
 
 /**
- * A Restate virtual object running one agent session per key (DESIGN §12): `prompt` is exclusive
+ * A Restate virtual object running one agent session per key: `prompt` is exclusive
  * (one run per session; Restate's single writer per key replaces leases), the others are shared and
  * reach a busy run through the session's inbox.
  */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MessageSchema } from '../domain/messages.js';
 
-/** An approval decision exactly as DESIGN §9 allows it; anything else is refused (InvalidInput). */
+/** An approval decision exactly as `resolveApproval` allows it; anything else is refused (InvalidInput). */
 export const ApprovalDecisionSchema = z.union([
   z.strictObject({ approved: z.literal(true) }),
   z.strictObject({ approved: z.literal(true), arguments: z.record(z.string(), z.unknown()) }),

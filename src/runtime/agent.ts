@@ -22,9 +22,12 @@ import { errorMessage } from './policy-runner.js';
 import { reportToolProblem } from './report.js';
 import { abortUnstarted, beginRun } from './run-start.js';
 import { ToolSourceFollower } from './tool-sources.js';
+import { tapAgent } from './agent-tap.js';
 import type { AgentState, MessageSource, RunSession, SteerReceipt } from './run-session.js';
 
+/** One run of an agent: from `prompt()` or `continue()` until the model has nothing left to do, a stop, or an abort. */
 export interface AgentRun {
+  /** Unique per run; every event of the run carries it (a run resumed after a restart keeps it). */
   runId: string;
   /** This run's events. Late subscribers get the run so far replayed, then the live events. */
   events: Observable<AgentEvent>;
@@ -32,20 +35,49 @@ export interface AgentRun {
   result: Promise<RunResult>;
 }
 
+/** What the agent holds at one moment, read from its charts (`agent.snapshot()`). */
 export interface AgentSnapshot {
+  /** The history: every message committed so far, across runs. */
   messages: Message[];
+  /** The counters of every run of the agent, added up. */
   counters: Counters;
+  /** Steering messages accepted and not yet delivered to a turn. */
   steeringQueue: Message[];
+  /** Follow-up messages waiting for the model to have nothing left to do. */
   followUpQueue: Message[];
+  /** The index of the next turn: it keeps counting across the runs of one agent. */
   turnIndex: number;
+  /** Whether a run is in progress. */
   running: boolean;
 }
 
+/** An agent made by `createAgent`: start runs, talk to the run in progress, read what happened. */
 export interface Agent {
+  /**
+   * Starts a run with these messages (a string is user text). Throws `AgentError('AlreadyRunning')` while a run is in
+   * progress.
+   */
   prompt(input: MessageInput | MessageInput[]): AgentRun;
+  /**
+   * Starts a run from the history and the queues, with no new message (after an abort, say); `NothingToContinue` when
+   * there is neither.
+   */
   continue(): AgentRun;
+  /**
+   * Sends a message to the run in progress as soon as possible: the next turn's input (unfinished tools are cancelled
+   * after the grace period unless `steeringInterrupts` is false). Resolves with the turn it was delivered to, or
+   * `stillQueued` if the run ended first.
+   */
   steer(input: MessageInput): Promise<SteerReceipt>;
+  /**
+   * Queues a message for when the model has nothing left to do: the run goes on with it instead of ending. Resolves
+   * like `steer`.
+   */
   followUp(input: MessageInput): Promise<SteerReceipt>;
+  /**
+   * Ends the run in progress: every open tool call is cancelled and answered; `run.result` resolves `aborted` with
+   * `reason` within a macrotask.
+   */
   abort(reason?: string): void;
   /**
    * Answers a durable approval (an agent with a store and no approval handler), in this agent's run
@@ -68,15 +100,23 @@ export interface Agent {
    * agent resumes it. An embedded store moves what it wrote into its main file.
    */
   close(): Promise<void>;
+  /** Every run's events, live (a subscriber gets what happens from now on; `run.events` replays a run). */
   readonly events: Observable<AgentEvent>;
+  /** The history: every message committed so far, across runs. */
   readonly messages: readonly Message[];
+  /** The counters of every run of the agent, added up. */
   readonly counters: Counters;
+  /** Whether a run is in progress. */
   readonly running: boolean;
+  /** What the agent holds now (history, counters, queues, turn index), read from its charts. */
   snapshot(): AgentSnapshot;
 }
 
+/** The options of a durable session (docs/durable-sessions.md): both `store` and `sessionId`, or neither. */
 export interface DurableOptions {
+  /** Where the session's steps are written: `memoryStore()`, `sqliteStore(path)`, `postgresStore(...)`. */
   store?: SessionStore;
+  /** The session to load (and create when new); at most 512 characters. */
   sessionId?: string;
   /** The session's lease (taken per run): its ttl (default 30 s, renewed while running), its owner, its host identity. */
   lease?: LeaseOptions;
@@ -87,6 +127,11 @@ export type { SteerReceipt };
 /** Session ids a store holds as they are: well-formed Unicode (SQLite and PostgreSQL store UTF-8), at most 512 characters. */
 export const MAX_SESSION_ID_LENGTH = 512;
 
+/**
+ * Creates an agent: the model, the tools and how the loop runs (`AgentOptions`), and with `store` + `sessionId` a
+ * durable session that resumes after a restart (await `agent.ready`). Throws `AgentError('InvalidOptions')` naming a
+ * wrong option.
+ */
 export function createAgent(options: AgentOptions & DurableOptions): Agent {
   return createHostedAgent(options, null);
 }
@@ -177,7 +222,7 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
     return deliver(state, message, source, onSubscriberError);
   };
 
-  return {
+  const agent: Agent = {
     ready,
     prompt(input) {
       assertIdle('prompt()');
@@ -252,6 +297,8 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
       };
     },
   };
+  tapAgent(agent, state);
+  return agent;
 }
 
 /** `continue()` on the session as it is once the lease is taken: the queued messages, or the history's unanswered tail. */

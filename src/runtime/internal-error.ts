@@ -13,7 +13,7 @@ type MasterSnapshot = Parameters<typeof openTurnOf>[0];
 
 /**
  * After an internal error (a throw inside an effect or a machine action), keeps the log whole
- * (DESIGN §9), from what the machines held when it happened: the turn's input is committed, a
+ * from what the machines held when it happened: the turn's input is committed, a
  * half-published message is ended, a published reply is committed with one result per tool call,
  * and the open turn gets its turnEnd. A reply already published is never replaced, and no second
  * messageStart is emitted.

@@ -8,7 +8,7 @@ const defaultReporter: ErrorReporter = (error) => console.error('agentchart: an 
 
 /**
  * The user's `onSubscriberError`, made safe: a throw or a rejected promise from it is dropped (it
- * has nowhere left to go), so it never crashes the host (DESIGN §9, subscribers).
+ * has nowhere left to go), so it never crashes the host (a subscriber's failure is its own).
  */
 export function safeReporter(onSubscriberError: ErrorReporter | undefined): ErrorReporter {
   const report = onSubscriberError ?? defaultReporter;

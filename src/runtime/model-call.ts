@@ -146,7 +146,7 @@ const invalidResponse = (problem: string): ModelError =>
 type Interruption = 'aborted' | 'idle';
 
 /**
- * Reads one attempt's stream through the boundary (DESIGN §9): every event is checked as it
+ * Reads one attempt's stream through the model stream boundary: every event is checked as it
  * arrives, a wrong shape or a throw ends the attempt as `invalidResponse`, a silence of
  * `modelIdleMs` as `timeout`, and the iterator is closed on every exit path (after done/error too).
  */

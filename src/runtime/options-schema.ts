@@ -126,7 +126,7 @@ const OPTION_SHAPE = {
     })
     .partial()
     .optional(),
-  /** Events of a run replayed to a late subscriber (DESIGN §10). */
+  /** Events of a run replayed to a late subscriber (a bounded buffer: memory does not grow with a long run). */
   replayBuffer: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
 };
 

@@ -11,6 +11,7 @@ import {
 } from '../store/types.js';
 import { checkpointOf, type ApprovalVersions } from './checkpoint.js';
 import { contextViewOf, type SessionHistory } from './history.js';
+import { machinesOf } from './step-machines.js';
 import type { AgentState, RunStop, StepWriter } from './run-session.js';
 
 /** Events buffered between steps before they are written anyway (a tool sending a million progress updates). */
@@ -22,7 +23,7 @@ export const MAX_BUFFERED_EVENTS = 256;
  * changed something (an event published, history committed, a queue changed). Embedded stores commit each step synchronously; an async store gets the
  * steps one after another (a write waits for the previous one), so steps never reorder. A step is
  * validated before it is written: the store never holds what `load` would reject. A failed write is
- * final (DESIGN §11): nothing more is written and `onFailure` ends the run.
+ * final (store failures are fatal, never silent): nothing more is written and `onFailure` ends the run.
  */
 export class Persister implements StepWriter {
   private buffered: AgentEvent[] = [];
@@ -113,6 +114,7 @@ export class Persister implements StepWriter {
         checkpoint: checkpointOf(this.sessionId, this.version + 1, agent, agent.run, this.approvals),
         history: agent.log.takeChanges(),
         events: events.map((event) => encodeEvent(event, agent.log)),
+        machines: machinesOf(agent.run),
         ...(this.token !== null ? { token: this.token } : {}),
       });
     } catch (error) {

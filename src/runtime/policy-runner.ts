@@ -1,13 +1,15 @@
 import type { PolicySlot } from '../domain/events.js';
+import { redactSecrets } from '../domain/redact.js';
 import type { Checked } from '../policies/verdicts.js';
 import { ABORTED, raceAbort } from './timers.js';
 
 export type PolicyErrorReporter = (slot: PolicySlot, error: unknown) => void;
 
+/** The text of a thrown error as the runtime records it (policy errors, internal errors, …): secrets redacted. */
 export function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
+  if (error instanceof Error) return redactSecrets(error.message || error.name);
   try {
-    return String(error);
+    return redactSecrets(String(error));
   } catch {
     return 'unprintable error';
   }

@@ -6,6 +6,7 @@ import { zeroCounters } from '../domain/counters.js';
 import type { PendingApproval, RunCheckpoint, SessionCheckpoint, TurnCheckpoint } from '../store/types.js';
 import type { AgentState, BetweenRuns } from './run-session.js';
 
+/** The result of a `replay: 'never'` tool call that was running when the process died. */
 export const INTERRUPTED_BY_RESTART = 'interrupted by restart; not re-run';
 
 /** How a run starts: fresh with its first messages, or resumed from the checkpoint a restart left. */

@@ -2,7 +2,7 @@ import { createActor, type InspectionEvent } from 'xstate';
 import type { MasterInput, MasterOutput } from '../../machines/master.types.js';
 import type { TurnFeatures } from '../../machines/turn.types.js';
 import { cloneCounters } from '../domain/counters.js';
-import { AgentError, modelError } from '../domain/errors.js';
+import { AgentError, modelError, type RunErrorCode } from '../domain/errors.js';
 import type { Message } from '../domain/messages.js';
 import type { RunResult } from '../domain/outcomes.js';
 import type { ToolExecution } from '../tools/strategy.js';
@@ -200,8 +200,9 @@ function finishRun(
     run: null,
   };
   const error = endError(run, end);
-  // The runtime's own failures (a model's are counted at its attempt) are counted by code too (§7).
-  if (error && (run.stopped || error.code === 'internal')) run.ledger.recordFailure(error.code);
+  // The runtime's own failures (a model's are counted at its attempt) are counted by code too (failureCodes).
+  if (run.stopped) run.ledger.recordFailure(run.stopped.code);
+  else if (error?.code === 'internal') run.ledger.recordFailure('internal');
   const counters = cloneCounters(state.counters);
   const { status, endReason } = end;
   // The history at the end, as a view: a session of many runs does not store a copy per run.
@@ -247,7 +248,7 @@ function finishRun(
       error: stop,
     };
   };
-  // An aborted run settles at once (§9); flush() is then the wait on its last step.
+  // An aborted run settles within a macrotask (abort reaches every await); flush() is then the wait on its last step.
   if (!persister?.busy || status === 'aborted') return resolveResult(written());
   let settled = false;
   const settle = (final: RunResult) => {
@@ -262,7 +263,7 @@ function finishRun(
 }
 
 /** A failed run's error (the runtime's stop first: a store failure, a lost lease); an aborted run's reason. */
-function endError(run: RunSession, end: MasterOutput): { code: string; message: string } | null {
+function endError(run: RunSession, end: MasterOutput): { code: RunErrorCode; message: string } | null {
   if (run.stopped) return { code: run.stopped.code, message: run.stopped.message };
   if (end.status === 'aborted') return { code: 'aborted', message: run.abortReason };
   if (end.status === 'failed' && end.error) return { code: end.error.kind, message: end.error.message };

@@ -1,5 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { AnyActorRef } from 'xstate';
+import type { RunStopCode } from '../domain/errors.js';
 import type { RunResult } from '../domain/outcomes.js';
 import type { MasterOutput } from '../../machines/master.types.js';
 import type { ContextGuard } from '../context/guard.js';
@@ -26,15 +27,21 @@ import { StepBoundary } from './step-boundary.js';
 
 /** Why the runtime ended a run: its store failed, or another agent took the session over. */
 export interface RunStop {
-  code: 'storeFailed' | 'sessionLost';
+  code: RunStopCode;
   message: string;
 }
 
 /** Where a queued message came from, so its delivery is counted and its receipt resolved. */
 export type MessageSource = 'steering' | 'followUp';
 
+/**
+ * What `steer()` and `followUp()` resolve with: the message was delivered to a turn, or was still queued when the run
+ * ended.
+ */
 export interface SteerReceipt {
+  /** 'delivered' once the message is committed to the history; 'stillQueued' if the run ended first. */
   status: 'delivered' | 'stillQueued';
+  /** The turn it was delivered to. */
   turnIndex?: number;
 }
 
@@ -167,7 +174,7 @@ export class RunSession {
   /** Set when the run starts ending: steer()/followUp() from then on go to the agent's queues. */
   closing = false;
   /**
-   * Set when the runtime, not the chart, ends the run (DESIGN §11): a step could not be written, or
+   * Set when the runtime, not the chart, ends the run (store failures are fatal): a step could not be written, or
    * a newer lease fenced this agent. The run ends at once as `failed` / `fatalError` with this error.
    */
   stopped: RunStop | null = null;

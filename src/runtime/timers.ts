@@ -66,7 +66,7 @@ const scheduleMacrotask: Scheduler = (() => {
 /**
  * Resolves on a later macrotask, or at once when the signal aborts. A run awaits it once per turn
  * so timers, I/O and `abort()` from a `setTimeout` get their turn even when the model and the tools
- * never leave the microtask queue (fairness, DESIGN §9).
+ * never leave the microtask queue (fairness: timers and abort() from a setTimeout still run).
  */
 export function nextMacrotask(signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.resolve();

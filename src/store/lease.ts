@@ -4,7 +4,7 @@ import { holderIsGone, type LeaseHolder } from './lease-holder.js';
 export type { LeaseHolder };
 
 /**
- * A session's lease (DESIGN §11): who may write it, until when, and the fencing token. Every
+ * A session's lease (one owner per session): who may write it, until when, and the fencing token. Every
  * acquisition by a new owner gets a larger token; a step carrying an older token is refused, so an
  * owner that lost its session (it paused past its expiry, another took over) can never write again.
  */

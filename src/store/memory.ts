@@ -1,6 +1,7 @@
 import type { AgentEvent } from '../domain/events.js';
 import { acquireLease, releasedLease, renewLease, type Lease } from './lease.js';
-import type { SessionStore, SessionSummary, StoreOptions } from './types.js';
+import { memorySteps, type MemoryStepLog } from './memory-steps.js';
+import type { SessionStore, SessionSummary, StoreOptions, TimeTravelStore } from './types.js';
 import { assembleCheckpoint, checkStep, expandEvents, parseHead, parseMessage, parseStoredEvent } from './validate.js';
 
 interface StoredSession {
@@ -10,13 +11,15 @@ interface StoredSession {
   events: string[];
   running: boolean;
   updatedAt: number;
+  /** The per-step records (time travel, fork). */
+  steps: MemoryStepLog;
 }
 
 /**
  * An in-memory store with the same semantics as the durable ones: it keeps serialized JSON, so a
  * resumed agent never shares objects with the one that wrote the session.
  */
-type EmbeddedStore = SessionStore & Required<Pick<SessionStore, 'commitStepSync' | 'acquireSync' | 'loadSync'>>;
+type EmbeddedStore = TimeTravelStore & Required<Pick<SessionStore, 'commitStepSync' | 'acquireSync' | 'loadSync'>>;
 
 export function memoryStore(options: StoreOptions = {}): EmbeddedStore {
   const now = options.now ?? Date.now;
@@ -24,6 +27,7 @@ export function memoryStore(options: StoreOptions = {}): EmbeddedStore {
   const leases = new Map<string, Lease>();
   const historyOf = (sessionId: string, session: StoredSession) =>
     session.messages.map((json, position) => parseMessage(sessionId, json, position));
+  const steps = memorySteps(sessions);
   const store: EmbeddedStore = {
     async load(sessionId) {
       return store.loadSync(sessionId);
@@ -48,6 +52,7 @@ export function memoryStore(options: StoreOptions = {}): EmbeddedStore {
         events: [],
         running: false,
         updatedAt: 0,
+        steps: { records: [], replaced: [] },
       };
       checkStep(
         sessionId,
@@ -58,6 +63,8 @@ export function memoryStore(options: StoreOptions = {}): EmbeddedStore {
       const head = JSON.stringify(step.checkpoint);
       const messages = step.history.messages.map((message) => JSON.stringify(message));
       const events = step.events.map((event) => JSON.stringify(event));
+      const committedAt = Date.now();
+      steps.record(sessionId, session, step, committedAt);
       session.messages.length = step.history.from;
       for (const message of messages) session.messages.push(message);
       for (const event of events) session.events.push(event);
@@ -65,7 +72,7 @@ export function memoryStore(options: StoreOptions = {}): EmbeddedStore {
         head,
         version: step.checkpoint.version,
         running: step.checkpoint.run !== null,
-        updatedAt: Date.now(),
+        updatedAt: committedAt,
       });
       sessions.set(sessionId, session);
     },
@@ -85,7 +92,11 @@ export function memoryStore(options: StoreOptions = {}): EmbeddedStore {
     },
     async delete(sessionId) {
       sessions.delete(sessionId);
+      steps.forget(sessionId);
     },
+    steps: async (sessionId) => steps.list(sessionId),
+    loadStep: async (sessionId, version) => steps.load(sessionId, version),
+    fork: async (from, to, version) => steps.fork(from, to, version),
     async acquire(sessionId, owner, ttlMs, holder) {
       return store.acquireSync(sessionId, owner, ttlMs, holder);
     },

@@ -3,7 +3,8 @@ import type { AgentEvent } from '../domain/events.js';
 import { acquireLease, holderOf, holderText, releasedLease, renewLease, type Lease } from './lease.js';
 import { poolFor, type PgClient, type PgPool } from './postgres-client.js';
 import { ensurePostgresSchema } from './postgres-schema.js';
-import type { SessionStore, SessionSummary, StoreOptions } from './types.js';
+import { ensurePostgresStepTables, postgresSteps } from './postgres-steps.js';
+import type { SessionSummary, StoreOptions, TimeTravelStore } from './types.js';
 import { assembleCheckpoint, checkStep, expandEvents, parseHead, parseMessage, parseStoredEvent } from './validate.js';
 
 export type PostgresStoreOptions = (
@@ -17,7 +18,7 @@ export type PostgresStoreOptions = (
     now?: () => number;
   };
 
-export type PostgresStore = SessionStore & {
+export type PostgresStore = TimeTravelStore & {
   /** Ends the pool the store created from a connection string (a pool you passed in stays yours). */
   close(): Promise<void>;
 };
@@ -50,6 +51,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       const client = await p.connect();
       try {
         await ensurePostgresSchema(client);
+        await ensurePostgresStepTables(client);
       } finally {
         client.release();
       }
@@ -138,6 +140,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       // Under the lease row's lock: no step of another owner commits between this read and the decision.
       return { lease: next, version: await storedVersion(client, sessionId) };
     });
+  const steps = postgresSteps(withClient);
   const storedVersion = async (client: PgClient, sessionId: string): Promise<number> => {
     const row = (await client.query('SELECT version FROM agentchart_sessions WHERE session_id = $1', [sessionId]))
       .rows[0] as { version: number } | undefined;
@@ -183,6 +186,10 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         ).rows[0] as SessionRow | undefined;
         const stored = row ?? { version: -1, history_length: 0, event_count: 0 };
         checkStep(sessionId, { version: stored.version, historyLength: stored.history_length, lease }, step);
+        const committedAt = await steps.record(client, sessionId, step, {
+          historyLength: stored.history_length,
+          eventCount: stored.event_count,
+        });
         const { from } = step.history;
         if (from < stored.history_length)
           await client.query('DELETE FROM agentchart_messages WHERE session_id = $1 AND position >= $2', [
@@ -208,7 +215,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
           head,
           from + messages.length,
           stored.event_count + events.length,
-          Date.now(),
+          committedAt,
         ];
         if (row) {
           await client.query(
@@ -273,8 +280,12 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         await client.query('DELETE FROM agentchart_events WHERE session_id = $1', [sessionId]);
         await client.query('DELETE FROM agentchart_messages WHERE session_id = $1', [sessionId]);
         await client.query('DELETE FROM agentchart_sessions WHERE session_id = $1', [sessionId]);
+        await steps.drop(client, sessionId);
       });
     },
+    steps: (sessionId) => steps.list(sessionId),
+    loadStep: (sessionId, version) => steps.load(sessionId, version),
+    fork: (from, to, version) => steps.fork(from, to, version),
     async acquire(sessionId, owner, ttlMs, holder) {
       const { lease, version } = await changeLease(sessionId, (current, now) =>
         acquireLease(sessionId, current, owner, ttlMs, now, holder),

@@ -3,11 +3,12 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { AgentError } from '../domain/errors.js';
 import type { AgentEvent } from '../domain/events.js';
 import { acquireLease, holderOf, holderText, releasedLease, renewLease, type Lease } from './lease.js';
-import type { SessionStore, SessionSummary, StoreOptions } from './types.js';
+import type { SessionStore, SessionSummary, StoreOptions, TimeTravelStore } from './types.js';
 import { migrateSqlite, SCHEMA_VERSION } from './sqlite-schema.js';
+import { ensureStepTables, sqliteSteps } from './sqlite-steps.js';
 import { assembleCheckpoint, checkStep, expandEvents, parseHead, parseMessage, parseStoredEvent } from './validate.js';
 
-type SyncStore = SessionStore &
+type SyncStore = TimeTravelStore &
   Required<Pick<SessionStore, 'commitStepSync' | 'acquireSync' | 'loadSync'>> & { close(): void };
 
 interface SessionRow {
@@ -60,6 +61,7 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
      ON CONFLICT(session_id) DO UPDATE SET owner = excluded.owner, token = excluded.token,
        expires_at = excluded.expires_at, holder = excluded.holder`,
   );
+  const steps = sqliteSteps(statement);
   const versionRow = statement('SELECT version FROM sessions WHERE session_id = ?');
   const versionOf = (sessionId: string): number =>
     Number((versionRow.get(sessionId) as { version: number } | undefined)?.version ?? -1);
@@ -94,6 +96,14 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
     } catch (error) {
       if (db.isTransaction) db.exec('ROLLBACK');
       throw error;
+    }
+  };
+  const snapshot = <T>(work: () => T): T => {
+    db.exec('BEGIN');
+    try {
+      return work();
+    } finally {
+      if (db.isTransaction) db.exec('COMMIT');
     }
   };
   const historyOf = (sessionId: string, sid: number | bigint) =>
@@ -135,6 +145,10 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
             { version: row.version, historyLength: row.history_length, lease: leaseOf(sessionId) },
             step,
           );
+          const committedAt = steps.record(row.sid, sessionId, step, {
+            historyLength: row.history_length,
+            eventCount: row.event_count,
+          });
           let position = step.history.from;
           if (position < row.history_length) dropMessages.run(row.sid, position);
           for (const message of messages) insertMessage.run(row.sid, position++, message);
@@ -146,7 +160,7 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
             head,
             position,
             eventPosition,
-            Date.now(),
+            committedAt,
             row.sid,
           );
         }),
@@ -183,9 +197,14 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
           deleteEvents.run(row.sid);
           deleteMessages.run(row.sid);
           deleteSession.run(row.sid);
+          steps.drop(row.sid, sessionId);
         }),
       );
     },
+    steps: async (sessionId) => guarded(path, () => steps.list(sessionId)),
+    // One read transaction: a step committed meanwhile by another process is seen whole or not at all.
+    loadStep: async (sessionId, version) => guarded(path, () => snapshot(() => steps.load(sessionId, version))),
+    fork: async (from, to, version) => guarded(path, () => transaction(() => steps.fork(from, to, version))),
     async acquire(sessionId, owner, ttlMs, holder) {
       return store.acquireSync(sessionId, owner, ttlMs, holder);
     },
@@ -231,6 +250,7 @@ function openDatabase(path: string): DatabaseSync {
     return guarded(path, () => {
       db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
       migrateSqlite(db);
+      ensureStepTables(db);
       return db;
     });
   } catch (error) {

@@ -8,6 +8,7 @@ import {
 } from '../domain/events.js';
 import { AssistantMessageSchema, MessageSchema, ToolResultMessageSchema } from '../domain/messages.js';
 import type { AcquiredLease, Lease, LeaseHolder } from './lease.js';
+import type { StepCheckpoint, StepMachines, StepSummary } from './step-types.js';
 
 /** The reply a crashed turn had already published: the resumed turn continues from it. */
 export const ResumedReplySchema = z.object({
@@ -32,6 +33,7 @@ export const PendingApprovalSchema = z.object({
     })
     .optional(),
 });
+/** An approval (or a running call's question) waiting for `resolveApproval`, with the session version to quote. */
 export type PendingApproval = z.infer<typeof PendingApprovalSchema>;
 
 /** The turn in progress when the checkpoint was taken. */
@@ -131,12 +133,19 @@ export interface SessionStep {
   events: StoredEvent[];
   /** The writer's lease token: the step is refused (SessionLost) once a newer token exists. */
   token?: number;
+  /** The charts' active states after the step (kept in the step's record for time travel). */
+  machines?: StepMachines;
 }
 
+/** A stored session, as `store.list()` lists it. */
 export interface SessionSummary {
+  /** The session's id. */
   sessionId: string;
+  /** Its version: the number of steps written. */
   version: number;
+  /** Whether a run was in progress at its last step (a crash leaves it so; the next agent resumes it). */
   running: boolean;
+  /** When its last step was written (ms since the epoch). */
   updatedAt: number;
 }
 
@@ -152,6 +161,7 @@ export interface SessionSummary {
 export interface SessionStore {
   /** The last checkpoint with the whole history, or null for a new session. */
   load(sessionId: string): Promise<SessionCheckpoint | null>;
+  /** Writes one step in one transaction; refused with `StaleVersion` or `SessionLost` (a newer owner's token). */
   commitStep(sessionId: string, step: SessionStep): Promise<void>;
   /**
    * Embedded stores also commit synchronously: then every step is on disk before the runtime
@@ -160,11 +170,12 @@ export interface SessionStore {
   commitStepSync?(sessionId: string, step: SessionStep): void;
   /** The session's events in order, `messages` fields expanded (`from`: skip the first `from` events). */
   loadEvents(sessionId: string, options?: { from?: number }): Promise<AgentEvent[]>;
+  /** Every stored session. */
   list(): Promise<SessionSummary[]>;
   /** Deletes the session's data; its lease (and so its fencing token) stays. */
   delete(sessionId: string): Promise<void>;
   /**
-   * Takes the session's lease for `ttlMs` (DESIGN §11). Rejects with `AgentError('SessionBusy')`
+   * Takes the session's lease for `ttlMs` (one owner per session). Rejects with `AgentError('SessionBusy')`
    * (owner and expiry in the message) while another owner's lease is live; after it expired, the
    * new owner gets a larger fencing token. The same owner acquiring again extends its lease. With
    * a `holder` (the acquiring process), a live lease whose holder ran on the same host and is gone is
@@ -187,7 +198,22 @@ export interface SessionStore {
    * the file once the store and every agent on it have closed).
    */
   attach?(): () => void;
+  /**
+   * Time travel (the stores of agentchart implement it; `forkSession` needs it): every step the
+   * store can recover, oldest first ([] for an unknown session).
+   */
+  steps?(sessionId: string): Promise<StepSummary[]>;
+  /** The session as step `version` left it, or null when that step cannot be recovered. */
+  loadStep?(sessionId: string, version: number): Promise<StepCheckpoint | null>;
+  /**
+   * Creates session `to` as step `version` of `from` left it (its history, events and step records
+   * up to there), in one transaction; `from` is only read. `to` must not exist (InvalidInput).
+   */
+  fork?(from: string, to: string, version: number): Promise<void>;
 }
+
+/** A store that keeps per-step records (time travel, fork): every store of agentchart. */
+export type TimeTravelStore = SessionStore & Required<Pick<SessionStore, 'steps' | 'loadStep' | 'fork'>>;
 
 export type { AcquiredLease, Lease, LeaseHolder };
 

@@ -1,4 +1,5 @@
 import type { AnyTool, ToolContext, ToolOutput } from './types.js';
+import { redactSecrets } from '../domain/redact.js';
 
 /** A tool call's normalized outcome, as committed in a tool result message. */
 export interface ToolRunResult {
@@ -53,9 +54,12 @@ export function normalizeOutput(output: unknown): ToolRunResult {
   }
 }
 
-/** The error result for a throw or rejection: the error's message; for a non-Error value, String(value). */
+/**
+ * The error result for a throw or rejection: the error's message (for a non-Error value, String(value)),
+ * secrets redacted: a tool's HTTP client may put a key into the text the model and the log would see.
+ */
 export function errorResult(error: unknown): ToolRunResult {
-  return { content: errorMessage(error), isError: true };
+  return { content: redactSecrets(errorMessage(error)), isError: true };
 }
 
 function errorMessage(error: unknown): string {

@@ -1,14 +1,17 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
+import type { Duplex } from 'node:stream';
 import type { InspectionEvent, Observer } from 'xstate';
+import { createLocalEndpoint, LOOPBACK, refuseUpgrade } from '../endpoint/guard.js';
 import { isModuleNotFound, missingDependency, type OptionalPackage } from '../peers/optional-sdk.js';
 
 /**
  * The XState inspector for Node, bound to loopback. `@statelyai/inspect`'s own relay
  * (`createInspectorServer`) listens on every interface with no authentication and opens a browser;
- * this one listens on 127.0.0.1 only, checks Host and Origin, replays the session to a page opened
- * late, and stops completely so the process can exit.
+ * this one goes through the local-endpoint guard (127.0.0.1 only, a per-start token in its URL, Host
+ * and Origin checked on the page and on every socket), takes the app side only from a client that is
+ * not a browser page, replays the session to a page opened late, and stops completely so the process
+ * can exit.
  */
 
 export interface InspectorOptions {
@@ -21,7 +24,10 @@ export interface InspectorOptions {
 }
 
 export interface Inspector {
-  /** Open this page in a browser: it embeds Stately's inspector UI and feeds it this process's actors. */
+  /**
+   * Open this page in a browser: it embeds Stately's inspector UI and feeds it this process's actors.
+   * It carries the start's token (`?token=`): without it the relay answers 401 with no content.
+   */
   readonly url: string;
   /** Pass as `createAgent({ inspect })`. */
   readonly inspect: Observer<InspectionEvent>;
@@ -38,7 +44,6 @@ export class InspectorError extends Error {
 }
 
 export const STATELY_INSPECTOR_URL = 'https://stately.ai/inspect';
-const LOOPBACK = '127.0.0.1';
 const OPEN = 1;
 
 /** The parts of the `ws` package used here (it is `@statelyai/inspect`'s own dependency). */
@@ -52,15 +57,16 @@ interface RelaySocket {
   on(event: 'close', listener: () => void): void;
 }
 interface RelayServer {
-  on(event: 'connection', listener: (socket: RelaySocket, request: IncomingMessage) => void): void;
-  on(event: 'error', listener: (error: Error) => void): void;
+  handleUpgrade(
+    request: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    callback: (socket: RelaySocket, request: IncomingMessage) => void,
+  ): void;
   close(callback?: () => void): void;
 }
 interface WsModule {
-  WebSocketServer: new (options: {
-    server: Server;
-    verifyClient: (info: { origin?: string; req: IncomingMessage }) => boolean;
-  }) => RelayServer;
+  WebSocketServer: new (options: { noServer: true }) => RelayServer;
 }
 
 export async function startInspector(options: InspectorOptions = {}): Promise<Inspector> {
@@ -72,34 +78,39 @@ export async function startInspector(options: InspectorOptions = {}): Promise<In
   const apps = new Set<RelaySocket>();
   const viewerWaiters = new Set<() => void>();
 
-  let port = 0;
-  const allowedHosts = () => new Set([`${LOOPBACK}:${port}`, `localhost:${port}`]);
-  const server = createServer((request, response) => {
-    // A page from another site must not reach this one through DNS rebinding.
-    if (!allowedHosts().has(request.headers.host ?? '')) {
-      response.writeHead(403, { 'content-type': 'text/plain' }).end('forbidden host\n');
-      return;
-    }
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-    response.end(bridgePage(`ws://${LOOPBACK}:${port}/?role=viewer`, uiUrl));
-  });
-  const relay = new WebSocketServer({
-    server,
-    verifyClient: ({ origin, req }) =>
-      allowedHosts().has(req.headers.host ?? '') &&
-      (origin === undefined || origin === 'null' || isLocalOrigin(origin, port)),
-  });
-  // The WebSocket server re-emits the HTTP server's errors; the listen below reports them.
-  relay.on('error', () => undefined);
-  relay.on('connection', (socket, request) => {
-    const role = new URL(request.url ?? '/', `http://${LOOPBACK}`).searchParams.get('role');
-    if (role === 'viewer') {
-      viewers.add(socket);
-      for (const message of replay) socket.send(message);
-      for (const wake of viewerWaiters) wake();
-      socket.on('close', () => viewers.delete(socket));
-      return;
-    }
+  const endpoint = createLocalEndpoint({ port: options.port });
+  const server = createServer(
+    endpoint.guard((request, response) => {
+      if (new URL(request.url ?? '/', endpoint.origin).pathname !== '/') {
+        response.writeHead(404, { 'content-length': '0' }).end();
+        return;
+      }
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      response.end(bridgePage(uiUrl));
+    }),
+  );
+  const relay = new WebSocketServer({ noServer: true });
+  let appConnected: () => void = () => undefined;
+  const onApp = new Promise<void>((resolve) => (appConnected = resolve));
+  server.on(
+    'upgrade',
+    endpoint.guardUpgrade((request, socket, head) => {
+      const role = new URL(request.url ?? '/', endpoint.origin).searchParams.get('role');
+      // The app side is this process's inspector client, never a page: a browser always sends Origin.
+      if (role === 'app' && request.headers.origin !== undefined) return refuseUpgrade(socket, 403);
+      if (role !== 'app' && role !== 'viewer') return refuseUpgrade(socket, 404);
+      relay.handleUpgrade(request, socket, head, (client) =>
+        role === 'viewer' ? addViewer(client) : (addApp(client), appConnected()),
+      );
+    }),
+  );
+  const addViewer = (socket: RelaySocket) => {
+    viewers.add(socket);
+    for (const message of replay) socket.send(message);
+    for (const wake of viewerWaiters) wake();
+    socket.on('close', () => viewers.delete(socket));
+  };
+  const addApp = (socket: RelaySocket) => {
     apps.add(socket);
     socket.on('close', () => apps.delete(socket));
     socket.on('message', (data) => {
@@ -108,28 +119,19 @@ export async function startInspector(options: InspectorOptions = {}): Promise<In
       if (replay.length > replayLimit) replay.shift();
       for (const viewer of viewers) if (viewer.readyState === OPEN) viewer.send(message);
     });
-  });
+  };
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error) =>
-      reject(
-        new InspectorError(`The inspector could not listen on ${LOOPBACK}:${options.port ?? 0}: ${error.message}`, {
-          cause: error,
-        }),
-      ),
-    );
-    server.listen(options.port ?? 0, LOOPBACK, () => resolve());
+  await endpoint.listen(server).catch((error: Error) => {
+    throw new InspectorError(`The inspector could not listen on ${LOOPBACK}:${options.port ?? 0}: ${error.message}`, {
+      cause: error,
+    });
   });
-  port = (server.address() as AddressInfo).port;
 
   // The app side connects before the session starts, so no inspection event waits in a deferred queue.
-  const appConnected = new Promise<void>((resolve) =>
-    relay.on('connection', (_socket, request) => request.url?.includes('role=app') && resolve()),
-  );
-  const inspector = createWebSocketInspector({ url: `ws://${LOOPBACK}:${port}/?role=app` });
+  const inspector = createWebSocketInspector({ url: endpoint.socketUrl('/?role=app') });
   let timer: ReturnType<typeof setTimeout> | undefined;
   const connected = await Promise.race([
-    appConnected.then(() => true),
+    onApp.then(() => true),
     new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), 5_000))),
   ]);
   clearTimeout(timer);
@@ -141,7 +143,7 @@ export async function startInspector(options: InspectorOptions = {}): Promise<In
 
   let stopping: Promise<void> | null = null;
   return {
-    url: `http://${LOOPBACK}:${port}/`,
+    url: endpoint.url('/'),
     inspect: inspector.inspect,
     get viewers() {
       return viewers.size;
@@ -196,10 +198,6 @@ async function loadDependencies(): Promise<{
   }
 }
 
-function isLocalOrigin(origin: string, port: number): boolean {
-  return origin === `http://${LOOPBACK}:${port}` || origin === `http://localhost:${port}`;
-}
-
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 async function drained(sockets: RelaySocket[], timeoutMs: number): Promise<void> {
@@ -219,11 +217,15 @@ async function closeServer(server: Server, relay: RelayServer, sockets: RelaySoc
   await new Promise<void>((resolve) => server.close(() => resolve()));
 }
 
-/** The local page: Stately's inspector UI in a frame, fed with the relayed messages (as @statelyai/inspect's own bridge does). */
-function bridgePage(socketUrl: string, uiUrl: string): string {
+/**
+ * The local page: Stately's inspector UI in a frame, fed with the relayed messages (as @statelyai/inspect's
+ * own bridge does). It passes the token of its own URL on to its socket; `no-referrer` keeps the token
+ * out of the request for the hosted UI.
+ */
+function bridgePage(uiUrl: string): string {
   return `<!DOCTYPE html>
 <html lang="en">
-<head><meta charset="utf-8"><title>agentchart · XState inspector</title>
+<head><meta charset="utf-8"><meta name="referrer" content="no-referrer"><title>agentchart · XState inspector</title>
 <style>html,body{margin:0;height:100%;font:13px system-ui,sans-serif}#bar{padding:6px 10px;background:#1d2330;color:#fff}iframe{width:100%;height:calc(100% - 30px);border:0}</style></head>
 <body>
 <div id="bar">agentchart · XState inspector (Stately's UI, loaded from ${uiUrl}; offline? record a trace and open visualizations/viewer.html) · <span id="status">connecting…</span></div>
@@ -241,7 +243,11 @@ window.addEventListener('message', (event) => {
     buffer.length = 0;
   }
 });
-const socket = new WebSocket(${JSON.stringify(socketUrl)});
+const socketUrl = new URL('/', location.href);
+socketUrl.protocol = 'ws:';
+socketUrl.searchParams.set('role', 'viewer');
+socketUrl.searchParams.set('token', new URLSearchParams(location.search).get('token') || '');
+const socket = new WebSocket(socketUrl);
 socket.onopen = () => { status.textContent = 'connected'; };
 socket.onclose = () => { status.textContent = 'session ended (' + received + ' inspection events)'; };
 socket.onmessage = (event) => {

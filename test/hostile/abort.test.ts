@@ -23,7 +23,7 @@ import {
   watchTheProcess,
 } from './harness.js';
 
-// DESIGN §9, abort reaches every await: every wait on user code (model stream, tools, policies,
+// The hostile-input contract, abort reaches every await: every wait on user code (model stream, tools, policies,
 // approval handler, context transform) races the run's signal, so run.result settles within one
 // macrotask after abort() whatever the user code does; abort(reason)'s reason is in
 // result.error.message and in agentEnd.
@@ -243,8 +243,8 @@ describe('the abort reason', () => {
 });
 
 describe('store calls never hold a run', () => {
-  // DESIGN §11: every step is written before the run ends — so a store that never answers holds the
-  // result, and abort() (§9) is what ends the wait; flush() stays the wait on the store itself.
+  // Every step is written before the run ends — so a store that never answers holds the
+  // result, and abort() (it reaches every await) is what ends the wait; flush() stays the wait on the store itself.
   it('a store whose commitStep never settles: the result waits for the last step; abort() ends the wait', async () => {
     const inner = memoryStore();
     const store: SessionStore = { ...inner, commitStepSync: undefined, commitStep: () => forever() };

@@ -13,7 +13,7 @@ import {
 import { scriptedModel } from 'agentchart/testing';
 import { expectTrusted, macrotasks, ofType, watchTheProcess } from './harness.js';
 
-// DESIGN §9, decisions and verdicts: an approval decision is exactly { approved: true },
+// The hostile-input contract, decisions and verdicts: an approval decision is exactly { approved: true },
 // { approved: true, arguments } or { approved: false, reason? } with a boolean `approved`. From an
 // approval handler anything else is a denial (an error result and a policyError); to
 // resolveApproval anything else throws InvalidInput and the approval stays pending. A policy

@@ -5,7 +5,7 @@ import { createAgent, defineTool } from 'agentchart';
 import { scriptedModel } from 'agentchart/testing';
 import { expectTrusted, watchTheProcess } from './harness.js';
 
-// DESIGN §9, fairness: a run yields to the macrotask queue at least once per turn, so timers, I/O
+// The hostile-input contract, fairness: a run yields to the macrotask queue at least once per turn, so timers, I/O
 // and an abort() from a setTimeout run even when the model and the tools never leave the
 // microtask queue (a synchronous scripted model and synchronous tools, no maxTurns).
 

@@ -1,20 +1,12 @@
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { SimulatedClock } from 'xstate';
-import {
-  CountersSchema,
-  type Agent,
-  type AgentEvent,
-  type AgentRun,
-  type Counters,
-  type Model,
-  type ModelStreamEvent,
-  type RunResult,
-} from 'agentchart';
+import type { Agent, AgentEvent, AgentRun, Counters, Model, ModelStreamEvent, RunResult } from 'agentchart';
+import { CountersSchema } from '../../src/domain/counters.js';
 import { checkInvariants } from 'agentchart/testing';
 
 /**
- * The hostile corpus's common checks (DESIGN §9). Every case asserts, through the public API only:
- * the run settles; the typed error or the synthetic result it expects; the invariants of §4
+ * The hostile corpus's common checks (the hostile-input contract). Every case asserts, through the public API only:
+ * the run settles; the typed error or the synthetic result it expects; the event-log invariants
  * (parity, pairing, counters) on the whole log; the user's input is in history; every counter is a
  * finite non-negative number; and no unhandled rejection or uncaught exception reached the process.
  */

@@ -5,7 +5,7 @@ import { scriptedModel } from 'agentchart/testing';
 import { expectCounters } from '../support/harness.js';
 import { expectTrusted, ofType, watchTheProcess } from './harness.js';
 
-// DESIGN §9, decisions and verdicts: an inject verdict whose messages would orphan a tool-call/result
+// The hostile-input contract, decisions and verdicts: an inject verdict whose messages would orphan a tool-call/result
 // pair in history (a call without its result, a result without its call) is a verdict of the wrong
 // shape: a policyError of its slot, counted as continue. The history never breaks.
 

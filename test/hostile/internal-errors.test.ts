@@ -13,7 +13,7 @@ import {
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 import { expectIdle, expectTrusted, macrotasks, ofType, watchTheProcess } from './harness.js';
 
-// DESIGN §9, internal errors: a throw inside any effect or machine action ends the run
+// The hostile-input contract, internal errors: a throw inside any effect or machine action ends the run
 // failed/fatalError with error.code 'internal', never at the expense of the log: every published
 // tool call gets a result, the turn's input is in history, pairing holds (no second messageStart,
 // the published reply is not replaced) and the stored session loads again. The throws come from
@@ -48,7 +48,7 @@ async function internalFailure(options: Omit<AgentOptions, 'model'> & { model: M
   const trusted = await expectTrusted(agent.prompt(PROMPT), [PROMPT], clock);
   expect(trusted.result).toMatchObject({ status: 'failed', endReason: 'fatalError', error: { code: 'internal' } });
   expect(trusted.result.error?.message).toMatch(/^internal error: /);
-  // DESIGN §7: counted by its code, once, in the result and in agentEnd.
+  // Counted by its code, once, in the result and in agentEnd.
   expect(trusted.result.counters.failureCodes.internal).toBe(1);
   expect(trusted.events.at(-1)).toMatchObject({ type: 'agentEnd', counters: { failureCodes: { internal: 1 } } });
   expectIdle(agent);

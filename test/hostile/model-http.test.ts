@@ -1,14 +1,15 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentOptions, type ErrorKind } from 'agentchart';
+import { createAgent, defineTool, type AgentOptions } from 'agentchart';
+import type { ErrorKind } from 'agentchart/model-kit';
 import { ALL_HARNESSES } from '../adapters/harnesses.js';
 import { ProtocolServer, sse, type Responder } from '../adapters/protocol-server.js';
 import { sseText } from '../adapters/wire.js';
 import type { AdapterHarness } from '../adapters/conformance.js';
 import { expectTrusted, ofType, watchTheProcess } from './harness.js';
 
-// DESIGN §9 through each adapter, against a hostile local HTTP server speaking its provider's
+// The hostile-input contract through each adapter, against a hostile local HTTP server speaking its provider's
 // protocol: SSE cut mid-event, invalid JSON in a data line, HTML bodies, stalls after the headers
 // and after a chunk (the adapter's timeout and the agent's modelIdleMs both limit the body), a
 // retry-after that is garbage, a gzip body that is not gzip, a huge line, a duplicate tool-call

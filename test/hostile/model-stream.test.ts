@@ -15,7 +15,7 @@ import {
   watchTheProcess,
 } from './harness.js';
 
-// DESIGN §9, model stream boundary: every event is checked as it arrives; a wrong shape, a second
+// The hostile-input contract, model stream boundary: every event is checked as it arrives; a wrong shape, a second
 // toolCallStart for an open index, or a stream that throws / rejects / is not iterable ends the
 // attempt as `invalidResponse` (retryable); events after done/error are ignored and the iterator
 // is closed on every exit path; usage that is not a finite non-negative integer counts as 0.

@@ -5,7 +5,7 @@ import { AgentError, createAgent, defineTool, memoryStore, type AgentOptions } f
 import { scriptedModel } from 'agentchart/testing';
 import { expectTrusted, watchTheProcess } from './harness.js';
 
-// DESIGN §9, options: one zod schema parses every option in createAgent. Every enumerated string,
+// The hostile-input contract, options: one zod schema parses every option in createAgent. Every enumerated string,
 // every number's range (delays 0…2³¹−1 ms), fallbackModels entries, context, retry and timeouts:
 // anything else is AgentError('InvalidOptions') naming the option's path. A key that looks like a
 // misspelled option is refused too: a typo never silently changes behaviour.

@@ -13,7 +13,7 @@ import {
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 import { expectIdle, expectTrusted, macrotask, macrotasks, watchTheProcess } from './harness.js';
 
-// DESIGN §9: misuse of every public method gets a typed AgentError (or a harmless no-op where the
+// The hostile-input contract: misuse of every public method gets a typed AgentError (or a harmless no-op where the
 // call has nothing to act on); it never crashes, never hangs and never corrupts the session.
 
 watchTheProcess();

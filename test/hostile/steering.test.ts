@@ -12,7 +12,7 @@ import {
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 import { expectTrusted, macrotask, macrotasks, ofType, settleRun, watchTheProcess } from './harness.js';
 
-// DESIGN §9, steering: a steer accepted at any point of a turn before its batch settled interrupts
+// The hostile-input contract, steering: a steer accepted at any point of a turn before its batch settled interrupts
 // it (steeringInterrupts on): calls not started never start (result `skipped: steering`), a
 // pending approval is withdrawn (toolApprovalResolved { approved: false }), running calls get the
 // grace period; a steer during a model stream or a backoff takes effect at the next decision. A

@@ -11,16 +11,16 @@ import {
   type AgentEvent,
   type AgentRun,
   type RunResult,
-  type SessionStep,
   type SessionStore,
 } from 'agentchart';
+import type { SessionStep } from 'agentchart/store-kit';
 import { sqliteStore } from 'agentchart/sqlite';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 import { step, user } from '../stores/conformance.js';
 import { expectSaneCounters, logOf, settleRun, watchTheProcess } from './harness.js';
 
 /**
- * Damaged and unavailable stores (DESIGN §9, "Stores"): typed errors naming the path or session,
+ * Damaged and unavailable stores (the hostile-input contract for stores): typed errors naming the path or session,
  * checkpoints validated before they are written, and a resumed log that still pairs. Every run case
  * asserts: the run settles, the typed error (or the outcome) it expects, the invariants on the run's
  * log and on the stored log, the user's input in history, finite non-negative counters, the stored

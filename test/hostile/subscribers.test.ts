@@ -5,7 +5,7 @@ import { createAgent, defineTool, type AgentEvent } from 'agentchart';
 import { scriptedModel } from 'agentchart/testing';
 import { expectTrusted, macrotasks, watchTheProcess } from './harness.js';
 
-// DESIGN §9, subscribers: a subscriber that throws or returns a rejected promise, and an
+// The hostile-input contract, subscribers: a subscriber that throws or returns a rejected promise, and an
 // onSubscriberError that throws, never crash the host (no unhandled rejection, no uncaught
 // exception) and never break the run or the other subscribers.
 

@@ -5,7 +5,7 @@ import { createAgent, defineTool, type ModelStreamEvent } from 'agentchart';
 import { scriptedModel } from 'agentchart/testing';
 import { expectTrusted, macrotasks, ofType, rawModel, watchTheProcess } from './harness.js';
 
-// DESIGN §9, timeouts: `timeouts: { modelIdleMs, toolMs }` and per tool `defineTool({ timeoutMs })`,
+// The hostile-input contract, timeouts: `timeouts: { modelIdleMs, toolMs }` and per tool `defineTool({ timeoutMs })`,
 // on the agent's clock (a SimulatedClock here: no real waiting). A model stream silent for
 // modelIdleMs (default 600,000) fails the attempt with kind `timeout` (retryable); a tool past its
 // time limit (default none) is aborted and gets the error result `timed out after N ms`.

@@ -19,7 +19,7 @@ const toolTurn = (i: number) => ({
 const plain = (event: AgentEvent): Record<string, unknown> =>
   Object.fromEntries(Object.keys(event).map((key) => [key, (event as Record<string, unknown>)[key]]));
 
-describe('events share the history instead of copying it (DESIGN §10)', () => {
+describe('events share the history instead of copying it', () => {
   it('beforeModelCall.messages is the exact context sent, frozen, with the same shape for JSON, spreading and iteration', async () => {
     const model = scriptedModel([toolTurn(0), toolTurn(1), { text: 'done' }]);
     const agent = createAgent({ model, tools: [echo] });

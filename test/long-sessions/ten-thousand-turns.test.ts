@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentEvent, type SessionStep, type SessionStore } from 'agentchart';
+import { createAgent, defineTool, type AgentEvent, type SessionStore } from 'agentchart';
+import type { SessionStep } from 'agentchart/store-kit';
 import { sqliteStore } from 'agentchart/sqlite';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 
@@ -17,7 +18,7 @@ const read = defineTool({
   execute: ({ path }) => `${path}: ${'x'.repeat(200)}`,
 });
 
-describe('a 10,000-turn session (DESIGN §10)', () => {
+describe('a 10,000-turn session: each step costs the same at turn 10,000 as at turn 1', () => {
   it('runs to the end on SQLite with steps, stored rows and replayed events that do not grow with the session', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentchart-10k-'));
     const raw = sqliteStore(join(dir, 'long.db'));

@@ -8,7 +8,7 @@ import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, settle } from '../support/harness.js';
 import { fromReadable, spanTree, type SpanNode } from './span-tree.js';
 
-// DESIGN §14: a durable session resumed after a restart continues under the same conversation id.
+// OpenTelemetry: a durable session resumed after a restart continues under the same conversation id.
 // The first agent stops while a durable approval is pending (its process "dies": its open spans are
 // never exported); a second agent on the same store resumes the run and finishes it.
 
@@ -47,7 +47,7 @@ const nodes = (tree: SpanNode[]): SpanNode[] => tree.flatMap((node) => [node, ..
 const conversationIds = (spans: SpanNode[]) =>
   spans.filter((s) => /^(invoke_agent|chat )/.test(s.name)).map((s) => s.attributes['gen_ai.conversation.id']);
 
-describe('§14 a durable session resumed after a restart', () => {
+describe('OpenTelemetry: a durable session resumed after a restart', () => {
   it('keeps gen_ai.conversation.id: the resumed run keeps its run id, later runs the conversation', async () => {
     let restartedAfter = 0;
     const store = memoryStore({ now: () => Date.now() + restartedAfter });

@@ -6,7 +6,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const HIDE = fileURLToPath(new URL('./hide-otel-api.cjs', import.meta.url));
 const CHILD = fileURLToPath(new URL('./missing-peer-child.ts', import.meta.url));
 
-describe('§14 @opentelemetry/api is an optional peer', () => {
+describe('OpenTelemetry: @opentelemetry/api is an optional peer', () => {
   it('without it the core runs, agentchart/otel loads, and otelObserver() throws MissingDependency', () => {
     const child = spawnSync(process.execPath, ['--require', HIDE, '--import', 'tsx', CHILD], {
       cwd: ROOT,

@@ -48,7 +48,7 @@ const CONTENT_KEYS = [
 
 afterEach(() => trace.disable());
 
-describe('§14 message content', () => {
+describe('OpenTelemetry: message content', () => {
   const script: ScriptEntry[] = [
     {
       thinking: 'use the tool',
@@ -149,7 +149,7 @@ describe('§14 message content', () => {
   });
 });
 
-describe('§14 failed runs', () => {
+describe('OpenTelemetry: failed runs', () => {
   it('retries exhausted: each attempt is an ERROR chat span with its kind, so are the turn and run', async () => {
     const { provider, tree } = tracing();
     const clock = new SimulatedClock();
@@ -250,7 +250,7 @@ describe('§14 failed runs', () => {
   });
 });
 
-describe('§14 no SDK, sampling, and options', () => {
+describe('OpenTelemetry: no SDK, sampling, and options', () => {
   it('with no SDK registered nothing is recorded; a provider registered later is then used', async () => {
     const clock = new SimulatedClock();
     const model = scriptedModel([{ text: 'one' }, { text: 'two' }], { name: 'm1', clock });

@@ -14,7 +14,7 @@ import { startOtlpReceiver, type OtlpReceiver } from './otlp-receiver.js';
 import { runTracedSession, SESSION_ID } from './session-fixture.js';
 import { fromOtlp, fromReadable, spanTree, timingProblems, type FlatSpan, type SpanNode } from './span-tree.js';
 
-// DESIGN §14: one session with retries, a fallback, parallel tools, steering, compaction, an approval
+// OpenTelemetry: one session with retries, a fallback, parallel tools, steering, compaction, an approval
 // and an abort, traced by the real SDK (registered globally) into its in-memory exporter and, at the
 // same time, over OTLP/HTTP to a receiver on 127.0.0.1. Both trees are asserted whole.
 
@@ -163,7 +163,7 @@ function expectedTree(runId: string): SpanNode[] {
   ];
 }
 
-describe('§14 span tree of one session, in memory and over OTLP/HTTP', () => {
+describe('OpenTelemetry: span tree of one session, in memory and over OTLP/HTTP', () => {
   let receiver: OtlpReceiver;
   let memory: InMemorySpanExporter;
   let provider: BasicTracerProvider;

@@ -1,4 +1,4 @@
-// One process on a shared session (DESIGN §11), run by the shared-session tests: the owner that
+// One process on a shared session (one owner per session), run by the shared-session tests: the owner that
 // starts it, a contender that must be refused, or a resumer that takes over once the lease lapsed.
 import { appendFileSync } from 'node:fs';
 import { z } from 'zod';

@@ -1,13 +1,8 @@
 import { spawn } from 'node:child_process';
 import { expect, it } from 'vitest';
-import {
-  zeroCounters,
-  type Message,
-  type SessionHead,
-  type SessionStep,
-  type SessionStore,
-  type StoredEvent,
-} from 'agentchart';
+import type { Message, SessionStore } from 'agentchart';
+import { zeroCounters } from 'agentchart/model-kit';
+import type { SessionHead, SessionStep, StoredEvent } from 'agentchart/store-kit';
 import { thisProcess } from '../../src/store/lease-holder.js';
 
 /** The pid of a process that has exited (a short-lived child, reaped). */
@@ -53,7 +48,7 @@ export function step(
 }
 
 /**
- * The one suite every SessionStore passes (DESIGN §10/§11): versioned steps, appended history and
+ * The one suite every SessionStore passes (long sessions, one owner per session): versioned steps, appended history and
  * events, history references in events, typed refusals, reopening.
  */
 export function storeConformance(open: (now: () => number) => Promise<StoreUnderTest> | StoreUnderTest): void {

@@ -7,14 +7,14 @@ import {
   defineTool,
   INTERRUPTED_BY_RESTART,
   memoryStore,
-  type Lease,
   type SessionStore,
 } from 'agentchart';
+import type { Lease } from 'agentchart/store-kit';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 import { deferred } from '../support/harness.js';
 
 /**
- * One owner per session (DESIGN §11), as machine logic: the store's lease clock and the renewal
+ * One owner per session, as machine logic: the store's lease clock and the renewal
  * timers run on one SimulatedClock, so ttls pass without sleeping.
  */
 
@@ -182,7 +182,7 @@ describe('leases: one owner per session', () => {
     });
     expect(journal.filter((id) => id === 'b')).toEqual(['b']);
     expect(journal.filter((id) => id === 'a')).toEqual(['a']);
-    // DESIGN §7: the run's failure is counted by its code.
+    // The run's failure is counted by its code.
     expect(result.counters.failureCodes).toEqual({ sessionLost: 1 });
     expect(first.counters.failureCodes).toEqual({ sessionLost: 1 });
     await expect(first.flush()).rejects.toMatchObject({ code: 'SessionLost' });

@@ -5,6 +5,7 @@ import { postgresStore, POSTGRES_SCHEMA_VERSION, type PostgresStore } from 'agen
 import { scriptedModel } from 'agentchart/testing';
 import { startPostgres, type PostgresServer } from '../support/postgres.js';
 import { storeConformance } from './conformance.js';
+import { stepRecordsConformance } from './steps-conformance.js';
 
 const started = await startPostgres();
 const server: PostgresServer | null = 'server' in started ? started.server : null;
@@ -21,6 +22,8 @@ async function freshDatabase(): Promise<string> {
   await admin.end();
   return (server?.connectionString ?? '').replace(/\/postgres$/, `/${name}`);
 }
+
+describe.skipIf(!server)('postgresStore step records', () => stepRecordsConformance(postgresUnderTest));
 
 describe.skipIf(!server)('postgresStore conformance', () => {
   storeConformance(async (now) => {
@@ -102,3 +105,18 @@ describe.skipIf(!server)('postgresStore', () => {
     await store.close();
   });
 });
+
+async function postgresUnderTest(now: () => number) {
+  const connectionString = await freshDatabase();
+  const handles: PostgresStore[] = [postgresStore({ connectionString, now })];
+  const reopen = () => {
+    const handle = postgresStore({ connectionString, now });
+    handles.push(handle);
+    return handle;
+  };
+  return {
+    store: handles[0] as PostgresStore,
+    reopen,
+    close: async () => void (await Promise.all(handles.map((h) => h.close()))),
+  };
+}

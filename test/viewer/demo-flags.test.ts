@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseTrace } from 'agentchart';
+import { parseTrace } from 'agentchart/trace';
 import { parseInstrumentArgs, viewerPathFor } from '../../src/demo/instrument.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -71,7 +71,7 @@ describe('npm run demo -- --inspect --trace', () => {
     expect(code).toBe(0);
     expect(lingerMs).toBeLessThan(2_000);
     expect(stdout).toMatch(
-      /^XState inspector: open http:\/\/127\.0\.0\.1:\d+\/ \(Stately's inspector UI; it needs internet, the relay listens on 127\.0\.0\.1 only\)$/m,
+      /^XState inspector: open http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64} \(Stately's inspector UI; it needs internet, the relay listens on 127\.0\.0\.1 only\)$/m,
     );
     const parsed = parseTrace(await readFile(trace, 'utf8'));
     expect(stdout).toContain(

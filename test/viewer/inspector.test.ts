@@ -1,49 +1,14 @@
-import { request } from 'node:http';
-import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool } from 'agentchart';
 import { startInspector } from 'agentchart/inspect';
 import { scriptedModel } from 'agentchart/testing';
+import { connect, httpRequest, refusedUpgrade } from '../support/local-endpoint.js';
 
-interface ClientSocket {
-  on(event: 'message', listener: (data: { toString(): string }) => void): void;
-  on(event: 'open' | 'close', listener: () => void): void;
-  on(event: 'error', listener: (error: Error) => void): void;
-  close(): void;
-}
-// The relay's own WebSocket package (a dependency of @statelyai/inspect) plays the browser page.
-const requireFromInspect = createRequire(createRequire(import.meta.url).resolve('@statelyai/inspect'));
-const WebSocket = requireFromInspect('ws') as new (
-  url: string,
-  options?: { headers?: Record<string, string> },
-) => ClientSocket;
-
-function connect(
-  url: string,
-  headers?: Record<string, string>,
-): Promise<{ socket: ClientSocket; messages: Array<{ type: string; [key: string]: unknown }>; closed: Promise<void> }> {
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(url, headers ? { headers } : undefined);
-    const messages: Array<{ type: string }> = [];
-    const closed = new Promise<void>((done) => socket.on('close', () => done()));
-    socket.on('message', (data) => messages.push(JSON.parse(data.toString()) as { type: string }));
-    socket.on('open', () => resolve({ socket, messages, closed }));
-    socket.on('error', reject);
-  });
-}
-
-function get(url: string, host: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { headers: { host }, agent: false }, (response) => {
-      let body = '';
-      response.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = async (url: string, host: string) => {
+  const { status, body } = await httpRequest(url, { host });
+  return { status, body };
+};
 
 describe('startInspector: the XState inspector relay on loopback', () => {
   it('serves its page on 127.0.0.1 only, relays a session to the page, replays it to a late page, and stops', async () => {
@@ -51,18 +16,27 @@ describe('startInspector: the XState inspector relay on loopback', () => {
     const url = new URL(inspector.url);
     expect(url.hostname).toBe('127.0.0.1');
     const port = Number(url.port);
+    const token = url.searchParams.get('token') ?? '';
+    expect(token).toMatch(/^[0-9a-f]{64}$/);
+    const viewerUrl = `ws://127.0.0.1:${port}/?role=viewer&token=${token}`;
 
     const page = await get(inspector.url, `127.0.0.1:${port}`);
     expect(page.status).toBe(200);
-    expect(page.body).toContain(`new WebSocket("ws://127.0.0.1:${port}/?role=viewer")`);
+    // The page passes the token of its own URL on to its socket, and sends no Referer to the hosted UI.
+    expect(page.body).toContain(
+      "socketUrl.searchParams.set('token', new URLSearchParams(location.search).get('token')",
+    );
+    expect(page.body).toContain('<meta name="referrer" content="no-referrer">');
     expect(page.body).toContain('<iframe id="inspector" src="https://stately.ai/inspect">');
     // DNS rebinding: a request for another host name is refused.
-    expect(await get(inspector.url, `attacker.example:${port}`)).toEqual({ status: 403, body: 'forbidden host\n' });
-    await expect(connect(`ws://127.0.0.1:${port}/?role=viewer`, { origin: 'http://attacker.example' })).rejects.toThrow(
-      /401/,
-    );
+    expect(await get(inspector.url, `attacker.example:${port}`)).toEqual({ status: 403, body: '' });
+    expect(await refusedUpgrade(viewerUrl, { origin: 'http://attacker.example' })).toMatchObject({ status: 403 });
+    // A page may only be a viewer: the app side is taken only from a client that is not a browser.
+    expect(await refusedUpgrade(viewerUrl.replace('role=viewer', 'role=app'), { origin: url.origin })).toMatchObject({
+      status: 403,
+    });
 
-    const early = await connect(`ws://127.0.0.1:${port}/?role=viewer`);
+    const early = await connect(viewerUrl, { origin: url.origin });
     expect(await inspector.waitForViewer(1_000)).toBe(true);
     const lookup = defineTool({
       name: 'lookup',
@@ -118,7 +92,7 @@ describe('startInspector: the XState inspector relay on loopback', () => {
       ['call.1', turns[0]],
     ]);
 
-    const late = await connect(`ws://127.0.0.1:${port}/?role=viewer`);
+    const late = await connect(viewerUrl);
     await waitFor(() => late.messages.length >= early.messages.length);
     expect(late.messages).toEqual(early.messages);
 

@@ -4,7 +4,7 @@ import type { Spec } from './spec.js';
 
 /**
  * What every explored path must satisfy: what the shared checker of src/testing/observed checks
- * (the invariants of DESIGN §4 on the log and the history, runs that end, aborts that win and stop
+ * (the event-log invariants on the log and the history, runs that end, aborts that win and stop
  * work, messages delivered once or still queued, parity of every model request, counters that
  * agree with what the world saw), then the user's property. A path that got stuck reports that alone.
  */

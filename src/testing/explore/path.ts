@@ -191,7 +191,7 @@ export async function runPath(spec: Spec, hooks: PathHooks): Promise<PathRecord>
     if (!settled)
       return session.finish(`the agent kept working for ${MAX_ROUNDS} macrotasks without waiting on the world`);
     if (!session.running) return session.finish(null);
-    // §9: an abort settles the run within a macrotask, whatever it waited on.
+    // Abort reaches every await: an abort settles the run within a macrotask, whatever it waited on.
     if (session.steps.at(-1)?.kind === 'abort')
       return session.finish(`abort: the run did not end after agent.abort() (${session.during()})`);
     if (session.steps.length >= MAX_STEPS) return session.finish(`runaway: more than ${MAX_STEPS} steps on one path`);

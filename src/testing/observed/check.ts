@@ -36,7 +36,7 @@ export function checkObserved(observed: Observed): string[] {
 }
 
 /**
- * Steering interrupts whatever part of a turn it lands in (DESIGN §9): once a steering message was
+ * Steering interrupts whatever part of a turn it lands in: once a steering message was
  * accepted while a turn was open, no tool call of that turn starts and no approval is requested.
  */
 function checkSteeringInterrupts({ steeringInterrupts, events, momentOf, sent }: Observed, out: string[]): void {

@@ -1,6 +1,6 @@
 import type { Observed } from './types.js';
 
-/** Counters agree with the history, the log and what the world saw (§7). */
+/** Counters agree with the history, the log and what the world saw. */
 export function checkCounters({ agent, events, world, sent, modelCallsPerTurn }: Observed, out: string[]): void {
   const c = agent.counters;
   const history = agent.messages;

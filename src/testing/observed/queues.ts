@@ -2,7 +2,7 @@ import type { Message } from '../../domain/messages.js';
 import type { Observed } from './types.js';
 
 /**
- * Nothing lost (§4.4): every steering / follow-up message sent is in the history exactly once or
+ * Nothing lost: every steering / follow-up message sent is in the history exactly once or
  * still in its own queue, and its receipt tells the truth (delivered ⇒ committed, and carried by
  * the model call of the turn it names; still queued ⇒ not committed when it resolved).
  */

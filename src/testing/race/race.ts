@@ -10,7 +10,7 @@ import { stepOf } from '../explore/path.js';
 import { drive, type TaskScheduler } from './scheduler.js';
 
 /**
- * raceAgent (DESIGN §15): the user's agent with its real tool bodies, its model replaced by the
+ * raceAgent (model-check your own agent): the user's agent with its real tool bodies, its model replaced by the
  * alphabet, and fast-check's scheduler deciding in which order model replies, tool completions,
  * approval answers, timers and the interruptions reach it. fast-check draws the plan (which reply,
  * which answer, which interruption after how many scheduler steps), shrinks a failure, and prints

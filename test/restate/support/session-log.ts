@@ -37,7 +37,7 @@ export async function readEvents(server: RestateServer, sessionId: string, after
 
 /**
  * The session's events as stored: per run seq 0…n−1 without a gap (also across worker crashes),
- * `runs` runs, every invariant of DESIGN §4 against the stored history, the last agentEnd's
+ * `runs` runs, every event-log invariant against the stored history, the last agentEnd's
  * counters and status equal to the result's. Returns the last run's events.
  */
 export async function expectParity(

@@ -1,0 +1,91 @@
+/**
+ * A compact patch between two JSON values, for the per-step records: consecutive checkpoints differ
+ * in a few fields (a counter, one more result), so a step stores what changed, not the whole head.
+ * An object patch is an object of key patches; an operation is an array: `['=', value]` replaces,
+ * `['+', n, items]` keeps an array's first `n` items and appends `items`, `['-']` removes a key.
+ */
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonPatch = { [key: string]: JsonPatch } | ['='] | ['=', JsonValue] | ['+', number, JsonValue[]] | ['-'];
+
+const isObject = (value: unknown): value is { [key: string]: JsonValue } =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+// Keys come from user data (tool arguments): `valueOf` or `__proto__` is a key like any other, never
+// the prototype's property or setter.
+const own = (object: { [key: string]: JsonValue }, key: string): JsonValue | undefined =>
+  Object.hasOwn(object, key) ? object[key] : undefined;
+const setOwn = <T>(object: { [key: string]: T }, key: string, value: T): void => {
+  Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+};
+
+/** What turns `before` into `after`; undefined when they are equal. */
+export function diffJson(before: JsonValue | undefined, after: JsonValue): JsonPatch | undefined {
+  if (before === after) return undefined;
+  if (Array.isArray(before) && Array.isArray(after)) {
+    const limit = Math.min(before.length, after.length);
+    let kept = 0;
+    while (kept < limit && jsonEqual(before[kept], after[kept])) kept++;
+    if (kept === before.length && kept === after.length) return undefined;
+    return ['+', kept, after.slice(kept)];
+  }
+  if (isObject(before) && isObject(after)) {
+    const patch: { [key: string]: JsonPatch } = {};
+    let changed = false;
+    for (const key of Object.keys(after)) {
+      // A key whose value is undefined is absent, as in JSON.
+      const value = own(after, key);
+      if (value === undefined) continue;
+      const previous = own(before, key);
+      const inner = previous !== undefined ? diffJson(previous, value) : ['=', value];
+      if (inner !== undefined) {
+        setOwn(patch, key, inner as JsonPatch);
+        changed = true;
+      }
+    }
+    for (const key of Object.keys(before)) {
+      if (own(before, key) !== undefined && own(after, key) === undefined) {
+        setOwn<JsonPatch>(patch, key, ['-']);
+        changed = true;
+      }
+    }
+    return changed ? patch : undefined;
+  }
+  return jsonEqual(before, after) ? undefined : ['=', after];
+}
+
+/** `before` with `patch` applied (a new value; `before` is not changed). */
+export function applyJsonPatch(before: JsonValue | undefined, patch: JsonPatch | undefined): JsonValue {
+  if (patch === undefined) return before as JsonValue;
+  if (Array.isArray(patch)) {
+    if (patch[0] === '=') return patch[1] as JsonValue;
+    if (patch[0] === '+') {
+      const kept = Array.isArray(before) ? before.slice(0, patch[1]) : [];
+      return kept.concat(patch[2]);
+    }
+    throw new Error(`a patch operation "${String(patch[0])}" outside an object`);
+  }
+  const result: { [key: string]: JsonValue } = isObject(before) ? { ...before } : {};
+  for (const [key, inner] of Object.entries(patch)) {
+    if (Array.isArray(inner) && inner[0] === '-') delete result[key];
+    else setOwn(result, key, applyJsonPatch(own(result, key), inner));
+  }
+  return result;
+}
+
+/** Structural equality of JSON values (key order ignored); shared references are equal at once. */
+export function jsonEqual(a: JsonValue | undefined, b: JsonValue | undefined): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (isObject(a) && isObject(b)) {
+    const keys = Object.keys(a).filter((key) => a[key] !== undefined);
+    if (keys.length !== Object.keys(b).filter((key) => b[key] !== undefined).length) return false;
+    for (const key of keys) if (!jsonEqual(a[key], own(b, key))) return false;
+    return true;
+  }
+  return false;
+}

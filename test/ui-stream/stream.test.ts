@@ -1,0 +1,3 @@
+import { describeUIStream } from './stream-scenarios.js';
+
+describeUIStream('v7');
