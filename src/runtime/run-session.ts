@@ -97,6 +97,8 @@ export interface BetweenRuns {
 export interface AgentState {
   readonly options: AgentOptions;
   readonly resolved: ResolvedOptions;
+  /** The session's id (or, without a store, one made for the agent): what idempotency keys name. */
+  readonly sessionKey: string;
   /** Replaced only at a turn's start, when a tool source (e.g. an MCP server) changed its list. */
   registry: ToolRegistry;
   readonly toolSources: ToolSourceFollower;
