@@ -4,6 +4,7 @@ import type { RelayResult } from './relay.js';
 import { renderPeerSections, type PeersResults } from './report-peers.js';
 import type { SessionsResult } from './sessions.js';
 import type { StoreLatency, StoresResult } from './stores.js';
+import type { DurableCost } from './durable.js';
 import type { Sampled } from './stats.js';
 import type { Comparison, HistoryGrowth, InspectionCost } from './throughput.js';
 import type { FloorResult } from './xstate-floor.js';
@@ -37,6 +38,8 @@ export interface BenchResults {
   longSessions: { sqlite: LongSessionResult; noReplay: LongSessionResult };
   /** commitStep latency of the durable stores. */
   stores: StoresResult;
+  /** A run's cost per turn and per step on the memory store and on SQLite (absent in results before it existed). */
+  durable?: DurableCost[];
   relay: RelayResult;
   inspection: { perTurn: InspectionCost; perTool: InspectionCost };
   /** XState's own cost under a turn of our charts (bench/xstate-floor.ts). */
@@ -255,6 +258,7 @@ export function renderMarkdown(r: BenchResults): string {
     storeRow(r.stores.sqlite),
     storeRow(r.stores.postgres),
     '',
+    ...durableSection(r.durable),
     '## Inspection on vs off (agentchart, a no-op `inspect` observer)',
     '',
     '| workload | off (µs/turn) | on (µs/turn) | on / off | on / off (CPU) |',
@@ -321,6 +325,21 @@ function otelSection(r: BenchResults): string[] {
     '|---|---|---|---|---|---|',
     row(r.otel.perTurn),
     row(r.otel.perTool),
+    '',
+  ];
+}
+
+/** A durable run's cost: each event stored before it is published, each step awaited. */
+function durableSection(durable: DurableCost[] | undefined): string[] {
+  if (!durable) return [];
+  return [
+    '## A durable run: cost per turn and per step',
+    '',
+    `${durable[0]?.turns ?? 0} turns × 1 instant tool call, a fresh session per round; every lifecycle event is stored before a subscriber gets it.`,
+    '',
+    '| store | steps per run | µs per turn | µs per step |',
+    '|---|---|---|---|',
+    ...durable.map((c) => `| ${c.store} | ${c.steps} | ${fmt(c.usPerTurn.median)} | ${fmt(c.usPerStep.median)} |`),
     '',
   ];
 }

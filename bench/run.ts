@@ -10,6 +10,10 @@ import { renderMarkdown, type BenchResults } from './report.js';
 import type { PeersInfo } from './report-peers.js';
 import { sessionsBenchmark } from './sessions.js';
 import { storesBenchmark } from './stores.js';
+import { durableCost } from './durable.js';
+import { createAgent, defineTool, memoryStore } from 'agentchart';
+import { sqliteStore } from 'agentchart/sqlite';
+import { scriptedModel } from 'agentchart/testing';
 import { xstateFloor } from './xstate-floor.js';
 import { loadAverage, MB, peakRssBytes, round2, rssBytes } from './stats.js';
 import {
@@ -89,6 +93,11 @@ const longSessions = {
   noReplay: await step('long session (replayBuffer 0)', () => longSession(longTurns, longPoints, false, 0)),
 };
 const stores = await step('stores (commitStep)', () => storesBenchmark(quick ? 1 : 3));
+const durableImpl = { createAgent, defineTool, memoryStore, sqliteStore, scriptedModel };
+const durable = await step(
+  'durable run (per turn, per step)',
+  async () => (await durableCost({ agentchart: durableImpl }, 200, rounds(10), warmups(2))).agentchart,
+);
 const sessions = await step('sessions', () => sessionsBenchmark(quick ? 1_000 : 10_000, rounds(5), samplePeak));
 
 const results: BenchResults = {
@@ -114,6 +123,7 @@ const results: BenchResults = {
   sessions,
   longSessions,
   stores,
+  durable,
   relay,
   inspection: { perTurn: inspection, perTool: inspectionTools },
   otel: { perTurn: otelTurn, perTool: otelTools },
