@@ -182,6 +182,12 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
         }),
       );
     },
+    loadEventsJson: async (sessionId, options) =>
+      guarded(path, () => {
+        const row = sessionRow.get(sessionId) as SessionRow | undefined;
+        if (!row) return [];
+        return (selectEvents.all(row.sid, options?.from ?? 0) as Array<{ event: string }>).map((r) => r.event);
+      }),
     steps: async (sessionId) => guarded(path, () => steps.list(sessionId)),
     // One read transaction: a step committed meanwhile by another process is seen whole or not at all.
     loadStep: async (sessionId, version) => guarded(path, () => snapshot(() => steps.load(sessionId, version))),

@@ -26,7 +26,11 @@ export function wireEvent(event: AgentEvent, t: number): string {
 function messagesLength(event: AgentEvent & { messages: unknown }): number {
   const view = contextViewOf(event);
   if (view) return view.length;
-  return Array.isArray(event.messages) ? event.messages.length : 0;
+  const messages = event.messages as unknown;
+  if (Array.isArray(messages)) return messages.length;
+  // A stored history reference: the history's first `historyPrefix` messages, then `tail`.
+  const ref = messages as { historyPrefix?: unknown; tail?: unknown } | null;
+  return typeof ref?.historyPrefix === 'number' && Array.isArray(ref.tail) ? ref.historyPrefix + ref.tail.length : 0;
 }
 
 const cutLong = (_key: string, value: unknown) =>

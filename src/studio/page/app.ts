@@ -41,6 +41,8 @@ export interface StudioPageApi {
   readonly travel: Travel | null;
   /** Milliseconds from the page's start to its first complete drawing of the session shown. */
   readonly openedInMs: number | null;
+  /** When (ms from the page's start) the first snapshot arrived and was read. */
+  readonly helloInMs: number | null;
   select(id: string): void;
   goToStep(index: number): Promise<void>;
   live(): void;
@@ -66,6 +68,7 @@ export function startStudioPage(): StudioPageApi {
   let travel: Travel | null = null;
   let stream: AbortController | null = null;
   let openedInMs: number | null = null;
+  let helloInMs: number | null = null;
   let drawnCounters: SessionView['counters'] | null = null;
   let timeline: { events: number; data: TimelineData } | null = null;
   let frameRequested = false;
@@ -125,6 +128,7 @@ export function startStudioPage(): StudioPageApi {
     travel = null;
     timeline = null;
     drawnCounters = null;
+    receipts.replaceChildren();
     history.replaceState(null, '', `${location.pathname}${location.search}#session=${encodeURIComponent(id)}`);
     byId<HTMLSelectElement>('session-select').value = id;
     connect(id);
@@ -181,6 +185,7 @@ export function startStudioPage(): StudioPageApi {
     if ('hello' in message) {
       const wasTraveling = travel;
       session = sessionFromHello(message.hello);
+      helloInMs ??= performance.now();
       timeline = null;
       showError(null);
       if (wasTraveling && session.steps) void goToStep(wasTraveling.index);
@@ -332,8 +337,14 @@ export function startStudioPage(): StudioPageApi {
     document.body.classList.add('loaded');
     document.body.classList.toggle('traveling', travel !== null);
     if (openedInMs === null) {
-      openedInMs = performance.now();
-      document.body.dataset.openedInMs = openedInMs.toFixed(1);
+      openedInMs = -1;
+      // Once the frame is painted (style, layout and paint of the first drawing included).
+      requestAnimationFrame(() =>
+        setTimeout(() => {
+          openedInMs = performance.now();
+          document.body.dataset.openedInMs = openedInMs.toFixed(1);
+        }, 0),
+      );
     }
   };
 
@@ -413,6 +424,13 @@ export function startStudioPage(): StudioPageApi {
     scheduleRender();
   });
 
+  window.addEventListener('hashchange', () => {
+    const wanted = new URLSearchParams(location.hash.slice(1)).get('session');
+    if (wanted && wanted !== selected) choose(wanted);
+  });
+  // A session named in the address is read at once, while the list of sessions is asked for.
+  const named = new URLSearchParams(location.hash.slice(1)).get('session');
+  if (named) choose(named);
   void refreshSessions();
   setInterval(() => void refreshSessions(), 3_000);
 
@@ -427,7 +445,10 @@ export function startStudioPage(): StudioPageApi {
       return travel;
     },
     get openedInMs() {
-      return openedInMs;
+      return openedInMs === -1 ? null : openedInMs;
+    },
+    get helloInMs() {
+      return helloInMs;
     },
     select: choose,
     goToStep,
