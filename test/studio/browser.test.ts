@@ -1,9 +1,11 @@
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, defineTool, memoryStore, type Agent, type AgentEvent } from 'agentchart';
 import { startStudio, type Studio } from 'agentchart/studio';
 import { checkInvariants } from 'agentchart/testing';
+import { studioScreenshot } from '../../visualizations/studio-screenshot.js';
 import { gate, isLocal, litStates, openBrowser, SCREENSHOTS, slowModel, texts, type Browser } from './support.js';
 
 /**
@@ -301,4 +303,12 @@ describe('the studio page, controls (the public API, receipts and versions shown
     await poll(() => texts(page, '#receipts .receipt .answer')).toContain('done');
     expect(await page.isEnabled('#abort')).toBe(false);
   });
+});
+
+describe('the studio picture', () => {
+  it('the demo session at its approval, as docs/images/studio.png shows it (npm run screenshot:studio)', async () => {
+    const path = join(SCREENSHOTS, 'studio.png');
+    await studioScreenshot(path);
+    expect(statSync(path).size).toBeGreaterThan(50_000);
+  }, 120_000);
 });

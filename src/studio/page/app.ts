@@ -314,7 +314,6 @@ export function startStudioPage(): StudioPageApi {
     renderEventLog(byId('event-rows'), byId('event-status'), session.events, filter, cursor, (index) => {
       if (session?.steps) void goToStep(stepIndexOfEvent(session.steps, index));
     });
-    if (!travel) scrollToEnd();
     renderQueues(view.queues);
     const controllable = session.info.controllable && !travel;
     approvals.render(view.approvals, controllable);
@@ -336,6 +335,8 @@ export function startStudioPage(): StudioPageApi {
       `${plural(session.events.length, 'event')}${session.eventsDropped > 0 ? ` (+${session.eventsDropped} before the studio attached)` : ''} · ${plural(view.history.length, 'message')}${session.steps && !session.info.live ? ` · ${plural(steps.length, 'step')}` : ''}`;
     document.body.classList.add('loaded');
     document.body.classList.toggle('traveling', travel !== null);
+    // Last: everything above may have changed the scrollers' sizes.
+    if (!travel) followEnds();
     if (openedInMs === null) {
       openedInMs = -1;
       // Once the frame is painted (style, layout and paint of the first drawing included).
@@ -389,9 +390,21 @@ export function startStudioPage(): StudioPageApi {
     } else label.textContent = 'now · pick a step to travel back';
   };
 
-  const scrollToEnd = () => {
-    const scroll = document.querySelector('#events-panel .event-scroll');
-    if (scroll) scroll.scrollTop = scroll.scrollHeight;
+  // The conversation and the event log follow their end while live, until a person scrolls up
+  // (a scroll right after a wheel, a key or a touch on it); scrolling back to the end follows again.
+  const following = new Map<HTMLElement, boolean>();
+  for (const scroller of [byId('conversation'), byId('event-scroll')]) {
+    following.set(scroller, true);
+    let touchedAt = 0;
+    for (const type of ['wheel', 'keydown', 'pointerdown', 'touchstart'])
+      scroller.addEventListener(type, () => (touchedAt = performance.now()), { passive: true });
+    scroller.addEventListener('scroll', () => {
+      if (performance.now() - touchedAt > 1_000) return;
+      following.set(scroller, scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 30);
+    });
+  }
+  const followEnds = () => {
+    for (const [scroller, follow] of following) if (follow) scroller.scrollTop = scroller.scrollHeight;
   };
 
   // ---- wiring -------------------------------------------------------------------------------
