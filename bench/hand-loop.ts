@@ -1,21 +1,23 @@
 import {
-  createToolRegistry,
-  prepareToolCall,
-  runTool,
-  StreamAccumulator,
   toolCallsOf,
-  zeroCounters,
   type AgentEvent,
-  type AgentEventBody,
   type AnyTool,
   type Counters,
   type Message,
-  type MessageDelta,
   type Model,
   type RunStatus,
   type ToolCallBlock,
   type ToolResultMessage,
 } from 'agentchart';
+import {
+  createToolRegistry,
+  prepareToolCall,
+  runTool,
+  StreamAccumulator,
+  zeroCounters,
+  type AgentEventBody,
+  type MessageDelta,
+} from 'agentchart/model-kit';
 
 /**
  * The baseline: a plain async loop doing the bookkeeping agentchart does on the happy path —

@@ -10,3 +10,6 @@ export type {
   AgentchartUIChunk,
   AgentchartUIMessage,
 } from './ui-stream/types.js';
+export { chatHandler } from './ui-stream/chat-handler.js';
+export type { ChatHandlerOptions, ChatRequestHandler } from './ui-stream/chat-handler.js';
+export { nodeListener } from './ui-stream/node-listener.js';

@@ -1,111 +1,83 @@
-// The public face of agentchart. Consumers import from 'agentchart' only.
-export * from './domain/index.js';
-export type { Model, ModelRequest, ModelStreamEvent, ModelPricing, ToolSpec } from './model/port.js';
-export { costOf } from './model/port.js';
+// The public face of agentchart: what an application author uses to build, run and watch an agent.
+// Kits for other authors live on subpaths: agentchart/store-kit (session stores), agentchart/trace
+// (trace recording and the viewer), agentchart/model-kit (model adapters and hand-written loops),
+// agentchart/testing. A test pins this list (test/package/root-exports.test.ts): growing it is a decision.
+
+// The agent.
+export { createAgent } from './runtime/agent.js';
+export type { Agent, AgentRun, AgentSnapshot, DurableOptions, SteerReceipt } from './runtime/agent.js';
+export type { AgentOptions, RetryOptions, TimeoutOptions } from './runtime/options.js';
+export type { AgentObserver, ObservedAgent } from './runtime/observer.js';
+export { AgentError } from './domain/errors.js';
+export type { AgentErrorCode } from './domain/errors.js';
+export type { RunResult, FinalReport } from './domain/outcomes.js';
+export type { RunStatus, EndReason, AgentEvent, AgentEventType, AgentEventOf } from './domain/events.js';
+export type { Counters } from './domain/counters.js';
+export { INTERRUPTED_BY_RESTART } from './runtime/resume.js';
+
+// Messages.
+export { textOf, toolCallsOf } from './domain/messages.js';
+export type {
+  Message,
+  MessageInput,
+  UserMessage,
+  AssistantMessage,
+  ToolResultMessage,
+  CustomMessage,
+  AssistantBlock,
+  ToolCallBlock,
+  Usage,
+} from './domain/messages.js';
+
+// The model port (adapters: agentchart/openai, agentchart/anthropic, agentchart/ai-sdk; writing one: agentchart/model-kit).
+export type { Model, ModelRequest, ModelStreamEvent } from './model/port.js';
+
+// Tools.
+export { defineTool } from './tools/define.js';
+export { jsonSchemaParameters } from './tools/json-schema-parameters.js';
+export type { JsonSchemaCheck, StandardIssue } from './tools/json-schema-parameters.js';
+export { TOOL_SOURCE } from './tools/tool-source.js';
+export type { ToolSource } from './tools/tool-source.js';
 export type {
   Tool,
   AnyTool,
   JsonSchemaTool,
   ToolContext,
   ToolOutput,
-  ToolExecutionHint,
   ElicitationRequest,
   ElicitationAnswer,
 } from './tools/types.js';
 export type { ToolParameters, ToolArguments } from './tools/schema.js';
-export { jsonSchemaParameters } from './tools/json-schema-parameters.js';
-export type { StandardJsonSchemaParameters, JsonSchemaCheck, StandardIssue } from './tools/json-schema-parameters.js';
-export { TOOL_SOURCE } from './tools/tool-source.js';
-export type { ToolSource } from './tools/tool-source.js';
 export type { ToolExecution } from './tools/strategy.js';
-export type * from './policies/types.js';
-export { defineTool, TOOL_NAME_PATTERN } from './tools/define.js';
-export type { ToolDefinition } from './tools/define.js';
-export { createToolRegistry } from './tools/registry.js';
-export type { ToolRegistry } from './tools/registry.js';
-export { prepareToolCall, ToolCallProblemKindSchema } from './tools/validate.js';
+
+// Policies and approvals.
 export type {
-  ToolCallProblemKind,
-  ToolCallRequest,
-  RawToolCallArguments,
-  PrepareToolCallResult,
-} from './tools/validate.js';
-export { runTool } from './tools/run.js';
-export type { ToolRunResult } from './tools/run.js';
-export { StreamAccumulator } from './model/accumulator.js';
-export type { StreamTerminal, InvalidToolCall } from './model/accumulator.js';
-export * from './context/index.js';
-export { createAgent } from './runtime/agent.js';
-export type { Agent, AgentRun, AgentSnapshot, SteerReceipt } from './runtime/agent.js';
-export type { AgentOptions, RetryOptions, TimeoutOptions } from './runtime/options.js';
-export type { AgentObserver, ObservedAgent } from './runtime/observer.js';
-export { ModelStreamEventSchema } from './model/stream-events.js';
-export {
-  ApprovalDecisionSchema,
-  PostTurnVerdictSchema,
-  PreDispatchVerdictSchema,
-  VerdictSchema,
-} from './policies/verdicts.js';
-export { backoffDelay } from './runtime/retry.js';
-export { DEFAULT_PRICES, lookupPricing } from './model/pricing.js';
-export type { PriceTable } from './model/pricing.js';
-export {
-  classifyProviderFailure,
-  classifyTransportFailure,
-  retryAfterMsFrom,
-  isContextOverflowText,
-} from './model/classify-http.js';
-export type { ProviderFailure, HeaderSource } from './model/classify-http.js';
-export { createTraceRecorder, defaultActorLabel } from './trace/recorder.js';
-export type { TraceRecorder, TraceRecorderOptions } from './trace/recorder.js';
-export {
-  parseTrace,
-  TraceFormatError,
-  TraceEntrySchema,
-  TraceHeaderSchema,
-  TRACE_FORMAT,
-  TRACE_VERSION,
-} from './trace/format.js';
-export type { Trace, TraceEntry, TraceEntryOf, TraceHeader, MachineOutlineNode, StateValue } from './trace/format.js';
-export { machineOutline } from './trace/outline.js';
-export { viewerHtml, machineIdOfSvg } from './trace/viewer-html.js';
-export type { ViewerHtmlOptions } from './trace/viewer-html.js';
-export type { DurableOptions } from './runtime/agent.js';
+  Policies,
+  PreTurnPolicy,
+  PreDispatchPolicy,
+  PostTurnPolicy,
+  PostLoopPolicy,
+  LoopPolicyContext,
+  PreDispatchContext,
+  PostTurnContext,
+  Verdict,
+  PreDispatchVerdict,
+  PostTurnVerdict,
+  ApprovalRequest,
+  ApprovalDecision,
+  ApprovalHandler,
+  ApprovalMode,
+} from './policies/types.js';
+
+// The context window: helpers for a `context.transform` of your own.
+export { compactMessages } from './context/compact.js';
+export type { CompactOptions } from './context/compact.js';
+export { checkToolParity } from './context/parity.js';
+export type { ContextTransform } from './context/guard.js';
+
+// Durable sessions and their forks (SQLite: agentchart/sqlite, PostgreSQL: agentchart/postgres; writing a
+// store: agentchart/store-kit).
 export { memoryStore } from './store/memory.js';
-export type {
-  SessionStore,
-  SessionCheckpoint,
-  SessionHead,
-  SessionStep,
-  HistoryChange,
-  HistoryRef,
-  StoredEvent,
-  SessionSummary,
-  PendingApproval,
-  RunCheckpoint,
-  TurnCheckpoint,
-  StoreOptions,
-  TimeTravelStore,
-} from './store/types.js';
-export type { Lease } from './store/lease.js';
-export { acquireLease, renewLease, releasedLease, checkFence, sessionBusy } from './store/lease.js';
-export {
-  SessionCheckpointSchema,
-  SessionHeadSchema,
-  HistoryChangeSchema,
-  HistoryRefSchema,
-  StoredEventSchema,
-} from './store/types.js';
-export {
-  assembleCheckpoint,
-  checkStep,
-  expandEvents,
-  parseHead,
-  parseMessage,
-  parseStoredEvent,
-} from './store/validate.js';
-export { INTERRUPTED_BY_RESTART } from './runtime/resume.js';
 export { forkSession } from './store/fork.js';
 export type { ForkOptions, ForkResult } from './store/fork.js';
-export { StepMachinesSchema } from './store/step-types.js';
-export type { StepCheckpoint, StepMachines, StepSummary } from './store/step-types.js';
+export type { SessionStore, SessionSummary, PendingApproval } from './store/types.js';

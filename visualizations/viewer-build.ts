@@ -1,12 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { machineIdOfSvg, renderViewerPage } from '../src/trace/viewer-html.js';
+import { machineIdOfSvg, renderViewerPage, svgElementOf } from '../src/trace/viewer-html.js';
 
 /**
  * Builds the offline trace viewer: its script (the typed sources in src/trace/viewer/, transpiled
- * and joined into one classic script) and visualizations/viewer.html (the page, with the diagrams
- * of visualizations/*.svg embedded). `npm run viz` writes both; a test fails when they are stale.
+ * and joined into one classic script), the diagrams of visualizations/*.svg as a module of the package
+ * (so a page written by an app has them), and visualizations/viewer.html (the page, with the diagrams
+ * embedded). `npm run viz` writes all three; a test fails when one is stale.
  */
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -19,6 +20,7 @@ export const VIEWER_SOURCES = ['model.ts', 'timeline-model.ts', 'svg.ts', 'chart
 export const VIEWER_CHARTS = ['master.svg', 'turn.svg', 'tool-call.svg'].map((name) => `visualizations/${name}`);
 
 export const VIEWER_SCRIPT_MODULE = 'src/trace/viewer-script.generated.ts';
+export const CHARTS_MODULE = 'src/trace/charts.generated.ts';
 export const VIEWER_PAGE = 'visualizations/viewer.html';
 
 export function buildViewerScript(): Promise<string> {
@@ -75,7 +77,8 @@ export function scriptModuleOf(script: string): string {
   ].join('\n');
 }
 
-export async function buildViewerPage(script: string): Promise<string> {
+/** The diagrams of visualizations/, by machine id (their Graphviz graph title). */
+export async function readCharts(): Promise<Record<string, string>> {
   const charts: Record<string, string> = {};
   for (const path of VIEWER_CHARTS) {
     const svg = await readFile(`${root}${path}`, 'utf8');
@@ -83,14 +86,32 @@ export async function buildViewerPage(script: string): Promise<string> {
     if (machineId === null) throw new Error(`${path}: no Graphviz graph title (the machine id) found`);
     charts[machineId] = svg;
   }
-  return renderViewerPage(script, { charts });
+  return charts;
+}
+
+/** The diagrams as a module: the `<svg>` elements alone, without Graphviz's comments. */
+export function chartsModuleOf(charts: Readonly<Record<string, string>>): string {
+  const entries = Object.entries(charts).map(([machineId, svg]) => {
+    const element = svgElementOf(svg).replace(/<!--[\s\S]*?-->\n?/g, '');
+    return `  ${JSON.stringify(machineId)}: ${JSON.stringify(element)},`;
+  });
+  return [
+    '// Generated from visualizations/*.svg (drawn from machines/) by `npm run viz` (visualizations/viewer-build.ts). Do not edit.',
+    "/** The diagrams of agentchart's machines, by machine id: Graphviz SVGs whose node titles are state ids. */",
+    'export const MACHINE_CHARTS: Readonly<Record<string, string>> = {',
+    ...entries,
+    '};',
+    '',
+  ].join('\n');
 }
 
 /** Every generated viewer file, by path from the repository root. */
 export async function buildViewerFiles(): Promise<Array<{ path: string; content: string }>> {
   const script = await buildViewerScript();
+  const charts = await readCharts();
   return [
     { path: VIEWER_SCRIPT_MODULE, content: scriptModuleOf(script) },
-    { path: VIEWER_PAGE, content: await buildViewerPage(script) },
+    { path: CHARTS_MODULE, content: chartsModuleOf(charts) },
+    { path: VIEWER_PAGE, content: renderViewerPage(script, { charts }) },
   ];
 }

@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import type { InspectionEvent, Observer } from 'xstate';
 import type { AgentEvent } from '../index.js';
-import { viewerHtml, machineIdOfSvg } from '../index.js';
+import { viewerHtml } from '../trace.js';
 import { recordTrace, startInspector, type FileTraceRecorder, type Inspector } from '../inspect.js';
 
 /** `npm run demo -- --inspect` (live XState inspector) and `--trace out.jsonl` (offline trace + viewer page). */
@@ -47,8 +47,6 @@ export interface InstrumentIo {
   waitForEnter(): Promise<void>;
 }
 
-const DIAGRAMS = ['master.svg', 'turn.svg', 'tool-call.svg'];
-
 export async function instrumentDemo(args: InstrumentArgs, io: InstrumentIo): Promise<DemoInstrumentation> {
   const trace: FileTraceRecorder | null = args.trace ? recordTrace(args.trace) : null;
   let inspector: Inspector | null = null;
@@ -82,7 +80,6 @@ export async function instrumentDemo(args: InstrumentArgs, io: InstrumentIo): Pr
         await writeFile(
           page,
           viewerHtml({
-            charts: await readDiagrams(),
             trace: await readFile(trace.path, 'utf8'),
             traceName: trace.path,
           }),
@@ -105,15 +102,4 @@ export async function instrumentDemo(args: InstrumentArgs, io: InstrumentIo): Pr
 
 export function viewerPathFor(tracePath: string): string {
   return /\.(jsonl|ndjson)$/i.test(tracePath) ? tracePath.replace(/\.(jsonl|ndjson)$/i, '.html') : `${tracePath}.html`;
-}
-
-/** The diagrams `npm run viz` checked in, by machine id; a missing one is drawn from the trace instead. */
-async function readDiagrams(): Promise<Record<string, string>> {
-  const charts: Record<string, string> = {};
-  for (const name of DIAGRAMS) {
-    const svg = await readFile(new URL(`../../visualizations/${name}`, import.meta.url), 'utf8').catch(() => null);
-    const machineId = svg === null ? null : machineIdOfSvg(svg);
-    if (svg !== null && machineId !== null) charts[machineId] = svg;
-  }
-  return charts;
 }

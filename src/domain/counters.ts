@@ -25,6 +25,7 @@ export const CountersSchema = z.object({
   backoffMs: z.number().nonnegative(),
   failureCodes: z.record(z.string(), z.number().int().nonnegative()),
 });
+/** What a run did, counted from its events (docs/streaming.md says what each counts). */
 export type Counters = z.infer<typeof CountersSchema>;
 export type NumericCounter = Exclude<keyof Counters, 'failureCodes'>;
 
@@ -53,20 +54,6 @@ export function zeroCounters(): Counters {
     backoffMs: 0,
     failureCodes: {},
   };
-}
-
-/** Adds `delta` into `target` in place (counters are owned by one runtime; copying per event is waste). */
-export function addCounters(target: Counters, delta: Partial<Counters>): Counters {
-  for (const key of Object.keys(delta) as (keyof Counters)[]) {
-    if (key === 'failureCodes') {
-      for (const [code, n] of Object.entries(delta.failureCodes ?? {})) {
-        target.failureCodes[code] = (target.failureCodes[code] ?? 0) + n;
-      }
-    } else {
-      target[key] += delta[key] ?? 0;
-    }
-  }
-  return target;
 }
 
 export function cloneCounters(counters: Counters): Counters {

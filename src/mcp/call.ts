@@ -1,23 +1,24 @@
 import type { ToolContext, ToolOutput } from '../tools/types.js';
-import type { Link, McpConnection } from './connection.js';
+import type { Link, LinkLoss, McpConnection } from './connection.js';
 import { resultToOutput } from './content.js';
+import { CANCEL_REASON } from './types.js';
 import type { McpSdk } from './sdk.js';
-
-/** The reason sent with `notifications/cancelled` when the agent cancels a call (abort, steering). */
-export const CANCEL_REASON = 'cancelled by the agent';
 
 export interface CallPlan {
   /** The tool's name on the server. */
   remoteName: string;
+  /** The tool's name in the agent. */
+  toolName: string;
   /** The toolset's prefix, for messages. */
   server: string;
   replay: 'never' | 'safe';
   callMs: number;
   totalMs: number;
+  maxResultBytes: number;
 }
 
 type Failure =
-  | { kind: 'connectionLost'; reason: string }
+  | { kind: 'connectionLost'; reason: string; readLimitBytes?: number }
   | { kind: 'timeout'; overall: boolean }
   | { kind: 'protocol'; message: string };
 
@@ -26,7 +27,8 @@ type Failure =
  * before the call ends; each one resets the call's timeout (up to `totalMs`). The agent's signal
  * cancels the request (the SDK sends `notifications/cancelled` with CANCEL_REASON). A call whose
  * connection is lost follows its replay rule: 'safe' runs once more on the new connection,
- * 'never' ends with an error result saying it was interrupted and not re-run.
+ * 'never' ends with an error result saying it was interrupted and not re-run. A result over
+ * `maxResultBytes` (or a message over the stdio read limit) is an error result naming the size.
  */
 export async function callMcpTool(
   sdk: McpSdk,
@@ -50,14 +52,17 @@ export async function callMcpTool(
         return { content: `MCP server "${plan.server}" is unavailable: ${messageOf(error)}`, isError: true };
       }
       try {
-        const result = await link.client.callTool({ name: plan.remoteName, arguments: args }, undefined, {
+        const call = link.client.callTool({ name: plan.remoteName, arguments: args }, undefined, {
           signal: cancel.signal,
           onprogress: (progress) => relay.push(progress),
           timeout: plan.callMs,
           resetTimeoutOnProgress: true,
           maxTotalTimeout: plan.totalMs,
         });
+        const result = await untilLost(call, link);
         await relay.drained();
+        const bytes = jsonBytes(result);
+        if (bytes > plan.maxResultBytes) return { content: tooLargeText(plan, bytes), isError: true };
         return resultToOutput(result as Record<string, unknown>);
       } catch (error) {
         await relay.drained();
@@ -67,6 +72,9 @@ export async function callMcpTool(
         if (failure.kind === 'protocol')
           return { content: `MCP error from "${plan.server}": ${failure.message}`, isError: true };
         connection.lost(link, failure.reason);
+        // Deterministic: the same call would send the same oversized result again.
+        if (failure.readLimitBytes !== undefined)
+          return { content: overReadLimitText(plan, failure.readLimitBytes), isError: true };
         if (plan.replay === 'safe' && attempt === 1) continue;
         return {
           content:
@@ -79,6 +87,49 @@ export async function callMcpTool(
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
   }
+}
+
+/** Thrown into a call whose link was lost while it waited. */
+class LinkLost extends Error {
+  constructor(readonly loss: LinkLoss) {
+    super(loss.reason);
+  }
+}
+
+/** The call's answer, or a LinkLost as soon as its link is lost. */
+function untilLost<T>(call: Promise<T>, link: Link): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    if (link.lost) reject(new LinkLost({ reason: 'the connection closed' }));
+    const forget = link.onLost((loss) => reject(new LinkLost(loss)));
+    call.then(
+      (value) => (forget(), resolve(value)),
+      (error: unknown) => (forget(), reject(error)),
+    );
+  });
+}
+
+/** The result's size as JSON, in UTF-8 bytes (about what the server sent). */
+function jsonBytes(result: unknown): number {
+  return new TextEncoder().encode(JSON.stringify(result) ?? '').byteLength;
+}
+
+function sizeText(bytes: number): string {
+  const mib = bytes / (1024 * 1024);
+  return mib >= 0.1 ? `${mib.toFixed(1)} MiB (${bytes} bytes)` : `${bytes} bytes`;
+}
+
+function tooLargeText(plan: CallPlan, bytes: number): string {
+  return (
+    `result too large: MCP tool "${plan.remoteName}" of server "${plan.server}" returned ${sizeText(bytes)}, ` +
+    `over its maxResultBytes of ${sizeText(plan.maxResultBytes)}; the result was dropped`
+  );
+}
+
+function overReadLimitText(plan: CallPlan, readLimitBytes: number): string {
+  return (
+    `result too large: a message from MCP server "${plan.server}" passed the read limit of ${sizeText(readLimitBytes)} ` +
+    `during this call (maxResultBytes is ${sizeText(plan.maxResultBytes)}); the result was dropped and the server reconnected`
+  );
 }
 
 function timeoutText(plan: CallPlan, overall: boolean): string {
@@ -113,6 +164,7 @@ class ProgressRelay {
 }
 
 function classify(sdk: McpSdk, link: Link, error: unknown): Failure {
+  if (error instanceof LinkLost) return { kind: 'connectionLost', ...error.loss };
   // The SDK closes the link before failing its pending requests: a lost link is the cause.
   if (link.lost) return { kind: 'connectionLost', reason: 'the connection closed' };
   if (error instanceof sdk.StreamableHTTPError && isExpiredSession(error.code, error.message)) {

@@ -1,13 +1,25 @@
 import type { McpClient, McpElicitParams, McpElicitResult, McpSdk } from './sdk.js';
 import type { McpHttpServer, McpServerConfig, McpStdioServer } from './types.js';
 
+/** Why a link was lost. */
+export interface LinkLoss {
+  reason: string;
+  /** A message from the server exceeded the stdio read limit (this many bytes). */
+  readLimitBytes?: number;
+}
+
 /** One connected client; a reconnection makes a new one (the SDK's clients are single-use). */
 export interface Link {
   readonly client: McpClient;
   readonly generation: number;
   readonly stderr: NodeJS.ReadableStream | null;
-  /** Set once its connection closed or was found dead (expired session). */
+  /** Set once its connection closed or was found dead (expired session, broken stream). */
   lost: boolean;
+  /**
+   * Calls `listener` once when the link is lost (a call in flight fails then, not when the SDK
+   * finally gives up on it); returns the unsubscribe.
+   */
+  onLost(listener: (loss: LinkLoss) => void): () => void;
 }
 
 type ConnectionState =
@@ -18,6 +30,8 @@ type ConnectionState =
 
 export interface ConnectionSettings {
   connectMs: number;
+  /** The longest message read from a stdio server; a longer one breaks the stream. */
+  readLimitBytes: number;
   reconnect: { maxAttempts: number; baseDelayMs: number; maxDelayMs: number };
 }
 
@@ -40,6 +54,8 @@ export class McpConnection {
   private state: ConnectionState = { kind: 'unavailable', reason: 'not connected yet' };
   private generation = 0;
   private readonly closing = new AbortController();
+  /** Each live link's loss listeners. */
+  private readonly listeners = new WeakMap<Link, Set<(loss: LinkLoss) => void>>();
 
   constructor(
     private readonly sdk: McpSdk,
@@ -79,10 +95,14 @@ export class McpConnection {
   }
 
   /** Marks a link dead; the first report about the live link starts the reconnection. */
-  lost(link: Link, reason: string): void {
+  lost(link: Link, loss: LinkLoss | string): void {
     if (link.lost) return;
+    const known = typeof loss === 'string' ? { reason: loss } : loss;
     link.lost = true;
-    if (this.state.kind === 'connected' && this.state.link === link) void this.reconnect(reason).catch(() => {});
+    const listeners = this.listeners.get(link);
+    this.listeners.delete(link);
+    for (const listener of listeners ?? []) listener(known);
+    if (this.state.kind === 'connected' && this.state.link === link) void this.reconnect(known.reason).catch(() => {});
     // An HTTP link keeps a GET stream open; a stdio link's process is already gone.
     void link.client.close().catch(() => {});
   }
@@ -92,7 +112,7 @@ export class McpConnection {
     this.state = { kind: 'closed' };
     this.closing.abort();
     if (link) {
-      link.lost = true;
+      this.lost(link, 'the MCP toolset was closed');
       await link.client.close().catch(() => {});
     }
   }
@@ -132,7 +152,18 @@ export class McpConnection {
     const client = new sdk.Client(CLIENT_INFO, { capabilities: { elicitation: {} } });
     const transport = isStdio(this.server) ? this.stdioTransport(this.server) : this.httpTransport(this.server);
     const stderr = 'stderr' in transport ? (transport.stderr as NodeJS.ReadableStream | null) : null;
-    const link: Link = { client, generation: ++this.generation, stderr, lost: false };
+    const listeners = new Set<(loss: LinkLoss) => void>();
+    const link: Link = {
+      client,
+      generation: ++this.generation,
+      stderr,
+      lost: false,
+      onLost: (listener) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+    };
+    this.listeners.set(link, listeners);
     client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => {
       if (this.current === link) this.hooks.onToolListChanged(link);
     });
@@ -140,12 +171,17 @@ export class McpConnection {
       this.hooks.elicit(request.params, extra.signal),
     );
     client.onclose = () => this.lost(link, 'the connection closed');
-    // Transport noise (an HTTP GET stream retrying, a stray notification) is not a call's failure.
-    client.onerror = () => {};
+    // A broken stdio stream is lost now: the SDK notices only when the process exits, seconds later.
+    // Other transport noise (an HTTP GET stream retrying, one unparsable line) is not a call's failure.
+    const stdio = isStdio(this.server);
+    client.onerror = (error) => {
+      const loss = stdio ? brokenStream(error) : null;
+      if (loss) this.lost(link, loss);
+    };
     try {
       await client.connect(transport, { timeout: this.settings.connectMs });
     } catch (error) {
-      link.lost = true;
+      this.lost(link, 'the connection failed');
       await client.close().catch(() => {});
       throw error;
     }
@@ -160,6 +196,7 @@ export class McpConnection {
       ...(server.env ? { env: server.env } : {}),
       ...(server.cwd ? { cwd: server.cwd } : {}),
       stderr: server.stderr ?? 'inherit',
+      maxBufferSize: this.settings.readLimitBytes,
     });
   }
 
@@ -168,6 +205,21 @@ export class McpConnection {
       ...(server.headers ? { requestInit: { headers: server.headers } } : {}),
     });
   }
+}
+
+const BROKEN_PIPE_CODES = new Set(['EPIPE', 'ECONNRESET', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END']);
+
+/** A stdio transport error after which the stream cannot be used: the read limit passed, a broken pipe. */
+function brokenStream(error: Error): LinkLoss | null {
+  const overflow = /ReadBuffer exceeded maximum size of (\d+)/.exec(error.message);
+  if (overflow) {
+    const readLimitBytes = Number(overflow[1]);
+    return { reason: `a message from the server passed the read limit of ${readLimitBytes} bytes`, readLimitBytes };
+  }
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && BROKEN_PIPE_CODES.has(code))
+    return { reason: `the stream to the server broke (${code})` };
+  return null;
 }
 
 export function isStdio(server: McpServerConfig): server is McpStdioServer {

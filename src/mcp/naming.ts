@@ -1,3 +1,4 @@
+import { AgentError } from '../domain/errors.js';
 import { TOOL_NAME_PATTERN } from '../tools/define.js';
 
 const MAX_NAME = 64;
@@ -18,8 +19,47 @@ export function prefixFromServerName(serverName: string | undefined): string {
  * start and ends with a short hash of the server's name for it, so it stays unique.
  */
 export function agentToolName(prefix: string, remoteName: string): string {
-  const name = `${prefix}__${reduceName(remoteName) || 'tool'}`;
-  if (name.length <= MAX_NAME && TOOL_NAME_PATTERN.test(name)) return name;
+  const name = baseName(prefix, remoteName);
+  return name.length <= MAX_NAME && TOOL_NAME_PATTERN.test(name) ? name : hashed(name, remoteName);
+}
+
+/**
+ * The agent's names for all the tools of one list, by the server's name. Tools whose names reduce to
+ * the same one (`a.b` and `a_b` both give `srv__a_b`) are all renamed `<prefix>__<tool>_<hash of the
+ * server's name>`: none is dropped, and a name never passes to the other tool when the server
+ * reorders its list. Throws `AgentError('McpToolConflict')` naming both when names still collide
+ * (the server lists one name twice).
+ */
+export function agentToolNames(prefix: string, remoteNames: readonly string[]): Map<string, string> {
+  const byBase = new Map<string, string[]>();
+  for (const remote of remoteNames) {
+    const base = agentToolName(prefix, remote);
+    byBase.set(base, [...(byBase.get(base) ?? []), remote]);
+  }
+  const names = new Map<string, string>();
+  const owners = new Map<string, string>();
+  for (const [base, remotes] of byBase) {
+    for (const remote of remotes) {
+      const name = remotes.length === 1 ? base : hashed(baseName(prefix, remote), remote);
+      const owner = owners.get(name);
+      if (owner !== undefined) {
+        throw new AgentError(
+          'McpToolConflict',
+          `MCP server "${prefix}": the tools ${JSON.stringify(owner)} and ${JSON.stringify(remote)} would both be named "${name}".`,
+        );
+      }
+      owners.set(name, remote);
+      names.set(remote, name);
+    }
+  }
+  return names;
+}
+
+function baseName(prefix: string, remoteName: string): string {
+  return `${prefix}__${reduceName(remoteName) || 'tool'}`;
+}
+
+function hashed(name: string, remoteName: string): string {
   const hash = fnv1a(remoteName);
   return `${name.slice(0, MAX_NAME - hash.length - 1)}_${hash}`;
 }

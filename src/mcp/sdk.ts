@@ -2,7 +2,6 @@ import type * as ClientModule from '@modelcontextprotocol/sdk/client/index.js';
 import type * as StdioModule from '@modelcontextprotocol/sdk/client/stdio.js';
 import type * as HttpModule from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type * as TypesModule from '@modelcontextprotocol/sdk/types.js';
-import type * as AjvModule from '@modelcontextprotocol/sdk/validation/ajv';
 import { lazyPackage, type OptionalPackage } from '../peers/optional-sdk.js';
 
 export const SDK_PACKAGE = '@modelcontextprotocol/sdk';
@@ -17,7 +16,17 @@ export interface McpSdk {
   ErrorCode: typeof TypesModule.ErrorCode;
   ToolListChangedNotificationSchema: typeof TypesModule.ToolListChangedNotificationSchema;
   ElicitRequestSchema: typeof TypesModule.ElicitRequestSchema;
-  AjvJsonSchemaValidator: typeof AjvModule.AjvJsonSchemaValidator;
+  AjvJsonSchemaValidator: JsonSchemaValidatorClass;
+}
+
+/**
+ * The SDK's JSON Schema validator, by its shape: its own declaration imports Ajv's typings, which do
+ * not compile with `skipLibCheck: false`, and our published types must.
+ */
+export interface JsonSchemaValidatorClass {
+  new (): {
+    getValidator(schema: Record<string, unknown>): (input: unknown) => { valid: boolean; errorMessage?: string };
+  };
 }
 
 export type McpClient = ClientModule.Client;
@@ -39,6 +48,8 @@ async function importSdk(): Promise<McpSdk> {
     import('@modelcontextprotocol/sdk/types.js'),
     import('@modelcontextprotocol/sdk/validation/ajv'),
   ]);
+  // Checked here, where the SDK's own typings are at hand: its class has the shape declared above.
+  const validator: JsonSchemaValidatorClass = ajv.AjvJsonSchemaValidator;
   return {
     Client: client.Client,
     StdioClientTransport: stdio.StdioClientTransport,
@@ -48,6 +59,6 @@ async function importSdk(): Promise<McpSdk> {
     ErrorCode: types.ErrorCode,
     ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema,
     ElicitRequestSchema: types.ElicitRequestSchema,
-    AjvJsonSchemaValidator: ajv.AjvJsonSchemaValidator,
+    AjvJsonSchemaValidator: validator,
   };
 }

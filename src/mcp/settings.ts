@@ -3,10 +3,16 @@ import type { ConnectionSettings } from './connection.js';
 import type { McpServerConfig, McpToolsOptions } from './types.js';
 
 export interface McpSettings extends ConnectionSettings {
-  call: { callMs: number; totalMs: number };
+  call: { callMs: number; totalMs: number; maxResultBytes: number };
 }
 
 const MAX_DELAY = 2 ** 31 - 1;
+const MIB = 1024 * 1024;
+export const DEFAULT_MAX_RESULT_BYTES = 4 * MIB;
+const MAX_RESULT_BYTES_CAP = 256 * MIB;
+/** The MCP SDK's own stdio read limit; raised only to let a result of `maxResultBytes` (and its envelope) through. */
+const SDK_READ_LIMIT = 10 * MIB;
+const ENVELOPE_BYTES = 64 * 1024;
 
 /** Checks the server and options once, up front: a typo never silently changes behaviour. */
 export function resolveSettings(server: McpServerConfig, options: McpToolsOptions): McpSettings {
@@ -53,12 +59,16 @@ export function resolveSettings(server: McpServerConfig, options: McpToolsOption
   const callMs = ms(options.timeouts?.callMs, 60_000, 'timeouts.callMs');
   const totalMs = ms(options.timeouts?.totalMs, 600_000, 'timeouts.totalMs');
   if (totalMs < callMs) throw invalid('timeouts.totalMs', `at least timeouts.callMs (${callMs})`);
+  const maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+  if (!Number.isInteger(maxResultBytes) || maxResultBytes < 1 || maxResultBytes > MAX_RESULT_BYTES_CAP)
+    throw invalid('maxResultBytes', `an integer from 1 to ${MAX_RESULT_BYTES_CAP} (bytes)`);
   const maxAttempts = options.reconnect?.maxAttempts ?? 5;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 1_000)
     throw invalid('reconnect.maxAttempts', 'an integer from 1 to 1000');
   return {
     connectMs: ms(options.timeouts?.connectMs, 30_000, 'timeouts.connectMs'),
-    call: { callMs, totalMs },
+    call: { callMs, totalMs, maxResultBytes },
+    readLimitBytes: Math.max(SDK_READ_LIMIT, maxResultBytes + ENVELOPE_BYTES),
     reconnect: {
       maxAttempts,
       baseDelayMs: ms(options.reconnect?.baseDelayMs, 100, 'reconnect.baseDelayMs', 0),

@@ -6,7 +6,7 @@ import type { AnyTool, ToolContext, ToolOutput } from '../tools/types.js';
 import { callMcpTool, messageOf, type CallPlan } from './call.js';
 import { isStdio, McpConnection, type Link } from './connection.js';
 import { routeElicitation, type ElicitingCall } from './elicitation.js';
-import { agentToolName, approvalFromAnnotations, prefixFromServerName } from './naming.js';
+import { agentToolNames, approvalFromAnnotations, prefixFromServerName } from './naming.js';
 import { resolveSettings, type McpSettings } from './settings.js';
 import { loadSdk, type McpSdk, type McpTool } from './sdk.js';
 import type { McpServerConfig, McpToolset, McpToolsOptions } from './types.js';
@@ -73,6 +73,7 @@ class LiveToolset implements McpToolset {
       await this.refresh(link);
     } catch (error) {
       await this.connection.close();
+      if (error instanceof AgentError) throw error;
       throw new AgentError(
         'McpUnavailable',
         `mcpTools: could not connect to the MCP server ${describe(this.server)}: ${messageOf(error)}`,
@@ -111,16 +112,20 @@ class LiveToolset implements McpToolset {
       listed.push(...page.tools);
       cursor = page.nextCursor;
     } while (cursor);
+    // Names that collide are told apart here, for the whole list at once (or the list is refused).
+    const names = agentToolNames(
+      this.name,
+      listed.map((remote) => remote.name),
+    );
     const next: AnyTool[] = [];
     const built = new Map<string, BuiltTool>();
-    const names = new Set<string>();
     for (const remote of listed) {
-      const key = JSON.stringify([remote.description, remote.inputSchema, remote.annotations]);
+      const name = names.get(remote.name) as string;
+      const key = JSON.stringify([name, remote.description, remote.inputSchema, remote.annotations]);
       const previous = this.built.get(remote.name);
-      const tool = previous?.key === key ? previous.tool : this.buildTool(remote);
-      // A malformed definition, or two server names reduced to one, leaves the later tool out.
-      if (!tool || names.has(tool.name)) continue;
-      names.add(tool.name);
+      const tool = previous?.key === key ? previous.tool : this.buildTool(remote, name);
+      // A malformed definition leaves the tool out.
+      if (!tool) continue;
       built.set(remote.name, { key, tool });
       next.push(tool);
     }
@@ -133,12 +138,18 @@ class LiveToolset implements McpToolset {
     }
   }
 
-  private buildTool(remote: McpTool): AnyTool | null {
+  private buildTool(remote: McpTool, name: string): AnyTool | null {
     const override = this.options.tools?.[remote.name] ?? {};
     const replay = override.replay ?? this.options.replay ?? 'never';
-    const plan: CallPlan = { remoteName: remote.name, server: this.name, replay, ...this.settings.call };
+    const plan: CallPlan = {
+      remoteName: remote.name,
+      toolName: name,
+      server: this.name,
+      replay,
+      ...this.settings.call,
+    };
     const tool = {
-      name: agentToolName(this.name, remote.name),
+      name,
       description: remote.description ?? '',
       parameters: jsonSchemaParameters(remote.inputSchema, this.checkerFor(remote.inputSchema)),
       requiresApproval:
@@ -159,7 +170,7 @@ class LiveToolset implements McpToolset {
   private async call(plan: CallPlan, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
     this.running.set(ctx.toolCallId, {
       toolCallId: ctx.toolCallId,
-      toolName: agentToolName(this.name, plan.remoteName),
+      toolName: plan.toolName,
       ctx,
     });
     try {
@@ -176,7 +187,7 @@ class LiveToolset implements McpToolset {
   private checkerFor(schema: Record<string, unknown>): JsonSchemaCheck | undefined {
     let validate: (value: unknown) => { valid: boolean; errorMessage?: string };
     try {
-      validate = this.validator.getValidator(schema as never);
+      validate = this.validator.getValidator(schema);
     } catch {
       return undefined;
     }

@@ -2,6 +2,9 @@ import type { ApprovalDecision } from '../policies/types.js';
 import type { ToolSource } from '../tools/tool-source.js';
 import type { AnyTool } from '../tools/types.js';
 
+/** The reason sent with `notifications/cancelled` when the agent cancels a call (abort, steering). */
+export const CANCEL_REASON = 'cancelled by the agent';
+
 /** A server started as a child process, spoken to over stdio. */
 export interface McpStdioServer {
   command: string;
@@ -66,7 +69,14 @@ export interface McpToolsOptions {
     /** Connecting and initializing. Default 30,000. */
     connectMs?: number;
   };
-  /** Reconnection after a dead stdio process or a lost HTTP session. */
+  /**
+   * The largest tool result taken from this server, in bytes of its JSON. A larger one becomes an
+   * error result naming its size (the server stays connected). Default 4 MiB. Over stdio a message
+   * is read up to 10 MiB (the MCP SDK's limit; more when this is larger): a longer one breaks the
+   * stream, so the call gets an error result naming that limit and the server is reconnected at once.
+   */
+  maxResultBytes?: number;
+  /** Reconnection after a dead stdio process, a broken stdio stream or a lost HTTP session. */
   reconnect?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
   /**
    * Answers the server's elicitation requests, instead of the agent's approval path (its approval

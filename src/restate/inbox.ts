@@ -22,10 +22,16 @@ async function readInbox(ctx: ObjectContext, sdk: RestateSdk): Promise<InboxStat
   return (await ctx.get<InboxState>('inbox')) ?? { items: [], open: false, waiter: null };
 }
 
+/**
+ * The inbox's handlers. They are plumbing between the object's own handlers: private to ingress in
+ * the deployment's manifest (only other handlers call them), so no client can push or take items.
+ */
 export function inboxHandlers(sdk: RestateSdk) {
+  const internal = { ingressPrivate: true };
+  const exclusive = sdk.handlers.object.exclusive;
   return {
     /** The run starts: what was pushed while no run was open; when nothing was, `wake` is resolved by the next push. */
-    inboxOpen: async (ctx: ObjectContext, input: { wake: string }): Promise<InboxItem[]> => {
+    inboxOpen: exclusive(internal, async (ctx: ObjectContext, input: { wake: string }): Promise<InboxItem[]> => {
       const inbox = await readInbox(ctx, sdk);
       ctx.set('inbox', {
         items: [],
@@ -33,17 +39,17 @@ export function inboxHandlers(sdk: RestateSdk) {
         waiter: inbox.items.length > 0 ? null : input.wake,
       } satisfies InboxState);
       return inbox.items;
-    },
+    }),
     /**
      * The run ended (sent one-way): what it did not take stays here for the next run, and whoever
      * waits on a receipt learns the message is still queued.
      */
-    inboxClose: async (ctx: ObjectContext): Promise<void> => {
+    inboxClose: exclusive(internal, async (ctx: ObjectContext): Promise<void> => {
       const inbox = await readInbox(ctx, sdk);
       for (const item of inbox.items) answerStillQueued(ctx, item);
       ctx.set('inbox', { items: inbox.items.map(withoutReceipt), open: false, waiter: null } satisfies InboxState);
-    },
-    inboxPush: async (ctx: ObjectContext, item: InboxItem): Promise<{ live: boolean }> => {
+    }),
+    inboxPush: exclusive(internal, async (ctx: ObjectContext, item: InboxItem): Promise<{ live: boolean }> => {
       const inbox = await readInbox(ctx, sdk);
       if (inbox.waiter) ctx.resolveAwakeable(inbox.waiter, null);
       // While no run is open the sender is answered at once: nobody will wait on the receipt.
@@ -53,9 +59,9 @@ export function inboxHandlers(sdk: RestateSdk) {
         waiter: null,
       } satisfies InboxState);
       return { live: inbox.open };
-    },
+    }),
     /** Everything pushed so far; when there is nothing, `wake` is resolved by the next push. */
-    inboxTake: async (ctx: ObjectContext, input: { wake: string }): Promise<InboxItem[]> => {
+    inboxTake: exclusive(internal, async (ctx: ObjectContext, input: { wake: string }): Promise<InboxItem[]> => {
       const inbox = await readInbox(ctx, sdk);
       ctx.set('inbox', {
         items: [],
@@ -63,7 +69,7 @@ export function inboxHandlers(sdk: RestateSdk) {
         waiter: inbox.items.length > 0 ? null : input.wake,
       } satisfies InboxState);
       return inbox.items;
-    },
+    }),
   };
 }
 

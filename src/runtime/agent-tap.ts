@@ -1,10 +1,10 @@
-import type { MasterContext } from '../../machines/master.types.js';
 import type { Message } from '../domain/messages.js';
 import type { SessionStore } from '../store/types.js';
 import type { StepMachines } from '../store/step-types.js';
 import type { Agent, DurableOptions } from './agent.js';
 import type { AgentState } from './run-session.js';
 import { machinesOf } from './step-machines.js';
+import { sessionView } from './checkpoint.js';
 
 /**
  * What a tool watching an agent (the studio) reads beyond the public API, all of it read-only:
@@ -37,13 +37,8 @@ export function agentTap(agent: Agent): AgentTap | null {
     store: (state.options as DurableOptions).store ?? null,
     machines: () => machinesOf(state.run),
     queues() {
-      const run = state.run;
-      const context =
-        run && !run.ended ? (run.master?.getSnapshot() as { context?: MasterContext } | undefined)?.context : undefined;
-      return {
-        steering: context?.steeringQueue ?? state.steeringQueue,
-        followUp: context?.followUpQueue ?? state.followUpQueue,
-      };
+      const view = sessionView(state);
+      return { steering: view.steeringQueue, followUp: view.followUpQueue };
     },
     get running() {
       return state.run !== null;

@@ -1,8 +1,13 @@
+import { MACHINE_CHARTS } from './charts.generated.js';
 import { VIEWER_SCRIPT } from './viewer-script.generated.js';
 import { VIEWER_STYLE } from './viewer-style.js';
 
 export interface ViewerHtmlOptions {
-  /** Diagrams by machine id (`master`, `turn`, `toolCall`): Graphviz SVGs whose node titles are state ids. */
+  /**
+   * Diagrams by machine id (`master`, `turn`, `toolCall`): Graphviz SVGs whose node titles are state ids.
+   * The page always has the diagrams of agentchart's three machines (they ship with the package); one given
+   * here replaces the shipped one of its machine. A machine with no diagram is drawn from the trace.
+   */
   charts?: Readonly<Record<string, string>>;
   /** A JSONL trace to embed: the page opens on it (it can still load another file). */
   trace?: string;
@@ -13,10 +18,10 @@ export interface ViewerHtmlOptions {
 
 /**
  * The offline trace viewer: one self-contained HTML page (no network, no external file), with the
- * diagrams and optionally a trace embedded. Machines without a diagram are drawn from the trace.
+ * machines' diagrams and optionally a trace embedded.
  */
 export function viewerHtml(options: ViewerHtmlOptions = {}): string {
-  return renderViewerPage(VIEWER_SCRIPT, options);
+  return renderViewerPage(VIEWER_SCRIPT, { ...options, charts: { ...MACHINE_CHARTS, ...options.charts } });
 }
 
 /** The page around a given viewer script: `npm run viz` renders it with the script it just built. */
@@ -96,7 +101,7 @@ export function machineIdOfSvg(svg: string): string | null {
 }
 
 /** The `<svg>` element alone: an XML prolog or doctype has no place inside HTML. */
-function svgElementOf(svg: string): string {
+export function svgElementOf(svg: string): string {
   const start = svg.indexOf('<svg');
   if (start < 0) throw new Error('viewerHtml: a chart is not an SVG document');
   return svg.slice(start).trim();

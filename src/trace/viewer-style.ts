@@ -92,8 +92,8 @@ h2 small { font-weight: 400; color: var(--muted); margin-left: 6px; }
 .span-model.status-ok { background: #5e35b1; }
 .span-approval { opacity: 0.8; }
 .span.future { opacity: 0.18; }
-.tick { position: absolute; top: -2px; width: 2px; height: 20px; background: #ffb300; }
-.tick.future { opacity: 0.2; }
+.track .tick { position: absolute; top: -2px; width: 2px; height: 20px; background: #ffb300; }
+.track .tick.future { opacity: 0.2; }
 .cursor { position: absolute; top: 26px; bottom: 0; width: 2px; background: var(--from); pointer-events: none; }
 .empty { color: var(--muted); }
 `;

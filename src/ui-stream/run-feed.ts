@@ -33,12 +33,15 @@ export class RunFeed {
   readonly translator: RunTranslator;
   private target: ((chunk: AgentchartUIChunk) => void) | null = null;
   private readonly queue: AgentEvent[] = [];
-  private draining = false;
+  private busy = false;
+  private drained: Promise<void> = Promise.resolve();
   private subscription: Subscription | null = null;
   private finished = false;
   /** Durable approvals requested in this feed (the run parks once every pending one is among them). */
   private readonly requested = new Set<string>();
   private readonly afterSeq: number;
+  /** The event being translated is on the client's screen already, or no response takes it. */
+  private muted = false;
 
   constructor(
     dialect: UIStreamDialect,
@@ -52,7 +55,9 @@ export class RunFeed {
     private readonly answered: readonly ApprovalRef[] = [],
   ) {
     this.afterSeq = Math.max(-1, ...answered.map((ref) => ref.seq));
-    this.translator = new RunTranslator(dialect, (chunk) => this.target?.(chunk));
+    this.translator = new RunTranslator(dialect, (chunk) => {
+      if (!this.muted) this.target?.(chunk);
+    });
   }
 
   /** Follows the run from its first event (a late subscriber gets the run so far replayed), writing to `target`. */
@@ -80,28 +85,39 @@ export class RunFeed {
     this.subscription = null;
   }
 
-  private async drain(): Promise<void> {
-    if (this.draining) return;
-    this.draining = true;
+  /** Resolves once every event received so far is translated. */
+  async idle(): Promise<void> {
+    while (this.busy) await this.drained;
+  }
+
+  get ended(): boolean {
+    return this.finished;
+  }
+
+  private drain(): void {
+    if (!this.busy) this.drained = this.drainQueue();
+  }
+
+  /** In order; synchronous unless an approval's version must be waited for (later events queue behind it). */
+  private async drainQueue(): Promise<void> {
+    this.busy = true;
     try {
       while (this.queue.length > 0 && !this.finished) {
         const event = this.queue.shift() as AgentEvent;
         if (event.type !== 'toolApprovalRequested') this.handle(event);
-        else if (event.seq <= this.afterSeq) this.handle(event, this.answeredRequest(event));
-        else if (this.approvals) await this.approvalRequested(event);
-        else this.handle(event);
+        else await this.approvalRequested(event);
       }
     } catch (error) {
       this.stop();
       this.hooks.failed(error);
     } finally {
-      this.draining = false;
+      this.busy = false;
     }
   }
 
-  private handle(event: AgentEvent, durable?: DurableApproval): void {
+  private handle(event: AgentEvent, durable?: DurableApproval, onScreen = false): void {
     this.hooks.beforeEvent?.(event);
-    this.translator.muted = this.target === null || event.seq <= this.afterSeq;
+    this.muted = onScreen || this.target === null || event.seq <= this.afterSeq;
     this.translator.translate(event, durable);
     if (event.type === 'agentEnd') {
       this.stop();
@@ -109,15 +125,16 @@ export class RunFeed {
     }
   }
 
-  /** A request the client has seen and answered: its id as the client quotes it. */
-  private answeredRequest(event: AgentEventOf<'toolApprovalRequested'>): DurableApproval | undefined {
-    const ref = this.answered.find((answer) => answer.toolCallId === event.toolCallId && answer.seq === event.seq);
-    return ref ? { version: ref.version } : undefined;
-  }
-
-  /** A request the user answers carries the version its step was stored at: known once that step is written. */
+  /**
+   * A request the user answers carries the version its step was stored at: known once that step is
+   * written. One the client answered already (also asked again by a run resumed after a restart)
+   * keeps the id the client quotes, and is not written again.
+   */
   private async approvalRequested(event: AgentEventOf<'toolApprovalRequested'>): Promise<void> {
-    const approvals = this.approvals as ApprovalSource;
+    const answered = this.answered.find((ref) => ref.toolCallId === event.toolCallId);
+    if (answered) return this.handle(event, { version: answered.version }, true);
+    const approvals = this.approvals;
+    if (!approvals || event.seq <= this.afterSeq) return this.handle(event);
     const waiting = await approvals.flush().then(
       () => approvals.pendingApprovals().filter((pending) => !pending.elicitation),
       () => [],

@@ -32,12 +32,8 @@ interface CallPart {
  * turn gets its result, so a cancelled or interrupted call ends as output-error with the synthetic
  * text the model reads); approvals as the protocol's approval states; progress and steering
  * receipts as data parts; the run's end in the finish chunk's metadata.
- *
- * `muted` keeps the state without writing: a response that continues a run already on the client's
- * screen follows the events before the point where it takes over.
  */
 export class RunTranslator {
-  muted = false;
   private turnIndex: number | null = null;
   private readonly blocks = new Map<number, Block>();
   private readonly calls = new Map<string, CallPart>();
@@ -90,7 +86,7 @@ export class RunTranslator {
   }
 
   private emit(chunk: AgentchartUIChunk): void {
-    if (!this.muted) this.write(chunk);
+    this.write(chunk);
   }
 
   private startTurn(event: AgentEventOf<'turnStart'>): void {

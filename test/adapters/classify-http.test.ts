@@ -1,4 +1,9 @@
-import { classifyProviderFailure, classifyTransportFailure, isContextOverflowText, retryAfterMsFrom } from 'agentchart';
+import {
+  classifyProviderFailure,
+  classifyTransportFailure,
+  isContextOverflowText,
+  retryAfterMsFrom,
+} from 'agentchart/model-kit';
 import { describe, expect, it } from 'vitest';
 
 const NOW = Date.parse('2025-06-01T12:00:00.000Z');

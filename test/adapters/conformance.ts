@@ -1,11 +1,5 @@
-import {
-  costOf,
-  type Model,
-  type ModelPricing,
-  type ModelRequest,
-  type ModelStreamEvent,
-  type Usage,
-} from 'agentchart';
+import type { Model, ModelRequest, ModelStreamEvent, Usage } from 'agentchart';
+import { costOf, type ModelPricing } from 'agentchart/model-kit';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { connectionReset, httpError, noAnswer, ProtocolServer, sse } from './protocol-server.js';
 import {

@@ -1,4 +1,4 @@
-import { costOf, DEFAULT_PRICES, lookupPricing, type PriceTable } from 'agentchart';
+import { costOf, DEFAULT_PRICES, lookupPricing, type PriceTable } from 'agentchart/model-kit';
 import { describe, expect, it } from 'vitest';
 
 describe('lookupPricing', () => {

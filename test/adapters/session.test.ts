@@ -1,4 +1,5 @@
-import { costOf, createAgent, defineTool, zeroCounters, type AgentEvent, type Usage } from 'agentchart';
+import { createAgent, defineTool, type AgentEvent, type Usage } from 'agentchart';
+import { costOf, zeroCounters } from 'agentchart/model-kit';
 import { checkInvariants } from 'agentchart/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SimulatedClock } from 'xstate';

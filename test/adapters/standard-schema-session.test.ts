@@ -1,6 +1,7 @@
 import { toStandardJsonSchema } from '@valibot/to-json-schema';
 import { type } from 'arktype';
-import { createAgent, defineTool, zeroCounters, type AgentEvent, type AnyTool } from 'agentchart';
+import { createAgent, defineTool, type AgentEvent, type AnyTool } from 'agentchart';
+import { zeroCounters } from 'agentchart/model-kit';
 import { checkInvariants } from 'agentchart/testing';
 import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

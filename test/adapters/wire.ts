@@ -1,4 +1,5 @@
-import type { ModelPricing, Usage } from 'agentchart';
+import type { Usage } from 'agentchart';
+import type { ModelPricing } from 'agentchart/model-kit';
 
 /** A model reply, independent of any provider; each wire encodes it as its provider streams it. */
 export interface ScriptedReply {

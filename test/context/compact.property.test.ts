@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkToolParity, compactMessages, estimateContextTokens, isCompactionMarker, type Message } from 'agentchart';
+import { checkToolParity, compactMessages, type Message } from 'agentchart';
+import { isCompactionMarker } from '../../src/context/compact.js';
+import { estimateContextTokens } from '../../src/context/estimate.js';
 
 /** One assistant step: text, 0–3 tool calls answered in any order, optionally a note mid-batch. */
 const stepArb = fc.record({

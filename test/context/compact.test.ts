@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  AgentError,
-  COMPACTION_MARKER_TYPE,
-  checkToolParity,
-  compactMessages,
-  compactionMarker,
-  estimateContextTokens,
-  estimateTokens,
-  isCompactionMarker,
-  type Message,
-} from 'agentchart';
+import { AgentError, checkToolParity, compactMessages, type Message } from 'agentchart';
+import { COMPACTION_MARKER_TYPE, compactionMarker, isCompactionMarker } from '../../src/context/compact.js';
+import { estimateContextTokens, estimateTokens } from '../../src/context/estimate.js';
 import { assistantMsg, resultMsg, sampleHistory, userMsg } from './fixtures.js';
 
 const tokens = (...messages: Message[]) => estimateContextTokens(messages);

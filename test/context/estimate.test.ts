@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import type { Message } from 'agentchart';
+import type { ToolSpec } from 'agentchart/model-kit';
 import {
   TokenLedger,
   estimateContextTokens,
   estimateSystemPromptTokens,
   estimateTokens,
   estimateToolSpecTokens,
-  type Message,
-  type ToolSpec,
-} from 'agentchart';
+} from '../../src/context/estimate.js';
 
 const user: Message = { role: 'user', content: 'hello world!' }; // 12 chars → 3 + 4
 const assistant: Message = {

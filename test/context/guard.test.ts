@@ -1,12 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  AgentError,
-  compactionMarker,
-  createContextGuard,
-  estimateContextTokens,
-  type ContextGuardOptions,
-  type Message,
-} from 'agentchart';
+import { AgentError, type Message } from 'agentchart';
+import { compactionMarker } from '../../src/context/compact.js';
+import { estimateContextTokens } from '../../src/context/estimate.js';
+import { createContextGuard, type ContextGuardOptions } from '../../src/context/guard.js';
 import { sampleHistory } from './fixtures.js';
 
 // Estimates of sampleHistory(): u0 13, a1 16, r1 56, a2 11, u3 9, a4 19, r2 36, r3 16, u5 8, a6 14 = 198.

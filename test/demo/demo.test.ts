@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { zeroCounters } from 'agentchart';
+import { zeroCounters } from 'agentchart/model-kit';
 import { eventTypes } from 'agentchart/testing';
 import {
   chooseProvider,

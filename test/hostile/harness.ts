@@ -1,15 +1,7 @@
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { SimulatedClock } from 'xstate';
-import {
-  CountersSchema,
-  type Agent,
-  type AgentEvent,
-  type AgentRun,
-  type Counters,
-  type Model,
-  type ModelStreamEvent,
-  type RunResult,
-} from 'agentchart';
+import type { Agent, AgentEvent, AgentRun, Counters, Model, ModelStreamEvent, RunResult } from 'agentchart';
+import { CountersSchema } from '../../src/domain/counters.js';
 import { checkInvariants } from 'agentchart/testing';
 
 /**

@@ -1,7 +1,8 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentOptions, type ErrorKind } from 'agentchart';
+import { createAgent, defineTool, type AgentOptions } from 'agentchart';
+import type { ErrorKind } from 'agentchart/model-kit';
 import { ALL_HARNESSES } from '../adapters/harnesses.js';
 import { ProtocolServer, sse, type Responder } from '../adapters/protocol-server.js';
 import { sseText } from '../adapters/wire.js';

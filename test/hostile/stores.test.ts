@@ -11,9 +11,9 @@ import {
   type AgentEvent,
   type AgentRun,
   type RunResult,
-  type SessionStep,
   type SessionStore,
 } from 'agentchart';
+import type { SessionStep } from 'agentchart/store-kit';
 import { sqliteStore } from 'agentchart/sqlite';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 import { step, user } from '../stores/conformance.js';

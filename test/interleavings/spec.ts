@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { ErrorKind } from 'agentchart';
+import type { ErrorKind } from 'agentchart/model-kit';
 
 /**
  * A scenario is data: the agent's options, what each model call replies, how each approval is

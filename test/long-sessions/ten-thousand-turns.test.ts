@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, type AgentEvent, type SessionStep, type SessionStore } from 'agentchart';
+import { createAgent, defineTool, type AgentEvent, type SessionStore } from 'agentchart';
+import type { SessionStep } from 'agentchart/store-kit';
 import { sqliteStore } from 'agentchart/sqlite';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 

@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  AssistantMessageSchema,
-  modelError,
-  StreamAccumulator,
-  type MessageDelta,
-  type ModelStreamEvent,
-} from 'agentchart';
+import type { ModelStreamEvent } from 'agentchart';
+import { modelError, StreamAccumulator, type MessageDelta } from 'agentchart/model-kit';
+import { AssistantMessageSchema } from '../../src/domain/messages.js';
 
 function feed(events: ModelStreamEvent[], model = 'm1'): { acc: StreamAccumulator; deltas: MessageDelta[] } {
   const acc = new StreamAccumulator(model);

@@ -6,6 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userEnv } from '../support/npm-env.js';
+import { VIEWER_APP, viewInChromium } from './viewer-app.js';
 import { asCommonJs, docPages, readDocPage } from '../docs/examples.js';
 
 /**
@@ -16,6 +17,8 @@ import { asCommonJs, docPages, readDocPage } from '../docs/examples.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 const USER_ZOD = 'zod@~4.1.0';
+/** Where the viewer pages' screenshots go (docs/images/viewer.png is one of them, copied by hand). */
+const SCREENSHOTS = join(ROOT, 'test/.build/screenshots');
 const examples = docPages(ROOT)
   .flatMap((page) => readDocPage(ROOT, page).programs)
   .filter((program) => program.consumer)
@@ -74,9 +77,10 @@ beforeAll(() => {
   );
 }, 240_000);
 
+// Two installed apps (one with every optional SDK) take a while to delete on a busy machine.
 afterAll(() => {
   if (work && !process.env.KEEP_CONSUMER_APPS) rmSync(work, { recursive: true, force: true });
-});
+}, 120_000);
 
 describe('the examples run from the package', () => {
   it('are marked and say what they print', () => {
@@ -105,7 +109,7 @@ describe('the packed tarball', () => {
       (JSON.parse(readFileSync(join(app, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
     expect(version('zod')).toMatch(/^4\.1\./);
     expect(existsSync(join(app, 'node_modules/agentchart/node_modules/zod'))).toBe(false);
-    const optionalPeers = ['openai', '@anthropic-ai/sdk', '@ai-sdk/provider', '@statelyai/inspect'];
+    const optionalPeers = ['openai', '@anthropic-ai/sdk', '@ai-sdk/provider', 'ai', '@statelyai/inspect'];
     for (const sdk of [...optionalPeers, '@modelcontextprotocol/sdk', '@opentelemetry/api', 'fast-check']) {
       expect(existsSync(join(app, 'node_modules', sdk)), sdk).toBe(false);
     }
@@ -132,11 +136,27 @@ describe('an ESM app', () => {
 
   it('type-checks with moduleResolution bundler', () => {
     typecheck(join(esm, 'tsconfig.bundler.json'));
-  });
+  }, 120_000);
 
   it('type-checks with moduleResolution nodenext and runs each example, printing what it says', () => {
     typecheck(join(esm, 'tsconfig.nodenext.json'));
     expectPrinted(esm, [...examples, { name: 'zod-entry-points', expectedLines: ZOD_ENTRY_POINTS_PRINTS }]);
+  }, 120_000);
+
+  it("writes viewer pages (a run's trace, a counterexample) that show the diagrams shipped in the package", async () => {
+    write(join(esm, 'viewer.mjs'), VIEWER_APP);
+    const ran = node(['viewer.mjs'], esm);
+    expect([ran.status, ran.stderr, ran.stdout.trim()]).toEqual([0, '', 'written']);
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    for (const name of ['run', 'counterexample']) {
+      const seen = await viewInChromium(join(esm, `${name}.html`), join(SCREENSHOTS, `viewer-${name}.png`));
+      for (const machine of ['master', 'turn', 'toolCall'])
+        expect(seen.diagramNodes[machine], `${name}: ${machine}`).toBeGreaterThan(5);
+      expect(seen.activeAtEnd.master).toEqual(['master.ended']);
+      expect(seen.strayTicks).toBe(0);
+      expect(seen.requests.filter((url) => !url.startsWith('file://'))).toEqual([]);
+      expect(seen.pageErrors).toEqual([]);
+    }
   }, 120_000);
 
   it('gets MissingDependency naming the package and the install command for each missing optional SDK', () => {
@@ -164,6 +184,9 @@ describe('an ESM app', () => {
         'which is not installed. Install it with: npm install fast-check',
       // The AI SDK adapter loads nothing of the AI SDK: the language model it wraps is the user's.
       'ai-sdk': expect.stringMatching(/^InvalidOptions: fromAISDK needs a LanguageModelV3 or LanguageModelV4/),
+      'ai-sdk-ui':
+        'MissingDependency: agentchart/ai-sdk-ui needs the optional peer dependency "ai" (^6 || ^7), which is not ' +
+        'installed. Install it with: npm install ai',
     });
   });
 
@@ -173,10 +196,9 @@ describe('an ESM app', () => {
     const present = node(['sqlite.mjs'], esm);
     expect([present.status, present.stdout.trim()]).toEqual([0, 'opened']);
     if (typeof (nodeModule as { registerHooks?: unknown }).registerHooks !== 'function') {
-      console.warn(
-        `[consumer test] SKIPPED the missing node:sqlite case: Node ${process.version} has no module.registerHooks (22.15+)`,
-      );
-      context.skip();
+      const why = `Node ${process.version} has no module.registerHooks (22.15+)`;
+      console.warn(`[consumer test] SKIPPED the missing node:sqlite case: ${why}`);
+      context.skip(why);
     }
     const hidden = node(['--import', './hide-sqlite.mjs', 'sqlite.mjs'], esm);
     expect([hidden.status, hidden.stderr]).toEqual([0, '']);
@@ -203,7 +225,9 @@ describe('a CommonJS app', () => {
     expectPrinted(cjs, examples);
   }, 120_000);
 
-  it('require()s every entry point; a missing SDK is MissingDependency there too', () => {
+  // All but agentchart/restate: it loads Restate's SDK with a top-level await (one copy of the SDK, the
+  // application's), so it is import()-only.
+  it('require()s every other entry point; a missing SDK is MissingDependency there too', () => {
     write(join(cjs, 'require-all.cjs'), REQUIRE_ALL);
     const ran = node(['require-all.cjs'], cjs);
     expect([ran.status, ran.stderr]).toEqual([0, '']);
@@ -213,13 +237,105 @@ describe('a CommonJS app', () => {
       'agentchart/openai': ['openAICompatible'],
       'agentchart/anthropic': ['anthropic'],
       'agentchart/ai-sdk': ['fromAISDK'],
+      'agentchart/ai-sdk-ui': ['chatHandler', 'toUIMessageStream', 'toUIMessageStreamResponse'],
       'agentchart/sqlite': ['sqliteStore'],
       'agentchart/inspect': ['recordTrace', 'startInspector'],
       'agentchart/mcp': ['mcpTools'],
       'agentchart/otel': ['otelObserver'],
+      'agentchart/store-kit': ['acquireLease', 'checkStep'],
+      'agentchart/trace': ['createTraceRecorder', 'viewerHtml'],
+      'agentchart/model-kit': ['StreamAccumulator', 'prepareToolCall'],
+      'agentchart/postgres': ['postgresStore'],
       openAICompatible: 'MissingDependency',
     });
   });
+});
+
+/**
+ * Every entry point's published types compile with `skipLibCheck: false` (many projects turn it
+ * off): our .d.ts files must import nothing whose own typings fail, and an entry point's types must
+ * need no optional SDK but the one it is about. Entry points come from package.json's exports.
+ */
+describe("every entry point's published types, with skipLibCheck: false", () => {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    exports: Record<string, unknown>;
+    peerDependencies: Record<string, string>;
+  };
+  const entries = Object.keys(pkg.exports).map((subpath) => ({
+    file: subpath === '.' ? 'index' : subpath.slice(2),
+    specifier: subpath === '.' ? 'agentchart' : `agentchart/${subpath.slice(2)}`,
+  }));
+  /** The packages an entry point's types need: the SDK it adapts (or Node's own types). */
+  const TYPES_NEED: Record<string, string[]> = {
+    openai: ['openai'],
+    anthropic: ['@anthropic-ai/sdk'],
+    'ai-sdk': ['@ai-sdk/provider'],
+    'ai-sdk-ui': ['ai'],
+    otel: ['@opentelemetry/api'],
+    restate: ['@restatedev/restate-sdk'],
+    mcp: ['@types/node'],
+    sqlite: ['@types/node'],
+  };
+  const importing = (specifiers: string[]) =>
+    specifiers
+      .map(
+        (specifier, i) => `import * as entry${i} from '${specifier}';
+export type Entry${i} = typeof entry${i};
+`,
+      )
+      .join('');
+
+  it('with none of the optional SDKs, the entry points that need none compile', () => {
+    const dir = join(app, 'types-bare');
+    const needNothing = entries.filter((entry) => TYPES_NEED[entry.file] === undefined);
+    expect(needNothing.map((entry) => entry.specifier)).toContain('agentchart');
+    write(join(dir, 'src/entries.ts'), importing(needNothing.map((entry) => entry.specifier)));
+    write(join(dir, 'tsconfig.json'), {
+      compilerOptions: { ...STRICT, module: 'nodenext', moduleResolution: 'nodenext', noEmit: true },
+      include: ['src'],
+    });
+    typecheck(join(dir, 'tsconfig.json'));
+  });
+
+  it('with every optional SDK installed, every entry point compiles (nodenext and bundler resolution)', () => {
+    const full = join(work, 'full-app');
+    write(join(full, 'package.json'), { name: 'consumer-full', version: '1.0.0', private: true, type: 'module' });
+    // The versions the repository itself installed (served by the npm cache), for every peer, plus
+    // Node's types and those the peers' own typings import (pg's; json-schema's for @ai-sdk/provider,
+    // which an AI SDK user with skipLibCheck off installs too).
+    const installed = (name: string) =>
+      (JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string })
+        .version;
+    const peers = [...Object.keys(pkg.peerDependencies).filter((name) => name !== 'zod'), '@types/node', '@types/pg'];
+    const tarball = readdirSync(work).find((file) => file.endsWith('.tgz')) as string;
+    ok(
+      'npm',
+      [
+        'install',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        '--loglevel=error',
+        join(work, tarball),
+        USER_ZOD,
+        '@types/json-schema@^7.0.15',
+        ...peers.map((name) => `${name}@${installed(name)}`),
+      ],
+      full,
+    );
+    write(join(full, 'src/entries.ts'), importing(entries.map((entry) => entry.specifier)));
+    const compilerOptions = { ...STRICT, types: ['node'], noEmit: true };
+    write(join(full, 'tsconfig.nodenext.json'), {
+      compilerOptions: { ...compilerOptions, module: 'nodenext', moduleResolution: 'nodenext' },
+      include: ['src'],
+    });
+    write(join(full, 'tsconfig.bundler.json'), {
+      compilerOptions: { ...compilerOptions, module: 'esnext', moduleResolution: 'bundler' },
+      include: ['src'],
+    });
+    typecheck(join(full, 'tsconfig.nodenext.json'));
+    typecheck(join(full, 'tsconfig.bundler.json'));
+  }, 300_000);
 });
 
 /** Runs each compiled example (`out/<name>.js`): exit 0, nothing on stderr, every line it says it prints. */
@@ -242,7 +358,8 @@ function listFiles(dir: string): string[] {
 }
 
 /** The user's own zod 4.1 through each of its entry points, as tool parameters with typed arguments. */
-const ZOD_ENTRY_POINTS = `import { createAgent, createToolRegistry, defineTool } from 'agentchart';
+const ZOD_ENTRY_POINTS = `import { createAgent, defineTool } from 'agentchart';
+import { createToolRegistry } from 'agentchart/model-kit';
 import { scriptedModel } from 'agentchart/testing';
 import { z } from 'zod';
 import { z as z4 } from 'zod/v4';
@@ -292,6 +409,10 @@ await attempt('openai', () => openAICompatible({ model: 'gpt-4o-mini', apiKey: '
 await attempt('anthropic', () => anthropic({ model: 'claude-haiku-4-5', apiKey: 'k' }));
 await attempt('inspect', async () => (await import('agentchart/inspect')).startInspector());
 await attempt('ai-sdk', async () => (await import('agentchart/ai-sdk')).fromAISDK({}));
+const { scriptedModel: script } = await import('agentchart/testing');
+const { createAgent } = await import('agentchart');
+const uiRun = createAgent({ model: script([{ text: 'hi' }]) }).prompt('hi');
+await attempt('ai-sdk-ui', async () => (await import('agentchart/ai-sdk-ui')).toUIMessageStream(uiRun));
 await attempt('mcp', async () => (await import('agentchart/mcp')).mcpTools({ command: 'never-started' }));
 await attempt('otel', async () => (await import('agentchart/otel')).otelObserver());
 const { raceAgent, scriptedModel } = await import('agentchart/testing');
@@ -320,10 +441,13 @@ try {
 }
 `;
 
-const REQUIRE_ALL = `const subpaths = ['', '/testing', '/openai', '/anthropic', '/ai-sdk', '/sqlite', '/inspect', '/mcp', '/otel'];
+const REQUIRE_ALL = `const subpaths = ['', '/testing', '/openai', '/anthropic', '/ai-sdk', '/ai-sdk-ui', '/sqlite', '/inspect', '/mcp', '/otel',
+  '/store-kit', '/trace', '/model-kit', '/postgres'];
 const entries = subpaths.map((subpath) => 'agentchart' + subpath);
 const wanted = ['createAgent', 'defineTool', 'memoryStore', 'checkInvariants', 'scriptedModel', 'exploreAgent', 'raceAgent', 'openAICompatible',
-  'anthropic', 'fromAISDK', 'sqliteStore', 'recordTrace', 'startInspector', 'mcpTools', 'otelObserver'];
+  'anthropic', 'fromAISDK', 'toUIMessageStream', 'toUIMessageStreamResponse', 'chatHandler', 'sqliteStore', 'recordTrace', 'startInspector',
+  'mcpTools', 'otelObserver', 'checkStep', 'acquireLease', 'createTraceRecorder', 'viewerHtml', 'StreamAccumulator', 'prepareToolCall',
+  'postgresStore'];
 const out = {};
 for (const entry of entries) {
   const exported = require(entry);

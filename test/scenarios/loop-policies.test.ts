@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { createAgent, zeroCounters } from 'agentchart';
+import { createAgent } from 'agentchart';
+import { zeroCounters } from 'agentchart/model-kit';
 import type { Agent, Counters, Message } from 'agentchart';
 import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, finished, lifecycle, ofType } from '../support/harness.js';

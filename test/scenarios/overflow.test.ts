@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock } from 'xstate';
-import { createAgent, createContextGuard, type AssistantMessage, type Message, type PostTurnContext } from 'agentchart';
+import { createAgent, type AssistantMessage, type Message, type PostTurnContext } from 'agentchart';
+import { createContextGuard } from '../../src/context/guard.js';
 import { scriptedModel } from 'agentchart/testing';
 import { deferred, expectCounters, expectInvariants, finished, lifecycle, settle } from '../support/harness.js';
 import { bodies, called, expectCallBound, ofType, result, said, searchTool, user } from './issue5-fixtures.js';

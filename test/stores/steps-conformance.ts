@@ -1,13 +1,7 @@
 import { expect, it } from 'vitest';
-import {
-  forkSession,
-  zeroCounters,
-  type Message,
-  type SessionHead,
-  type SessionStep,
-  type StepMachines,
-  type StoredEvent,
-} from 'agentchart';
+import { forkSession, type Message } from 'agentchart';
+import { zeroCounters } from 'agentchart/model-kit';
+import type { SessionHead, SessionStep, StepMachines, StoredEvent } from 'agentchart/store-kit';
 import type { StoreUnderTest } from './conformance.js';
 
 const user = (content: string): Message => ({ role: 'user', content });

@@ -159,7 +159,7 @@ describe('the studio page, controls (the public API, receipts and versions shown
       model: slowModel([
         {
           text: 'Writing the notes.',
-          toolCalls: [{ id: 'w1', name: 'write_file', arguments: { path: 'notes.md', text: 'draft' } }],
+          toolCalls: [{ id: 'w1', name: 'write_file', arguments: { path: 'notes.txt', text: 'draft' } }],
         },
         {
           text: 'And the secrets.',
@@ -174,7 +174,7 @@ describe('the studio page, controls (the public API, receipts and versions shown
     });
     const events = await show(agent, 'approve');
     const { page } = browser;
-    const run = agent.prompt('Write notes.md, and .env too.');
+    const run = agent.prompt('Write notes.txt, and .env too.');
 
     const card = page.locator('#approvals .approval[data-tool-call-id="w1"]');
     await card.waitFor();
@@ -182,9 +182,9 @@ describe('the studio page, controls (the public API, receipts and versions shown
     expect(pending).toMatchObject({ toolCallId: 'w1', toolName: 'write_file' });
     expect(await card.getAttribute('data-version')).toBe(String(pending?.version));
     expect(await card.locator('.version').textContent()).toBe(`version ${pending?.version}`);
-    expect(JSON.parse(await card.locator('textarea').inputValue())).toEqual({ path: 'notes.md', text: 'draft' });
+    expect(JSON.parse(await card.locator('textarea').inputValue())).toEqual({ path: 'notes.txt', text: 'draft' });
     await page.screenshot({ path: join(SCREENSHOTS, 'approval.png') });
-    await card.locator('textarea').fill(JSON.stringify({ path: 'notes.md', text: 'edited on the page' }));
+    await card.locator('textarea').fill(JSON.stringify({ path: 'notes.txt', text: 'edited on the page' }));
     await card.locator('button[data-action="approveWith"]').click();
     await poll(() => texts(page, '#receipts .receipt .answer')).toContain(`done (version ${pending?.version})`);
 
@@ -195,7 +195,7 @@ describe('the studio page, controls (the public API, receipts and versions shown
 
     const result = await run.result;
     expect(result.status).toBe('completed');
-    expect(ran).toEqual([{ path: 'notes.md', text: 'edited on the page' }]);
+    expect(ran).toEqual([{ path: 'notes.txt', text: 'edited on the page' }]);
     expect(result.counters).toMatchObject({ approvalsRequested: 2, approvalsDenied: 1, toolCallsExecuted: 1 });
     const ends = events.filter((event) => event.type === 'toolExecutionEnd');
     expect(ends.map((event) => [event.toolCallId, event.isError])).toEqual([

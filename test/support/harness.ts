@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import type { AgentEvent, AgentRun, Counters, RunResult } from 'agentchart';
-import { zeroCounters } from 'agentchart';
+import { zeroCounters } from 'agentchart/model-kit';
 import { checkInvariants, eventTypes } from 'agentchart/testing';
 
 /** Collects a run's whole event log (the run replays its events to late subscribers). */

@@ -1,18 +1,18 @@
 // Builders for hand-made event logs used by check-invariants.test.ts.
-import {
-  type AgentEvent,
-  type AgentEventType,
-  type AssistantMessage,
-  type Counters,
-  type EndReason,
-  type Message,
-  type RunStatus,
-  type ToolCallBlock,
-  type ToolResultMessage,
-  type TurnEndReason,
-  type Usage,
-  zeroCounters,
+import type {
+  AgentEvent,
+  AgentEventType,
+  AssistantMessage,
+  Counters,
+  EndReason,
+  Message,
+  RunStatus,
+  ToolCallBlock,
+  ToolResultMessage,
+  Usage,
 } from 'agentchart';
+import { zeroCounters } from 'agentchart/model-kit';
+import type { TurnEndReason } from '../../src/domain/events.js';
 import { checkInvariants } from 'agentchart/testing';
 
 /** An event before stamping: no runId/seq; turnIndex is filled from the open turn when absent. */

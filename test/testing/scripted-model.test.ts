@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { SimulatedClock } from 'xstate';
-import { modelError, StreamAccumulator, type Message, type ModelRequest, type ModelStreamEvent } from 'agentchart';
+import type { Message, ModelRequest, ModelStreamEvent } from 'agentchart';
+import { modelError, StreamAccumulator } from 'agentchart/model-kit';
 import { scriptedModel } from 'agentchart/testing';
 
 const request = (text = 'hi'): ModelRequest => ({

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AgentError, createToolRegistry, defineTool, type AnyTool } from 'agentchart';
+import { AgentError, defineTool, type AnyTool } from 'agentchart';
+import { createToolRegistry } from 'agentchart/model-kit';
 
 const execute = () => 'ok';
 const readFile = defineTool({

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, runTool, type AnyTool, type ToolContext, type ToolOutput } from 'agentchart';
+import { defineTool, type AnyTool, type ToolContext, type ToolOutput } from 'agentchart';
+import { runTool } from 'agentchart/model-kit';
 
 const ctx: ToolContext = {
   toolCallId: 'call_1',

@@ -6,7 +6,8 @@ import { z } from 'zod';
 import * as zm from 'zod/mini';
 import { z as z4 } from 'zod/v4';
 import * as z4m from 'zod/v4-mini';
-import { createToolRegistry, defineTool, prepareToolCall, type AnyTool, type ToolParameters } from 'agentchart';
+import { defineTool, type AnyTool, type ToolParameters } from 'agentchart';
+import { createToolRegistry, prepareToolCall } from 'agentchart/model-kit';
 import { agentErrorMessage } from '../support/errors.js';
 
 const execute = () => 'ok';

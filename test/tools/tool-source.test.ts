@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   createAgent,
-  createToolRegistry,
   defineTool,
   jsonSchemaParameters,
   TOOL_SOURCE,
@@ -10,6 +9,7 @@ import {
   type JsonSchemaTool,
   type ToolSource,
 } from 'agentchart';
+import { createToolRegistry } from 'agentchart/model-kit';
 import { scriptedModel } from 'agentchart/testing';
 import { expectCounters, expectInvariants, finished, ofType } from '../support/harness.js';
 

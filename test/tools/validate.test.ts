@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createToolRegistry, defineTool, prepareToolCall } from 'agentchart';
+import { defineTool } from 'agentchart';
+import { createToolRegistry, prepareToolCall } from 'agentchart/model-kit';
 
 const execute = () => 'ok';
 const readFile = defineTool({

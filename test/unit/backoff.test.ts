@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, modelError, type RetryOptions } from 'agentchart';
+import type { RetryOptions } from 'agentchart';
+import { modelError } from 'agentchart/model-kit';
+import { backoffDelay } from '../../src/runtime/retry.js';
 
 // backoffDelay(options, retry, error, random): retry 1 is the first retry.
 // min(maxDelayMs, baseDelayMs × 2^(retry−1)), jittered into [d/2, d]; a retry-after wins, clamped.

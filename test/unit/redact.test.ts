@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { knownSecrets, redactModelError, redactSecrets } from '../../src/domain/redact.js';
-import { modelError } from 'agentchart';
+import { modelError } from 'agentchart/model-kit';
 
 const KEY = 'gw_live_4f1c2a9e8b7d6c5a';
 

@@ -1,16 +1,18 @@
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { viewerHtml } from 'agentchart';
+import { viewerHtml } from 'agentchart/trace';
 import { agentEntries, describeValue, readTraceText, type ViewerModel } from '../../src/trace/viewer/model.js';
 import { formatMs } from '../../src/trace/viewer/timeline.js';
 import { buildTimeline } from '../../src/trace/viewer/timeline-model.js';
 import { recordSession } from './session.js';
+import { renderViewerPage } from '../../src/trace/viewer-html.js';
+import { VIEWER_SCRIPT } from '../../src/trace/viewer-script.generated.js';
 import { reportStats } from '../support/stats.js';
+import { CHROMIUM, chromiumAvailable } from '../support/tools.js';
 
 /**
  * The offline viewer in a real headless browser (Debian's chromium driven by playwright-core):
@@ -18,13 +20,7 @@ import { reportStats } from '../support/stats.js';
  * through, and what is highlighted and drawn is checked; a screenshot is kept for a person.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) {
-  console.warn(
-    `[viewer browser test] SKIPPED: ${CHROMIUM} is missing. Install it with \`apt-get install -y --no-install-recommends chromium\` (what .ci/run does as root).`,
-  );
-}
+const hasChromium = chromiumAvailable('viewer browser test');
 const VIEWER = pathToFileURL(fileURLToPath(new URL('../../visualizations/viewer.html', import.meta.url))).href;
 export const SCREENSHOT = join(tmpdir(), 'agentchart-viewer.png');
 const ACTIVE_FILL = 'rgb(255, 213, 79)';
@@ -287,7 +283,7 @@ describe.skipIf(!hasChromium)('the offline trace viewer in headless chromium', (
     reportStats(`[viewer browser test] screenshot: ${SCREENSHOT}`);
   });
 
-  it('opens a page with the trace embedded, and explains a file that is not a trace', async () => {
+  it('opens a page with the trace embedded, with the diagrams shipped in the package', async () => {
     const embedded = join(profile, 'embedded.html');
     await writeFile(embedded, viewerHtml({ trace: jsonl, traceName: 'embedded.jsonl' }));
     await page.goto(pathToFileURL(embedded).href);
@@ -295,6 +291,21 @@ describe.skipIf(!hasChromium)('the offline trace viewer in headless chromium', (
     expect(await page.locator('#step-label').textContent()).toBe(
       `step 1 / ${model.steps.length} · ${formatMs(model.steps[0]?.t ?? 0)}`,
     );
+    await page.click('#last');
+    for (const machine of ['master', 'turn', 'toolCall'])
+      expect(
+        await page.locator(`[data-machine="${machine}"] .drawing.svg svg g.node`).count(),
+        machine,
+      ).toBeGreaterThan(5);
+    expect(await activeIn('master')).toEqual(['master.ended']);
+    expect(await activeIn('turn')).toEqual(['turn.done']);
+  });
+
+  it('draws a machine without a diagram from the trace, and explains a file that is not a trace', async () => {
+    const outlined = join(profile, 'outlined.html');
+    await writeFile(outlined, renderViewerPage(VIEWER_SCRIPT, { trace: jsonl, traceName: 'outlined.jsonl' }));
+    await page.goto(pathToFileURL(outlined).href);
+    await page.waitForSelector('body.loaded');
     // No diagrams embedded: each machine is drawn from the outline recorded in the trace.
     await page.click('#last');
     expect(await activeIn('master')).toEqual(['master.ended']);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseTrace } from 'agentchart';
+import { parseTrace } from 'agentchart/trace';
 import { parseInstrumentArgs, viewerPathFor } from '../../src/demo/instrument.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));

@@ -2,7 +2,8 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createAgent, parseTrace } from 'agentchart';
+import { createAgent } from 'agentchart';
+import { parseTrace } from 'agentchart/trace';
 import { recordTrace } from 'agentchart/inspect';
 import { scriptedModel } from 'agentchart/testing';
 

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { createTraceRecorder, parseTrace, TraceFormatError, type TraceEntry, type TraceEntryOf } from 'agentchart';
+import {
+  createTraceRecorder,
+  parseTrace,
+  TraceFormatError,
+  type TraceEntry,
+  type TraceEntryOf,
+} from 'agentchart/trace';
 import { toJsonValue, INSPECTION_LIMITS } from '../../src/trace/serialize.js';
 import { FINAL_TEXT, recordSession, type RecordedSession } from './session.js';
 

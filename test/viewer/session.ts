@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { createAgent, createTraceRecorder, defineTool, type AgentEvent, type RunResult } from 'agentchart';
+import { createAgent, defineTool, type AgentEvent, type RunResult } from 'agentchart';
+import { createTraceRecorder } from 'agentchart/trace';
 import { scriptedModel } from 'agentchart/testing';
 
 /**

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { viewerHtml } from 'agentchart';
+import { viewerHtml } from 'agentchart/trace';
 import { buildViewerFiles, buildViewerScript } from '../../visualizations/viewer-build.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));

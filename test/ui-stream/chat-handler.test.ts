@@ -1,0 +1,3 @@
+import { describeChatHandler } from './chat-scenarios.js';
+
+describeChatHandler('v7');
