@@ -15,12 +15,12 @@ interface StoredSession {
   steps: MemoryStepLog;
 }
 
+type EmbeddedStore = TimeTravelStore & Required<Pick<SessionStore, 'commitStepSync' | 'acquireSync' | 'loadSync'>>;
+
 /**
  * An in-memory store with the same semantics as the durable ones: it keeps serialized JSON, so a
  * resumed agent never shares objects with the one that wrote the session.
  */
-type EmbeddedStore = TimeTravelStore & Required<Pick<SessionStore, 'commitStepSync' | 'acquireSync' | 'loadSync'>>;
-
 export function memoryStore(options: StoreOptions = {}): EmbeddedStore {
   const now = options.now ?? Date.now;
   const sessions = new Map<string, StoredSession>();

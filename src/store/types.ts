@@ -183,6 +183,7 @@ export interface SessionStore {
   release(sessionId: string, lease: Lease): Promise<void>;
   /** Embedded stores answer at once: a run then starts (or is refused) inside `prompt()`. */
   acquireSync?(sessionId: string, owner: string, ttlMs: number, holder?: LeaseHolder): AcquiredLease;
+  /** `load`, answered at once by an embedded store. */
   loadSync?(sessionId: string): SessionCheckpoint | null;
   /** The session's stored version (-1: none), cheaper than `load` (a parked run watches it). */
   versionOf?(sessionId: string): Promise<number>;
