@@ -9,11 +9,13 @@ import { renderRestateMarkdown, restateBenchmark } from './restate.js';
 import { renderMarkdown, type BenchResults } from './report.js';
 import type { PeersInfo } from './report-peers.js';
 import { sessionsBenchmark } from './sessions.js';
+import { stepRecordCost } from './step-records.js';
 import { storesBenchmark } from './stores.js';
 import { durableCost } from './durable.js';
 import { createAgent, defineTool, memoryStore } from 'agentchart';
 import { sqliteStore } from 'agentchart/sqlite';
 import { scriptedModel } from 'agentchart/testing';
+import { studioCost } from './studio.js';
 import { xstateFloor } from './xstate-floor.js';
 import { loadAverage, MB, peakRssBytes, round2, rssBytes } from './stats.js';
 import {
@@ -85,6 +87,8 @@ const inspectionTools = await step('inspection K=20', () => inspectionCost(50, 2
 const otelTurn = await step('otel', () => otelCost(200, 1, rounds(15), 2));
 const otelTools = await step('otel K=20', () => otelCost(50, 20, rounds(9), 2));
 const creation = await step('agent creation', () => agentCreation(1_000, rounds(5)));
+const studio = await step('studio', () => studioCost(200, 1, rounds(15), warmups(2)));
+const stepRecords = await step('step records', () => stepRecordCost(rounds(5)));
 const relay = await step('relay', () => relayBenchmark(3, quick ? 10_000 : 100_000, rounds(5), 1));
 const longTurns = quick ? 1_000 : 4_000;
 const longPoints = quick ? [250, 1_000] : [1_000, 2_000, 4_000];
@@ -128,6 +132,8 @@ const results: BenchResults = {
   inspection: { perTurn: inspection, perTool: inspectionTools },
   otel: { perTurn: otelTurn, perTool: otelTools },
   agentCreationUs: creation,
+  studio,
+  stepRecords,
   floor,
   peers: { ...peers, shortSession },
 };

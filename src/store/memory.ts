@@ -95,6 +95,7 @@ export function memoryStore(options: StoreOptions = {}): EmbeddedStore {
       sessions.delete(sessionId);
       steps.forget(sessionId);
     },
+    loadEventsJson: async (sessionId, options) => sessions.get(sessionId)?.events.slice(options?.from ?? 0) ?? [],
     steps: async (sessionId) => steps.list(sessionId),
     loadStep: async (sessionId, version) => steps.load(sessionId, version),
     fork: async (from, to, version) => steps.fork(from, to, version),
