@@ -40,5 +40,5 @@ export {
 } from './store/validate.js';
 
 // One owner per session: leases with fencing tokens.
-export type { Lease } from './store/lease.js';
+export type { Lease, AcquiredLease, LeaseHolder } from './store/lease.js';
 export { acquireLease, renewLease, releasedLease, checkFence, sessionBusy } from './store/lease.js';

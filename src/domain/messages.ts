@@ -64,15 +64,26 @@ export const MessageInputSchema = z.union([z.string(), MessageSchema]);
 
 export type TextBlock = z.infer<typeof TextBlockSchema>;
 export type ThinkingBlock = z.infer<typeof ThinkingBlockSchema>;
+/** A tool call in an assistant message: `{ type: 'toolCall', id, name, arguments }`. */
 export type ToolCallBlock = z.infer<typeof ToolCallBlockSchema>;
+/** A block of an assistant message: text, thinking or a tool call. */
 export type AssistantBlock = z.infer<typeof AssistantBlockSchema>;
+/** Tokens of one model attempt: `{ input, output, cacheRead?, cacheWrite? }`. */
 export type Usage = z.infer<typeof UsageSchema>;
 export type StopReason = z.infer<typeof StopReasonSchema>;
+/** `{ role: 'user', content }`: a prompt, a steering or follow-up message. */
 export type UserMessage = z.infer<typeof UserMessageSchema>;
+/** `{ role: 'assistant', content: blocks, stopReason, model?, usage?, errorMessage? }`: a model's reply. */
 export type AssistantMessage = z.infer<typeof AssistantMessageSchema>;
+/** `{ role: 'toolResult', toolCallId, toolName, content, isError }`: the one result of a tool call. */
 export type ToolResultMessage = z.infer<typeof ToolResultMessageSchema>;
+/**
+ * An application's own message in the history (`customType`, `data`), sent to the model only with `includeInContext`.
+ */
 export type CustomMessage = z.infer<typeof CustomMessageSchema>;
+/** A message of the history. */
 export type Message = z.infer<typeof MessageSchema>;
+/** What `prompt`, `steer` and `followUp` take: a message, or a string (user text). */
 export type MessageInput = z.input<typeof MessageInputSchema>;
 
 /** Normalizes `prompt`/`steer` input: a string becomes a user message; a message is validated. */
@@ -80,10 +91,12 @@ export function toMessage(input: MessageInput): Message {
   return typeof input === 'string' ? { role: 'user', content: input } : MessageSchema.parse(input);
 }
 
+/** The tool-call blocks of an assistant message, in order. */
 export function toolCallsOf(message: AssistantMessage): ToolCallBlock[] {
   return message.content.filter((block): block is ToolCallBlock => block.type === 'toolCall');
 }
 
+/** The text of an assistant message, its text blocks joined. */
 export function textOf(message: AssistantMessage): string {
   return message.content
     .filter((block): block is TextBlock => block.type === 'text')

@@ -1,5 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { AnyActorRef } from 'xstate';
+import type { RunStopCode } from '../domain/errors.js';
 import type { RunResult } from '../domain/outcomes.js';
 import type { MasterOutput } from '../../machines/master.types.js';
 import type { ContextGuard } from '../context/guard.js';
@@ -17,7 +18,8 @@ import { AgentEventFeed, DEFAULT_REPLAY_BUFFER, RunEventLog } from './event-stre
 import { eventWithView, type ContextView, type SessionHistory } from './history.js';
 import type { EffectHost } from './effects.js';
 import type { PendingElicitation } from './elicitation.js';
-import type { LeaseKeeper } from './lease.js';
+import type { SessionAccess } from './session-access.js';
+import type { RunCheckpoint } from '../store/types.js';
 import type { AgentOptions, ResolvedOptions } from './options.js';
 import { errorMessage } from './policy-runner.js';
 import { systemClock, type RuntimeClock } from './timers.js';
@@ -25,23 +27,29 @@ import { StepBoundary } from './step-boundary.js';
 
 /** Why the runtime ended a run: its store failed, or another agent took the session over. */
 export interface RunStop {
-  code: 'storeFailed' | 'sessionLost';
+  code: RunStopCode;
   message: string;
 }
 
 /** Where a queued message came from, so its delivery is counted and its receipt resolved. */
 export type MessageSource = 'steering' | 'followUp';
 
+/**
+ * What `steer()` and `followUp()` resolve with: the message was delivered to a turn, or was still queued when the run
+ * ended.
+ */
 export interface SteerReceipt {
+  /** 'delivered' once the message is committed to the history; 'stillQueued' if the run ended first. */
   status: 'delivered' | 'stillQueued';
+  /** The turn it was delivered to. */
   turnIndex?: number;
 }
 
 /** Writes the session's steps; persistence.ts implements it (the run only tells it when something changed). */
 export interface StepWriter {
   readonly sessionId: string;
-  /** The store's version of the last step taken. */
-  readonly version: number;
+  /** The store's version of the last step taken (set again when the session is reloaded). */
+  version: number;
   record(event: AgentEvent): void;
   /** Something durable changed (an event, history, a queue): the next step boundary writes a step. */
   markDirty(): void;
@@ -66,6 +74,18 @@ export interface StepWriter {
   flushed(): Promise<void>;
 }
 
+/** The session's state no run holds: its queues and turn index, and a run the store holds unfinished. */
+export interface BetweenRuns {
+  steeringQueue: Message[];
+  followUpQueue: Message[];
+  turnIndex: number;
+  /**
+   * The run the stored session holds, not running here: parked at a durable approval (whoever answers
+   * continues it) or interrupted by a crash (resumed as soon as the lease is taken).
+   */
+  run: RunCheckpoint | null;
+}
+
 /** Everything one agent keeps between runs. */
 export interface AgentState {
   readonly options: AgentOptions;
@@ -81,20 +101,20 @@ export interface AgentState {
   readonly history: Message[];
   readonly counters: Counters;
   readonly feed: AgentEventFeed;
-  steeringQueue: Message[];
-  followUpQueue: Message[];
-  turnIndex: number;
+  /**
+   * The session between runs; null while a run's master holds its queues and turn index (one owner
+   * at a time: `sessionView` reads whichever holds them).
+   */
+  between: BetweenRuns | null;
   /** Where each queued message came from (counted on delivery), by message identity. */
   readonly sources: WeakMap<Message, MessageSource>;
   /** Pending steer()/followUp() receipts, by message identity. */
   readonly receipts: Map<Message, (receipt: SteerReceipt) => void>;
-  /** Sent to the master but not yet taken by it: if the master ends first, they go back to the queues. */
-  readonly unacknowledged: Map<Message, MessageSource>;
   run: RunSession | null;
   /** Checkpoints every committed step when the agent has a store. */
   persister: StepWriter | null;
-  /** The agent's lease on its session (with a store). */
-  lease: LeaseKeeper | null;
+  /** The session's lease and stored version, taken for each run and each write between runs (with a store). */
+  access: SessionAccess | null;
   /** A durable-execution engine that journals the run's effects (agentchart/restate), or null. */
   readonly host: EffectHost | null;
   /** While an ended run waits for its last step to be written: abort() stops the wait. */
@@ -150,6 +170,12 @@ export class RunSession {
   stopped: RunStop | null = null;
   /** Ends the run: publishes agentEnd and resolves the run's result (set by the launcher). */
   finish: (end: MasterOutput) => void = () => {};
+  /** A run that never started: the store refused it (SessionBusy, …); its result rejects with the error. */
+  refuse: (error: unknown) => void = () => {};
+  /** A run that never started and ends quietly (aborted before the lease was taken). */
+  settleUnstarted: (result: RunResult) => void = () => {};
+  /** Resolves once the master started (or the run was refused): what arrives meanwhile waits for it. */
+  readonly launched = deferredVoid();
 
   constructor(
     readonly agent: AgentState,
@@ -171,6 +197,11 @@ export class RunSession {
     this.stopped = reason;
     this.controller.abort(reason.message);
     this.master?.send({ type: 'ABORT' });
+  }
+
+  /** A resumed run continues the stored seq (known once the session is loaded under the lease). */
+  continueAt(nextSeq: number): void {
+    this.seq = nextSeq;
   }
 
   get signal(): AbortSignal {
@@ -280,6 +311,12 @@ export class RunSession {
   countersSnapshot(): Counters {
     return cloneCounters(this.agent.counters);
   }
+}
+
+function deferredVoid(): { promise: Promise<void>; resolve(): void } {
+  let resolve: () => void = () => {};
+  const promise = new Promise<void>((done) => (resolve = done));
+  return { promise, resolve };
 }
 
 /** What a messageStart carries: the message as it begins. */

@@ -11,6 +11,14 @@ export type JsonPatch = { [key: string]: JsonPatch } | ['='] | ['=', JsonValue] 
 const isObject = (value: unknown): value is { [key: string]: JsonValue } =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+// Keys come from user data (tool arguments): `valueOf` or `__proto__` is a key like any other, never
+// the prototype's property or setter.
+const own = (object: { [key: string]: JsonValue }, key: string): JsonValue | undefined =>
+  Object.hasOwn(object, key) ? object[key] : undefined;
+const setOwn = <T>(object: { [key: string]: T }, key: string, value: T): void => {
+  Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+};
+
 /** What turns `before` into `after`; undefined when they are equal. */
 export function diffJson(before: JsonValue | undefined, after: JsonValue): JsonPatch | undefined {
   if (before === after) return undefined;
@@ -26,17 +34,18 @@ export function diffJson(before: JsonValue | undefined, after: JsonValue): JsonP
     let changed = false;
     for (const key of Object.keys(after)) {
       // A key whose value is undefined is absent, as in JSON.
-      if (after[key] === undefined) continue;
-      const inner =
-        before[key] !== undefined ? diffJson(before[key], after[key] as JsonValue) : ['=', after[key] as JsonValue];
+      const value = own(after, key);
+      if (value === undefined) continue;
+      const previous = own(before, key);
+      const inner = previous !== undefined ? diffJson(previous, value) : ['=', value];
       if (inner !== undefined) {
-        patch[key] = inner as JsonPatch;
+        setOwn(patch, key, inner as JsonPatch);
         changed = true;
       }
     }
     for (const key of Object.keys(before)) {
-      if (before[key] !== undefined && after[key] === undefined) {
-        patch[key] = ['-'];
+      if (own(before, key) !== undefined && own(after, key) === undefined) {
+        setOwn<JsonPatch>(patch, key, ['-']);
         changed = true;
       }
     }
@@ -59,7 +68,7 @@ export function applyJsonPatch(before: JsonValue | undefined, patch: JsonPatch |
   const result: { [key: string]: JsonValue } = isObject(before) ? { ...before } : {};
   for (const [key, inner] of Object.entries(patch)) {
     if (Array.isArray(inner) && inner[0] === '-') delete result[key];
-    else result[key] = applyJsonPatch(result[key], inner);
+    else setOwn(result, key, applyJsonPatch(own(result, key), inner));
   }
   return result;
 }
@@ -75,7 +84,7 @@ export function jsonEqual(a: JsonValue | undefined, b: JsonValue | undefined): b
   if (isObject(a) && isObject(b)) {
     const keys = Object.keys(a).filter((key) => a[key] !== undefined);
     if (keys.length !== Object.keys(b).filter((key) => b[key] !== undefined).length) return false;
-    for (const key of keys) if (!jsonEqual(a[key], b[key])) return false;
+    for (const key of keys) if (!jsonEqual(a[key], own(b, key))) return false;
     return true;
   }
   return false;

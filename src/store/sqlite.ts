@@ -2,13 +2,14 @@ import { createRequire } from 'node:module';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { AgentError } from '../domain/errors.js';
 import type { AgentEvent } from '../domain/events.js';
-import { acquireLease, releasedLease, renewLease, type Lease } from './lease.js';
+import { acquireLease, holderOf, holderText, releasedLease, renewLease, type Lease } from './lease.js';
 import type { SessionStore, SessionSummary, StoreOptions, TimeTravelStore } from './types.js';
 import { migrateSqlite, SCHEMA_VERSION } from './sqlite-schema.js';
 import { ensureStepTables, sqliteSteps } from './sqlite-steps.js';
 import { assembleCheckpoint, checkStep, expandEvents, parseHead, parseMessage, parseStoredEvent } from './validate.js';
 
-type SyncStore = TimeTravelStore & Required<Pick<SessionStore, 'commitStepSync'>> & { close(): void };
+type SyncStore = TimeTravelStore &
+  Required<Pick<SessionStore, 'commitStepSync' | 'acquireSync' | 'loadSync'>> & { close(): void };
 
 interface SessionRow {
   sid: number | bigint;
@@ -54,22 +55,34 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
   const deleteSession = statement('DELETE FROM sessions WHERE sid = ?');
   const deleteMessages = statement('DELETE FROM messages WHERE sid = ?');
   const deleteEvents = statement('DELETE FROM events WHERE sid = ?');
-  const leaseRow = statement('SELECT owner, token, expires_at FROM leases WHERE session_id = ?');
+  const leaseRow = statement('SELECT owner, token, expires_at, holder FROM leases WHERE session_id = ?');
   const upsertLease = statement(
-    `INSERT INTO leases (session_id, owner, token, expires_at) VALUES (?, ?, ?, ?)
-     ON CONFLICT(session_id) DO UPDATE SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at`,
+    `INSERT INTO leases (session_id, owner, token, expires_at, holder) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT(session_id) DO UPDATE SET owner = excluded.owner, token = excluded.token,
+       expires_at = excluded.expires_at, holder = excluded.holder`,
   );
   const steps = sqliteSteps(statement);
+  const versionRow = statement('SELECT version FROM sessions WHERE session_id = ?');
+  const versionOf = (sessionId: string): number =>
+    Number((versionRow.get(sessionId) as { version: number } | undefined)?.version ?? -1);
   const leaseOf = (sessionId: string): Lease | null => {
-    const row = leaseRow.get(sessionId) as { owner: string; token: number; expires_at: number } | undefined;
-    return row ? { owner: row.owner, token: Number(row.token), expiresAt: Number(row.expires_at) } : null;
+    const row = leaseRow.get(sessionId) as
+      { owner: string; token: number; expires_at: number; holder: string | null } | undefined;
+    if (!row) return null;
+    const holder = holderOf(row.holder);
+    return {
+      owner: row.owner,
+      token: Number(row.token),
+      expiresAt: Number(row.expires_at),
+      ...(holder ? { holder } : {}),
+    };
   };
   /** Reads the lease, decides, writes the decision: one transaction, so two processes never both win. */
   const changeLease = (sessionId: string, decide: (current: Lease | null) => Lease | null): Lease | null =>
     guarded(path, () =>
       transaction(() => {
         const next = decide(leaseOf(sessionId));
-        if (next) upsertLease.run(sessionId, next.owner, next.token, next.expiresAt);
+        if (next) upsertLease.run(sessionId, next.owner, next.token, next.expiresAt, holderText(next));
         return next;
       }),
     );
@@ -100,6 +113,12 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
 
   const store: SyncStore = {
     async load(sessionId) {
+      return store.loadSync(sessionId);
+    },
+    async versionOf(sessionId) {
+      return guarded(path, () => versionOf(sessionId));
+    },
+    loadSync(sessionId) {
       return guarded(path, () => {
         const row = headRow.get(sessionId) as { sid: number | bigint; head: string } | undefined;
         if (!row || row.head === '') return null;
@@ -186,8 +205,16 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
     // One read transaction: a step committed meanwhile by another process is seen whole or not at all.
     loadStep: async (sessionId, version) => guarded(path, () => snapshot(() => steps.load(sessionId, version))),
     fork: async (from, to, version) => guarded(path, () => transaction(() => steps.fork(from, to, version))),
-    async acquire(sessionId, owner, ttlMs) {
-      return changeLease(sessionId, (current) => acquireLease(sessionId, current, owner, ttlMs, now())) as Lease;
+    async acquire(sessionId, owner, ttlMs, holder) {
+      return store.acquireSync(sessionId, owner, ttlMs, holder);
+    },
+    acquireSync(sessionId, owner, ttlMs, holder) {
+      let version = -1;
+      const lease = changeLease(sessionId, (current) => {
+        version = versionOf(sessionId);
+        return acquireLease(sessionId, current, owner, ttlMs, now(), holder);
+      }) as Lease;
+      return { ...lease, version };
     },
     async renew(sessionId, lease, ttlMs) {
       return changeLease(sessionId, (current) => renewLease(sessionId, current, lease, ttlMs, now())) as Lease;

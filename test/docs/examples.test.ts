@@ -84,9 +84,10 @@ afterAll(() => {
 });
 
 describe('the code blocks of README.md and docs/', () => {
-  it('are found on every page, and every page has one', () => {
+  it('are found in README.md and in docs/', () => {
     expect(pages.map((page) => page.page)).toContain('README.md');
-    for (const page of pages) expect(page.programs.length + page.files.size, page.page).toBeGreaterThan(0);
+    expect(programs.filter((program) => program.page === 'README.md').length).toBeGreaterThan(0);
+    expect(programs.filter((program) => program.page.startsWith('docs/')).length).toBeGreaterThan(0);
   });
 
   describe.each(pages.filter((page) => page.programs.length > 0).map((page) => [page.page, page] as const))(
@@ -103,7 +104,7 @@ describe('the code blocks of README.md and docs/', () => {
           if (program.needs.includes('postgres')) {
             if (postgres === null || !('connectionString' in postgres)) {
               console.warn(`[docs examples] SKIPPED ${program.page}:${program.line}: ${postgres?.skipped}`);
-              return skip();
+              return skip(`PostgreSQL: ${postgres?.skipped}`);
             }
             env.DATABASE_URL = postgres.connectionString;
           }

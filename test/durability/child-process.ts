@@ -24,4 +24,13 @@ export function freshSession(): Pick<ChildConfig, 'db' | 'sessionId' | 'journal'
   return { db: join(dir, 'sessions.db'), sessionId: 'session-1', journal: join(dir, 'journal.txt') };
 }
 
-export type SessionReport = { events: AgentEvent[]; history: Message[]; resumed: boolean };
+export type SessionReport = {
+  events: AgentEvent[];
+  history: Message[];
+  resumed: boolean;
+  /** SessionBusy answers before the session loaded (a restart on the same host gets none). */
+  refusals: number;
+  /** From creating the agent to the session loaded (a resumed run under way), and from the process's start. */
+  readyMs: number;
+  sinceStartMs: number;
+};

@@ -6,7 +6,8 @@ import { reportStats } from '../support/stats.js';
 
 /**
  * SIGKILL at many step boundaries of one session (model stream, mid batch, steering accepted,
- * backoff, approval, after commits, between turns), then a fresh process resumes it.
+ * backoff, approval, after commits, between turns), then a fresh process resumes it at once: the
+ * dead owner ran on this host, so its lease (30 s) is taken over without waiting.
  */
 const KILL_POINTS: Array<{ name: string; killAfterStep?: number; killInStream?: number }> = [
   { name: 'during the first model stream', killInStream: 0 },
@@ -33,6 +34,9 @@ describe('durable sessions survive SIGKILL at every step boundary', () => {
       expect(resumed.code, `${where}: resume exited cleanly (${resumed.stderr})`).toBe(0);
       const report = lastJson<SessionReport>(resumed.stdout);
       const journal = journalLines(session.journal);
+      // Restarted at once: never refused (the dead owner's 30 s lease was taken over on the spot).
+      expect(report.refusals, where).toBe(0);
+      expect(report.resumed, `${where}: the interrupted run was resumed by loading the session`).toBe(true);
 
       // The stored log of the whole session (crashed run + its resumption) is well-formed.
       expect(checkInvariants(report.events, report.history).violations, where).toEqual([]);
@@ -77,7 +81,7 @@ describe('durable sessions survive SIGKILL at every step boundary', () => {
       ).length;
       if (journal.includes('steer-accepted')) expect(steeringInHistory, where).toBe(1);
       summary.push(
-        `${where}: resumed=${report.resumed} never-runs=${journal.filter((l) => l === 'never:w1').length} safe-runs=${journal.filter((l) => l === 'safe:f1').length} steering=${steeringInHistory}`,
+        `${where}: ready in ${report.readyMs.toFixed(0)} ms (${report.sinceStartMs.toFixed(0)} ms after the process started) resumed=${report.resumed} never-runs=${journal.filter((l) => l === 'never:w1').length} safe-runs=${journal.filter((l) => l === 'safe:f1').length} steering=${steeringInHistory}`,
       );
     }
     reportStats(summary.join('\n'));

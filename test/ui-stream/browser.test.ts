@@ -12,6 +12,7 @@ import { createAgent, defineTool, type Message, type Model, type ModelStreamEven
 import { chatHandler, nodeListener } from 'agentchart/ai-sdk-ui';
 import { sqliteStore } from 'agentchart/sqlite';
 import { checkInvariants } from 'agentchart/testing';
+import { CHROMIUM } from '../support/tools.js';
 import { deployTool } from './tools.js';
 
 /**
@@ -21,7 +22,6 @@ import { deployTool } from './tools.js';
  * the conversation from it. A missing browser fails the test.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const PAGE = fileURLToPath(new URL('./page/app.tsx', import.meta.url));
 const CHAT = 'browser-chat';
 const STREAMED = 'Hello from agentchart, streamed word by word to your page.';
