@@ -220,8 +220,11 @@ function resolveAnswers(agent: Agent, answers: ApprovalAnswer[]): boolean {
   return resolved;
 }
 
-const CONFLICTS = new Set([
+/** Refusals of the session's state at that moment: the same request may succeed later (409). */
+const CONFLICTS = new Set<string>([
   'SessionBusy',
+  'SessionLost',
+  'Closed',
   'StaleVersion',
   'UnknownToolCall',
   'AlreadyRunning',
