@@ -113,8 +113,9 @@ export function chatHandler(options: ChatHandlerOptions): ChatRequestHandler {
       chatRun = follow(sdk, chatId, agent, resumed).start();
     }
     const steered = chatRun;
+    const receipt = steered.agent.steer(text); // a refusal (a closed handle) answers before any response exists
     const slot = new ResponseSlot(request.signal, () => steered.stop());
-    steered.queue(slot, steered.agent.steer(text));
+    steered.queue(slot, receipt);
     return slot.response(sdk);
   };
 
