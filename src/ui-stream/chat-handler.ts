@@ -147,7 +147,10 @@ export function chatHandler(options: ChatHandlerOptions): ChatRequestHandler {
     // A parked run answered by another handle than the one that started it: this handle runs the rest.
     if (!carrying) {
       const takenOver = agent.currentRun;
-      if (!takenOver) throw new AgentError('UnknownToolCall', `chatHandler: chat "${chatId}" has no run to continue.`);
+      if (!takenOver) {
+        await agent.close();
+        throw new AgentError('UnknownToolCall', `chatHandler: chat "${chatId}" has no run to continue.`);
+      }
       carrying = follow(sdk, chatId, agent, takenOver, refs);
       carrying.carry(slot, messageId);
       carrying.start();
