@@ -1,112 +1,124 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAgent } from 'agentchart';
-import { sqliteStore } from 'agentchart/sqlite';
-import { expectWork, interleave, type TimedRun } from './drivers.js';
-import { median, sampled, startClock, type Sampled } from './stats.js';
-import { benchTools, turnsModel } from './workload.js';
+import { z } from 'zod';
+import { macrotask, median, round2, sampled, type Sampled } from './stats.js';
 
 /**
- * Durable sessions: the same T×K workload with `sqliteStore` (a new database in a temp dir for
- * every run; opening it and loading the session are not timed) against the same agent in memory,
- * alternating. With a store every step is written before the next tool starts and every lifecycle
- * event before a subscriber sees it, so this is the cost of those writes.
+ * What durability costs a run: T turns × 1 instant tool call on the memory store and on SQLite,
+ * as µs per turn and per committed step (the steps counted by wrapping the store). The store
+ * workloads of `npm run bench`; `bench/compare-durable.ts` runs them on two builds in one process,
+ * in alternating rounds, to compare a change on this shared machine.
  */
 
-export type Durability = 'memory' | 'sqlite';
+/** The part of the agentchart package this benchmark drives (a build loaded by path, or the package). */
+export interface DurableImplementation {
+  createAgent: typeof import('agentchart').createAgent;
+  defineTool: typeof import('agentchart').defineTool;
+  memoryStore: typeof import('agentchart').memoryStore;
+  sqliteStore: typeof import('agentchart/sqlite').sqliteStore;
+  scriptedModel: typeof import('agentchart/testing').scriptedModel;
+}
 
 export interface DurableCost {
-  unit: string;
-  workload: string;
-  wall: Record<Durability, Sampled>;
-  cpu: Record<Durability, Sampled>;
-  /** sqlite / memory: medians (wall, CPU) and the median of per-round ratios (paired). */
-  ratio: number;
-  cpuRatio: number;
-  pairedRatio: number;
-  /** The database file after one session (the agent closed), and its WAL beside it, KB. */
-  fileKB: number;
-  walKB: number;
+  store: 'memory' | 'sqlite';
+  turns: number;
+  /** Steps one run commits (the same for every round). */
+  steps: number;
+  usPerTurn: Sampled;
+  usPerStep: Sampled;
 }
 
-async function timeDurable(
-  durability: Durability,
+type Store = ReturnType<DurableImplementation['memoryStore']>;
+
+/** One timed run of `turns` turns on a fresh session: its wall time and the steps it committed. */
+export async function durableRun(
+  impl: DurableImplementation,
+  kind: DurableCost['store'],
   turns: number,
-  calls: number,
-): Promise<TimedRun & { fileKB: number; walKB: number }> {
-  const model = turnsModel(turns, calls);
-  if (durability === 'memory') {
-    const agent = createAgent({ model, tools: benchTools });
-    const clock = startClock();
-    const result = await agent.prompt('go').result;
-    const { turns: done, toolCallsExecuted } = result.counters;
-    return { ...clock.stop(), status: result.status, turns: done, toolCallsExecuted, fileKB: 0, walKB: 0 };
+): Promise<{ ms: number; steps: number }> {
+  const dir = kind === 'sqlite' ? mkdtempSync(join(tmpdir(), 'agentchart-bench-durable-')) : null;
+  const base = (dir ? impl.sqliteStore(join(dir, 's.db')) : impl.memoryStore()) as Store & { close?: () => void };
+  let steps = 0;
+  const store: Store = {
+    ...base,
+    commitStepSync: (sessionId, step) => {
+      steps += 1;
+      base.commitStepSync(sessionId, step);
+    },
+  };
+  const tool = impl.defineTool({
+    name: 'noop',
+    description: 'Does nothing.',
+    parameters: z.object({ i: z.number() }),
+    execute: () => 'ok',
+  });
+  const model = impl.scriptedModel(
+    (_request, call) =>
+      call < turns ? { toolCalls: [{ id: `call_${call}`, name: 'noop', arguments: { i: call } }] } : { text: 'done' },
+    { recordRequests: false },
+  );
+  const agent = impl.createAgent({ model, tools: [tool], store, sessionId: 'bench' });
+  await agent.ready;
+  const begin = performance.now();
+  const result = await agent.prompt('go').result;
+  const ms = performance.now() - begin;
+  if (result.status !== 'completed' || result.counters.turns !== turns + 1) {
+    throw new Error(`bench: the durable run ended ${result.status} after ${result.counters.turns} turns`);
   }
-  const dir = mkdtempSync(join(tmpdir(), 'agentchart-durable-'));
-  const path = join(dir, 'bench.db');
-  const store = sqliteStore(path);
-  try {
-    const agent = createAgent({ model, tools: benchTools, store, sessionId: 'bench' });
-    await agent.ready;
-    const clock = startClock();
-    const result = await agent.prompt('go').result;
-    const timing = clock.stop();
-    await agent.close();
-    const size = (file: string) => {
-      try {
-        return statSync(file).size;
-      } catch {
-        return 0;
-      }
-    };
-    const { turns: done, toolCallsExecuted } = result.counters;
-    const [fileKB, walKB] = [size(path) / 1024, size(`${path}-wal`) / 1024];
-    return { ...timing, status: result.status, turns: done, toolCallsExecuted, fileKB, walKB };
-  } finally {
-    store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  await agent.close();
+  base.close?.();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  return { ms, steps };
 }
 
+/** Rounds of `durableRun` on each store for every implementation, alternating them within each round. */
 export async function durableCost(
+  impls: Record<string, DurableImplementation>,
   turns: number,
-  calls: number,
-  per: 'turn' | 'toolCall',
   rounds: number,
   warmups: number,
-): Promise<DurableCost> {
-  const files: number[] = [];
-  const wals: number[] = [];
-  const samples = await interleave<Durability, TimedRun>(['memory', 'sqlite'], rounds, warmups, async (durability) => {
-    const run = await timeDurable(durability, turns, calls);
-    expectWork(`durable ${durability}`, run, turns + 1, turns * calls);
-    if (durability === 'sqlite') {
-      files.push(run.fileKB);
-      wals.push(run.walKB);
+): Promise<Record<string, DurableCost[]>> {
+  const kinds: Array<DurableCost['store']> = ['memory', 'sqlite'];
+  const names = Object.keys(impls);
+  const samples = new Map<string, { ms: number[]; steps: number }>();
+  for (let round = -warmups; round < rounds; round++) {
+    // The order within a round alternates, so neither build always runs first.
+    const order = round % 2 === 0 ? names : [...names].reverse();
+    for (const kind of kinds) {
+      for (const name of order) {
+        const { ms, steps } = await durableRun(impls[name] as DurableImplementation, kind, turns);
+        await macrotask();
+        if (round < 0) continue;
+        const key = `${name}/${kind}`;
+        const entry = samples.get(key) ?? { ms: [], steps };
+        entry.ms.push(ms);
+        samples.set(key, entry);
+      }
     }
-    return run;
-  });
-  const units = per === 'turn' ? turns + 1 : turns * calls;
-  const perUnit = (durability: Durability, pick: (run: TimedRun) => number) =>
-    samples[durability].map((run) => (pick(run) * 1000) / units);
-  const wall = { memory: sampled(perUnit('memory', (r) => r.ms)), sqlite: sampled(perUnit('sqlite', (r) => r.ms)) };
-  const cpu = {
-    memory: sampled(perUnit('memory', (r) => r.cpuMs)),
-    sqlite: sampled(perUnit('sqlite', (r) => r.cpuMs)),
-  };
-  const memory = perUnit('memory', (r) => r.ms);
-  const paired = perUnit('sqlite', (r) => r.ms).map((value, round) => value / (memory[round] as number));
-  const ratio = (a: number, b: number) => Number((a / b).toFixed(2));
-  return {
-    unit: per === 'turn' ? 'µs/turn' : 'µs/tool call',
-    workload: `T=${turns} × K=${calls}`,
-    wall,
-    cpu,
-    ratio: ratio(wall.sqlite.median, wall.memory.median),
-    cpuRatio: ratio(cpu.sqlite.median, cpu.memory.median),
-    pairedRatio: ratio(median(paired), 1),
-    fileKB: Math.round(median(files)),
-    walKB: Math.round(median(wals)),
-  };
+  }
+  const out: Record<string, DurableCost[]> = {};
+  for (const name of names) {
+    out[name] = kinds.map((kind) => {
+      const entry = samples.get(`${name}/${kind}`) as { ms: number[]; steps: number };
+      return {
+        store: kind,
+        turns: turns + 1,
+        steps: entry.steps,
+        usPerTurn: sampled(entry.ms.map((ms) => (ms * 1000) / (turns + 1))),
+        usPerStep: sampled(entry.ms.map((ms) => (ms * 1000) / entry.steps)),
+      };
+    });
+  }
+  return out;
+}
+
+/** Medians side by side: `after / before` per store. */
+export function durableRatios(before: DurableCost[], after: DurableCost[]): Record<string, number> {
+  const ratios: Record<string, number> = {};
+  for (const cost of after) {
+    const base = before.find((b) => b.store === cost.store);
+    if (base) ratios[cost.store] = round2(median(cost.usPerTurn.samples) / median(base.usPerTurn.samples));
+  }
+  return ratios;
 }

@@ -156,7 +156,7 @@ function memorySection(r: BenchResults): string[] {
 }
 
 function durableSection(r: BenchResults): string[] {
-  const row = (d: BenchResults['durable']['perTurn']) =>
+  const row = (d: BenchResults['durableRatio']['perTurn']) =>
     `| ${d.workload} (${d.unit}) | ${fmt(d.wall.memory.median)} | ${fmt(d.wall.sqlite.median)} | ${times(d.ratio)} (paired ${times(d.pairedRatio)}) | ${fmt(d.cpu.memory.median)} / ${fmt(d.cpu.sqlite.median)} (${times(d.cpuRatio)}) | ${fmt(d.fileKB, 0)} (WAL ${fmt(d.walKB, 0)}) |`;
   return [
     '## Durable sessions (`sqliteStore`)',
@@ -165,8 +165,8 @@ function durableSection(r: BenchResults): string[] {
     '',
     '| workload | in memory | SQLite | SQLite / memory | CPU memory / SQLite | database after one session (KB) |',
     '|---|---|---|---|---|---|',
-    row(r.durable.perTurn),
-    row(r.durable.perTool),
+    row(r.durableRatio.perTurn),
+    row(r.durableRatio.perTool),
     '',
   ];
 }

@@ -157,8 +157,8 @@ export function roundTargets(r: BenchResults): RoundTarget[] {
     },
   ];
   for (const [label, d] of [
-    ['µs per turn (T=200 × K=1)', r.durable.perTurn],
-    ['µs per tool call (T=50 × K=20)', r.durable.perTool],
+    ['µs per turn (T=200 × K=1)', r.durableRatio.perTurn],
+    ['µs per tool call (T=50 × K=20)', r.durableRatio.perTool],
   ] as const) {
     targets.push({
       target: `durable sessions (\`sqliteStore\`): ${label} against the same agent in memory`,

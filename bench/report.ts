@@ -1,4 +1,4 @@
-import type { DurableCost } from './durable.js';
+import type { DurableRatio } from './durable-ratio.js';
 import type { LoadScenario } from './load-scenario.js';
 import type { LongSessionResult } from './long-session.js';
 import type { MemoryResults } from './memory.js';
@@ -8,7 +8,10 @@ import { renderPeerSections, type PeersResults } from './report-peers.js';
 import { renderRound3 } from './report-round3.js';
 import type { StreamingResult } from './streaming.js';
 import type { SessionsResult } from './sessions.js';
+import type { StepRecordCost } from './step-records.js';
 import type { StoreLatency, StoresResult } from './stores.js';
+import type { DurableCost } from './durable.js';
+import type { StudioCost } from './studio.js';
 import type { Sampled } from './stats.js';
 import type { Comparison, HistoryGrowth, InspectionCost } from './throughput.js';
 import type { FloorResult } from './xstate-floor.js';
@@ -44,6 +47,8 @@ export interface BenchResults {
   longSessions: { sqlite: LongSessionResult; noReplay: LongSessionResult };
   /** commitStep latency of the durable stores. */
   stores: StoresResult;
+  /** A run's cost per turn and per step on the memory store and on SQLite (absent in results before it existed). */
+  durable?: DurableCost[];
   relay: RelayResult;
   inspection: { perTurn: InspectionCost; perTool: InspectionCost };
   /** XState's own cost under a turn of our charts (bench/xstate-floor.ts). */
@@ -51,7 +56,7 @@ export interface BenchResults {
   /** Streamed text deltas consumed live, against pi and the AI SDK. */
   streaming: StreamingResult;
   /** `sqliteStore` against the same agent in memory. */
-  durable: { perTurn: DurableCost; perTool: DurableCost };
+  durableRatio: { perTurn: DurableRatio; perTool: DurableRatio };
   /** Idle agents and the heap of a long session, in processes of their own. */
   memory: MemoryResults;
   /** Many sessions at once, against pi, in processes of their own. */
@@ -59,6 +64,10 @@ export interface BenchResults {
   /** Absent in results written before the OpenTelemetry observer existed. */
   otel?: { perTurn: OtelCost; perTool: OtelCost };
   agentCreationUs: Sampled;
+  /** Absent in results written before the studio existed: a run with the studio attached (and watched) against none. */
+  studio?: StudioCost;
+  /** What the per-step records (time travel, fork) add to a stored session. */
+  stepRecords?: StepRecordCost;
   /** pi's agent core and the AI SDK: versions, validation, short sessions (other timings: perTurn, perTool, batch). */
   peers: PeersResults;
 }
@@ -126,7 +135,55 @@ export function targetChecks(r: BenchResults): TargetCheck[] {
     ...longSessionChecks(r.longSessions.sqlite),
     storeCheck(r.stores.sqlite, 300),
     storeCheck(r.stores.postgres, 3_000),
+    ...studioChecks(r.studio),
   ];
+}
+
+function studioChecks(studio: StudioCost | undefined): TargetCheck[] {
+  if (!studio) return [];
+  const { ratio, cpuRatio } = studio;
+  return [
+    {
+      target: 'a run with the studio attached and a page watching ≤ 1.1 × per turn',
+      measured: `${fmt(ratio.watched, 2)} × (attached, no page: ${fmt(ratio.attached, 2)} ×)${` (CPU ${fmt(cpuRatio.watched, 2)} ×)`}`,
+      met: ratio.watched <= 1.1,
+      metOnCpu: cpuRatio.watched <= 1.1,
+    },
+  ];
+}
+
+/** The studio's cost per turn, and what the per-step records add to a stored session. */
+function studioSection(r: BenchResults): string[] {
+  const lines: string[] = [];
+  if (r.studio) {
+    const s = r.studio;
+    lines.push(
+      '## The studio attached (agentchart/studio)',
+      '',
+      'No studio; the studio attached with no page open; the studio attached with a page reading the stream',
+      '(a reader in a process of its own that drops what it reads).',
+      '',
+      '| workload | off (µs/turn) | attached | attached and watched | bytes the page got per run |',
+      '|---|---|---|---|---|',
+      `| ${s.workload} | ${fmt(s.modes.off.median)} | ${fmt(s.modes.attached.median)} (${fmt(s.ratio.attached, 2)} ×, CPU ${fmt(s.cpuRatio.attached, 2)} ×) | ` +
+        `${fmt(s.modes.watched.median)} (${fmt(s.ratio.watched, 2)} ×, CPU ${fmt(s.cpuRatio.watched, 2)} ×) | ${s.bytesPerRun.toLocaleString('en-US')} |`,
+      '',
+    );
+  }
+  if (r.stepRecords) {
+    const p = r.stepRecords;
+    lines.push(
+      '## Per-step records (time travel and fork), on SQLite',
+      '',
+      `The ${p.steps} steps of a real 200-turn session: a record per step (${p.keyframes} keyframes, patches between them).`,
+      '',
+      '| records per step | events and messages per step | records / all stored | encoding per step | its insert per step | whole commitStep per step |',
+      '|---|---|---|---|---|---|',
+      `| ${fmt(p.recordBytesPerStep, 0)} B | ${fmt(p.sessionBytesPerStep, 0)} B | ${fmt(p.recordShare * 100, 0)} % | ${fmt(p.encodeUs)} µs | ${fmt(p.insertUs)} µs | ${fmt(p.commitUs)} µs |`,
+      '',
+    );
+  }
+  return lines;
 }
 
 function storeCheck(l: StoreLatency, targetUs: number): TargetCheck {
@@ -274,6 +331,7 @@ export function renderMarkdown(r: BenchResults): string {
     storeRow(r.stores.sqlite),
     storeRow(r.stores.postgres),
     '',
+    ...durableSection(r.durable),
     '## Inspection on vs off (agentchart, a no-op `inspect` observer)',
     '',
     '| workload | off (µs/turn) | on (µs/turn) | on / off | on / off (CPU) |',
@@ -284,6 +342,7 @@ export function renderMarkdown(r: BenchResults): string {
     ),
     '',
     ...otelSection(r),
+    ...studioSection(r),
     `\`createAgent\` itself: ${fmt(r.agentCreationUs.median)} µs per agent (not included in the figures above).`,
     '',
     '## Peak RSS by step (MB, sampled between rounds)',
@@ -313,6 +372,21 @@ function otelSection(r: BenchResults): string[] {
     '|---|---|---|---|---|---|',
     row(r.otel.perTurn),
     row(r.otel.perTool),
+    '',
+  ];
+}
+
+/** A durable run's cost: each event stored before it is published, each step awaited. */
+function durableSection(durable: DurableCost[] | undefined): string[] {
+  if (!durable) return [];
+  return [
+    '## A durable run: cost per turn and per step',
+    '',
+    `${durable[0]?.turns ?? 0} turns × 1 instant tool call, a fresh session per round; every lifecycle event is stored before a subscriber gets it.`,
+    '',
+    '| store | steps per run | µs per turn | µs per step |',
+    '|---|---|---|---|',
+    ...durable.map((c) => `| ${c.store} | ${c.steps} | ${fmt(c.usPerTurn.median)} | ${fmt(c.usPerStep.median)} |`),
     '',
   ];
 }

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { durableCost } from './durable.js';
+import { durableRatio } from './durable-ratio.js';
 import { loadScenario } from './load-scenario.js';
 import { longSession } from './long-session.js';
 import { memoryBenchmark } from './memory.js';
@@ -12,7 +12,13 @@ import { renderRestateMarkdown, restateBenchmark } from './restate.js';
 import { renderMarkdown, type BenchResults } from './report.js';
 import type { PeersInfo } from './report-peers.js';
 import { sessionsBenchmark } from './sessions.js';
+import { stepRecordCost } from './step-records.js';
 import { storesBenchmark } from './stores.js';
+import { durableCost } from './durable.js';
+import { createAgent, defineTool, memoryStore } from 'agentchart';
+import { sqliteStore } from 'agentchart/sqlite';
+import { scriptedModel } from 'agentchart/testing';
+import { studioCost } from './studio.js';
 import { streamingBenchmark } from './streaming.js';
 import { xstateFloor } from './xstate-floor.js';
 import { loadAverage, MB, median, peakRssBytes, round2, rssBytes } from './stats.js';
@@ -91,6 +97,8 @@ const inspectionTools = await step('inspection K=20', () => inspectionCost(50, 2
 const otelTurn = await step('otel', () => otelCost(200, 1, rounds(15), 2));
 const otelTools = await step('otel K=20', () => otelCost(50, 20, rounds(9), 2));
 const creation = await step('agent creation', () => agentCreation(1_000, rounds(5)));
+const studio = await step('studio', () => studioCost(200, 1, rounds(15), warmups(2)));
+const stepRecords = await step('step records', () => stepRecordCost(rounds(5)));
 const relay = await step('relay', () => relayBenchmark(3, quick ? 10_000 : 100_000, rounds(5), 1));
 const longTurns = quick ? 1_000 : 4_000;
 const longPoints = quick ? [250, 1_000] : [1_000, 2_000, 4_000];
@@ -98,11 +106,16 @@ const longSessions = {
   sqlite: await step('long session (SQLite)', () => longSession(longTurns, longPoints, true)),
   noReplay: await step('long session (replayBuffer 0)', () => longSession(longTurns, longPoints, false, 0)),
 };
-const durable = {
-  perTurn: await step('durable (SQLite) per turn', () => durableCost(200, 1, 'turn', rounds(10), warmups(2))),
-  perTool: await step('durable (SQLite) per tool call', () => durableCost(50, 20, 'toolCall', rounds(10), warmups(2))),
+const durableVsMemory = {
+  perTurn: await step('durable (SQLite) per turn', () => durableRatio(200, 1, 'turn', rounds(10), warmups(2))),
+  perTool: await step('durable (SQLite) per tool call', () => durableRatio(50, 20, 'toolCall', rounds(10), warmups(2))),
 };
 const stores = await step('stores (commitStep)', () => storesBenchmark(quick ? 1 : 3));
+const durableImpl = { createAgent, defineTool, memoryStore, sqliteStore, scriptedModel };
+const durable = await step(
+  'durable run (per turn, per step)',
+  async () => (await durableCost({ agentchart: durableImpl }, 200, rounds(10), warmups(2))).agentchart,
+);
 const sessions = await step('sessions', () => sessionsBenchmark(quick ? 1_000 : 10_000, rounds(5), samplePeak));
 // In processes of their own, last: their peak RSS is not this process's.
 const memory = await step('memory (own processes)', () => memoryBenchmark(10_000, 2_000, quick ? 1 : 2));
@@ -149,13 +162,16 @@ const results: BenchResults = {
   sessions,
   longSessions,
   stores,
+  durable,
   relay,
   inspection: { perTurn: inspection, perTool: inspectionTools },
   otel: { perTurn: otelTurn, perTool: otelTools },
   agentCreationUs: creation,
+  studio,
+  stepRecords,
   floor,
   streaming,
-  durable,
+  durableRatio: durableVsMemory,
   memory,
   load,
   peers: { ...peers, shortSession },

@@ -23,10 +23,18 @@ export const VIEWER_SCRIPT_MODULE = 'src/trace/viewer-script.generated.ts';
 export const CHARTS_MODULE = 'src/trace/charts.generated.ts';
 export const VIEWER_PAGE = 'visualizations/viewer.html';
 
-export async function buildViewerScript(): Promise<string> {
+export function buildViewerScript(): Promise<string> {
+  return joinScripts(VIEWER_SOURCES, 'startViewer(document);');
+}
+
+/**
+ * Typed browser sources joined into one classic script: each is transpiled, its imports (types, or
+ * names an earlier file declares) removed and its exports made plain declarations; `start` runs last.
+ */
+export async function joinScripts(sources: readonly string[], start: string): Promise<string> {
   const parts: string[] = [];
   const declaredIn = new Map<string, string>();
-  for (const path of VIEWER_SOURCES) {
+  for (const path of sources) {
     const source = await readFile(`${root}${path}`, 'utf8');
     const output = ts.transpileModule(source, {
       fileName: path,
@@ -55,8 +63,8 @@ export async function buildViewerScript(): Promise<string> {
     }
     parts.push(`// ${path}\n${body}`);
   }
-  const script = `(() => {\n'use strict';\n${parts.join('\n\n')}\n\nstartViewer(document);\n})();\n`;
-  if (/<\/script/i.test(script)) throw new Error('the viewer script contains "</script": it would end its own element');
+  const script = `(() => {\n'use strict';\n${parts.join('\n\n')}\n\n${start}\n})();\n`;
+  if (/<\/script/i.test(script)) throw new Error('the page script contains "</script": it would end its own element');
   return script;
 }
 

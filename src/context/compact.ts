@@ -21,6 +21,7 @@ export const CompactOptionsSchema = z.object({
     .custom<TokenLedger>((value) => value instanceof TokenLedger, 'Input not instance of TokenLedger')
     .optional(),
 });
+/** `compactMessages` options: the token budget, recent messages always kept, whether to leave a marker message. */
 export type CompactOptions = z.input<typeof CompactOptionsSchema>;
 
 /**

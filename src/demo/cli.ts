@@ -4,7 +4,10 @@ import { checkDemoArgs, demoHelp, DemoUsageError } from './flags.js';
 import { chooseProvider, describeChoice, loadProviderModel } from './provider.js';
 import { instrumentDemo, parseInstrumentArgs } from './instrument.js';
 import { tracingForDemo } from './otel.js';
-import { runDemo } from './run-demo.js';
+import { runDemo, SCRIPTED_MODEL_NAME } from './run-demo.js';
+import { DEMO_SCRIPT } from './script.js';
+import { attachToStudio, DEMO_SESSION, parseStudioArgs, startDemoStudio, type DemoStudio } from './studio.js';
+import { scriptedModel, type Clock } from '../testing.js';
 
 async function main(): Promise<number> {
   const { help } = checkDemoArgs(process.argv.slice(2));
@@ -22,15 +25,62 @@ async function main(): Promise<number> {
   });
   const { finish, ...observers } = instrumentation;
   const tracing = await tracingForDemo(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`));
+  const interactive = process.stdin.isTTY === true;
+  const studio = await studioForDemo(parseStudioArgs(process.argv.slice(2)), interactive);
+  const scripted = studio
+    ? studio.pace(scriptedModel(DEMO_SCRIPT, { name: SCRIPTED_MODEL_NAME, clock: studio.clock }))
+    : undefined;
   const outcome = await runDemo({
     write: (text) => process.stdout.write(text),
     tty,
     modelDescription: describeChoice(choice),
-    ...(model ? { model } : {}),
+    ...((model ?? scripted) ? { model: model ?? scripted } : {}),
     ...observers,
     ...(tracing.otel ? { otel: tracing.otel } : {}),
-  }).finally(() => finish().finally(() => tracing.finish()));
+    ...(studio
+      ? {
+          clock: studio.clock,
+          studio: {
+            store: studio.store,
+            sessionId: DEMO_SESSION,
+            approvals: interactive ? ('page' as const) : ('auto' as const),
+            onAgent: (agent) => attachToStudio(studio.studio, agent),
+          },
+        }
+      : {}),
+  })
+    .then(async (result) => {
+      if (studio && interactive) {
+        say(`The run is over; the studio stays open to rewind and fork it: ${studio.studio.url}`);
+        say('Press Enter to stop the studio.');
+        await waitForEnter();
+      }
+      return result;
+    })
+    .finally(() => finish().finally(() => tracing.finish().finally(() => studio?.studio.stop())));
   return outcome.result.status === 'completed' && outcome.violations.length === 0 ? 0 : 1;
+}
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+const realClock: Clock = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (id) => clearTimeout(id as ReturnType<typeof setTimeout>),
+};
+
+/** `--studio`: the studio on loopback, its URL printed; at a terminal, the session waits for Enter. */
+async function studioForDemo(
+  args: ReturnType<typeof parseStudioArgs>,
+  interactive: boolean,
+): Promise<DemoStudio | null> {
+  if (!args.studio) return null;
+  const studio = await startDemoStudio(args, realClock);
+  say(`agentchart studio: open ${studio.studio.url}`);
+  say('(it listens on 127.0.0.1 only; the token in the URL is new at every start)');
+  if (interactive) {
+    say('Open it, then press Enter to start the session (answer the approval on the page when it asks).');
+    await waitForEnter();
+  }
+  return studio;
 }
 
 /** Resolves on the next line typed; stdin is paused again so it never keeps the process alive. */

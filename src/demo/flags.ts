@@ -15,6 +15,8 @@ export const DEMO_FLAGS: readonly DemoFlag[] = [
   { name: '--inspect-port', value: 'PORT', help: 'the relay port (implies --inspect; default: any free port)' },
   { name: '--trace', value: 'FILE', help: 'write the trace as JSON lines to FILE and a viewer page beside it' },
   { name: '--otel', help: "print the session's OpenTelemetry spans after the transcript" },
+  { name: '--studio', help: 'show the session in the studio (live charts, approve on the page, rewind and fork)' },
+  { name: '--studio-port', value: 'PORT', help: 'the studio port (implies --studio; default: any free port)' },
   { name: '--help', help: 'print this help and exit' },
 ];
 

@@ -1,9 +1,11 @@
 import {
   createAgent,
+  type Agent,
   type AgentEvent,
   type AgentOptions,
   type Model,
   type RunResult,
+  type SessionStore,
   type SteerReceipt,
 } from '../index.js';
 import type { AgentObserver } from '../index.js';
@@ -30,6 +32,11 @@ export interface DemoOptions {
   onEvent?: (event: AgentEvent) => void;
   /** OpenTelemetry spans of the session (`--otel`). */
   otel?: AgentObserver;
+  /**
+   * Shown in the studio (`--studio`): the session is stored and streams live; the write's approval
+   * waits for the page (`'page'`) or the pretend user answers it through resolveApproval (`'auto'`).
+   */
+  studio?: { store: SessionStore; sessionId: string; approvals: 'page' | 'auto'; onAgent(agent: Agent): void };
 }
 
 export interface DemoOutcome {
@@ -63,6 +70,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoOutcome> {
   const model = options.model ?? scriptedModel(DEMO_SCRIPT, { name: SCRIPTED_MODEL_NAME, clock });
   const workspace = new Workspace();
 
+  const studio = options.studio;
   const agent = createAgent({
     model,
     systemPrompt: SYSTEM_PROMPT,
@@ -72,13 +80,24 @@ export async function runDemo(options: DemoOptions): Promise<DemoOutcome> {
     clock,
     ...(options.inspect ? { inspect: options.inspect } : {}),
     ...(options.otel ? { otel: options.otel } : {}),
-    approval: async (request) => {
-      const path = typeof request.arguments.path === 'string' ? request.arguments.path : '?';
-      renderer.say(`✋ approval handler: ${request.toolName} ${path} → auto-approved (an app would ask the user here)`);
-      await new Promise<void>((resolve) => clock.setTimeout(resolve, APPROVAL_THINK_MS));
-      return { approved: true };
-    },
+    // In the studio the approval is durable: the page (or the pretend user, through the same API) answers it.
+    ...(studio
+      ? { store: studio.store, sessionId: studio.sessionId, streaming: 'live' as const }
+      : {
+          approval: async (request: { toolName: string; arguments: Record<string, unknown> }) => {
+            const path = typeof request.arguments.path === 'string' ? request.arguments.path : '?';
+            renderer.say(
+              `✋ approval handler: ${request.toolName} ${path} → auto-approved (an app would ask the user here)`,
+            );
+            await new Promise<void>((resolve) => clock.setTimeout(resolve, APPROVAL_THINK_MS));
+            return { approved: true as const };
+          },
+        }),
   });
+  if (studio) {
+    await agent.ready;
+    studio.onAgent(agent);
+  }
 
   const events: AgentEvent[] = [];
   let steering: Promise<SteerReceipt> | null = null;
@@ -86,6 +105,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoOutcome> {
     options.onEvent?.(event);
     events.push(event);
     renderer.event(event);
+    if (studio && event.type === 'toolApprovalRequested')
+      answerInStudio(agent, event, studio.approvals, clock, renderer);
     if (steering === null && isSteeringMoment(event)) {
       renderer.say(`you (steering): ${STEERING_MESSAGE}`, 'user');
       renderer.say(`✉ steering queued: unfinished tools get ${STEERING_GRACE_MS} ms, then are cancelled`);
@@ -114,6 +135,26 @@ export async function runDemo(options: DemoOptions): Promise<DemoOutcome> {
   const { violations } = checkInvariants(events, result.messages);
   renderer.summary(result, violations, elapsedMs);
   return { result, events, violations, steering: receipt, elapsedMs };
+}
+
+/** In the studio, the approval is answered on the page, or by the pretend user through the same public API. */
+function answerInStudio(
+  agent: Agent,
+  event: Extract<AgentEvent, { type: 'toolApprovalRequested' }>,
+  approvals: 'page' | 'auto',
+  clock: Clock,
+  renderer: TerminalRenderer,
+): void {
+  if (approvals === 'page') {
+    renderer.say(`✋ ${event.toolName} waits for your approval on the studio page`);
+    return;
+  }
+  clock.setTimeout(() => {
+    const pending = agent.pendingApprovals().find((approval) => approval.toolCallId === event.toolCallId);
+    if (!pending) return;
+    renderer.say(`✋ ${event.toolName} approved by the pretend user (resolveApproval, version ${pending.version})`);
+    agent.resolveApproval(pending.toolCallId, { approved: true }, { version: pending.version });
+  }, APPROVAL_THINK_MS);
 }
 
 /** The pretend user steers once the first full test run is STEER_AT_PERCENT done. */

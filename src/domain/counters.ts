@@ -25,6 +25,7 @@ export const CountersSchema = z.object({
   backoffMs: z.number().nonnegative(),
   failureCodes: z.record(z.string(), z.number().int().nonnegative()),
 });
+/** What a run did, counted from its events (docs/streaming.md says what each counts). */
 export type Counters = z.infer<typeof CountersSchema>;
 export type NumericCounter = Exclude<keyof Counters, 'failureCodes'>;
 

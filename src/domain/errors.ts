@@ -54,6 +54,28 @@ export function modelError(
   };
 }
 
+/** Why the runtime itself ended a run: its store failed to write a step, or another agent took the session over. */
+export const RunStopCodeSchema = z.enum(['storeFailed', 'sessionLost']);
+export type RunStopCode = z.infer<typeof RunStopCodeSchema>;
+
+/**
+ * Every `error.code` a run can end with (`RunResult.error`, `agentEnd.error`): the error kind of a failed run
+ * (`internal` for a throw inside the runtime), `aborted` for an aborted run, or the runtime's stop.
+ */
+export const RunErrorCodeSchema = z.enum([...ErrorKindSchema.options, ...RunStopCodeSchema.options]);
+export type RunErrorCode = z.infer<typeof RunErrorCodeSchema>;
+
+/**
+ * Every key of `counters.failureCodes`: failed model attempts by error kind (an abort is no failure), report-mode
+ * turns that did no work, and runs the runtime ended (`internal`, `storeFailed`, `sessionLost`).
+ */
+export const FailureCodeSchema = z.enum([
+  ...ErrorKindSchema.exclude(['aborted']).options,
+  'reportTurnWithoutWork',
+  ...RunStopCodeSchema.options,
+]);
+export type FailureCode = z.infer<typeof FailureCodeSchema>;
+
 /** Typed errors thrown synchronously by the public API (never for model/tool failures). */
 export type AgentErrorCode =
   | 'AlreadyRunning'
@@ -71,11 +93,19 @@ export type AgentErrorCode =
   | 'SessionNotFound'
   | 'MissingDependency'
   | 'McpUnavailable'
-  | 'McpToolConflict';
+  | 'McpToolConflict'
+  /** The agent was closed: it takes no prompt, message or answer afterwards (create a new one). */
+  | 'Closed';
 
+/**
+ * A call of the public API that is refused: thrown at once, its `code` says why (docs/errors.md lists every code).
+ * Model and tool failures never throw: they end the run with `result.error`.
+ */
 export class AgentError extends Error {
+  /** Always `'AgentError'`. */
   override readonly name = 'AgentError';
   constructor(
+    /** Why the call was refused. */
     readonly code: AgentErrorCode,
     message: string,
   ) {

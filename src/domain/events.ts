@@ -35,6 +35,7 @@ export const TurnEndReasonSchema = z.enum([
 export type TurnEndReason = z.infer<typeof TurnEndReasonSchema>;
 
 export const RunStatusSchema = z.enum(['completed', 'failed', 'aborted']);
+/** How a run ended: 'completed', 'failed' or 'aborted'. */
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
 export const EndReasonSchema = z.enum([
@@ -46,6 +47,10 @@ export const EndReasonSchema = z.enum([
   'aborted',
   'fatalError',
 ]);
+/**
+ * Why a run ended: 'naturalEnd', 'finalReport', 'maxTurns', 'retryExhausted', 'policyStop', 'aborted' or
+ * 'fatalError'.
+ */
 export type EndReason = z.infer<typeof EndReasonSchema>;
 
 export const PolicySlotSchema = z.enum([
@@ -192,8 +197,14 @@ export const AgentEventSchema = z.discriminatedUnion('type', [
   AgentEndEventSchema,
 ]);
 
+/**
+ * Everything a run does, as events in order (docs/streaming.md lists them); each has `type`, `runId`, `seq` and
+ * `turnIndex` while a turn is open.
+ */
 export type AgentEvent = z.infer<typeof AgentEventSchema>;
+/** The `type` of an event. */
 export type AgentEventType = AgentEvent['type'];
+/** The event of one type: `AgentEventOf<'toolExecutionEnd'>`. */
 export type AgentEventOf<T extends AgentEventType> = Extract<AgentEvent, { type: T }>;
 /** An event before the runtime stamps `runId` and `seq` on it. */
 export type AgentEventBody = AgentEvent extends infer E

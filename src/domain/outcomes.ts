@@ -8,6 +8,7 @@ export const FinalReportSchema = z.object({
   source: z.enum(['model', 'synthetic']),
   arguments: z.record(z.string(), z.unknown()),
 });
+/** Report mode's result: the report tool's arguments (`source: 'model'`), or a synthetic failure report. */
 export type FinalReport = z.infer<typeof FinalReportSchema>;
 
 export const RunResultSchema = z.object({
@@ -18,6 +19,10 @@ export const RunResultSchema = z.object({
   finalReport: FinalReportSchema.optional(),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
 });
+/**
+ * How a run ended: `{ status, endReason, messages, counters, finalReport?, error? }`. `run.result` resolves with it
+ * and never rejects for model or tool failures.
+ */
 export type RunResult = z.infer<typeof RunResultSchema>;
 
 /**

@@ -10,9 +10,13 @@ export interface ToolSpec {
   parameters: Record<string, unknown>;
 }
 
+/** One model call: the context to send. */
 export interface ModelRequest {
+  /** The agent's system prompt. */
   systemPrompt?: string;
+  /** The history to send (compacted by the context guard when it had to be). */
   messages: Message[];
+  /** The tools' specs: names, descriptions and JSON Schemas. */
   tools: ToolSpec[];
 }
 
@@ -26,10 +30,16 @@ export interface ModelPricing {
 
 /** The Model port: every provider adapter and the scripted model implement it. */
 export interface Model {
+  /** The model's name, as `beforeModelCall.model` and the `chat <model>` span report it. */
   readonly name: string;
   /** Who serves it, as the GenAI conventions name it ('openai', 'anthropic', …): `beforeModelCall.provider`. */
   readonly provider?: string;
+  /** USD per million tokens, for `costUsd`. */
   readonly pricing?: ModelPricing;
+  /**
+   * Streams one attempt's reply as events (text and tool-call deltas, usage, then `done` or an `error` of a
+   * classified kind). Must end when `signal` aborts.
+   */
   stream(request: ModelRequest, options: { signal: AbortSignal }): AsyncIterable<ModelStreamEvent>;
 }
 

@@ -152,7 +152,7 @@ export function stateStore(
     },
     // Restate runs one exclusive handler per key: the hosted agent takes no lease, these never refuse.
     async acquire(_id, owner) {
-      return { owner, token: 1, expiresAt: Number.MAX_SAFE_INTEGER };
+      return { owner, token: 1, expiresAt: Number.MAX_SAFE_INTEGER, version };
     },
     async renew(_id, lease) {
       return lease;

@@ -6,6 +6,7 @@ import { approvalAsked, startedCallIds, type TurnContext } from '../../machines/
 import type { TurnOutput } from '../../machines/turn.types.js';
 import { cloneCounters } from '../domain/counters.js';
 import { toolCallsOf, type ToolResultMessage } from '../domain/messages.js';
+import type { Message } from '../domain/messages.js';
 import type { PendingApproval, RunCheckpoint, SessionHead, TurnCheckpoint } from '../store/types.js';
 import type { AgentState, RunSession } from './run-session.js';
 
@@ -76,6 +77,49 @@ export interface ApprovalVersions {
   pending: PendingApproval | null;
 }
 
+/** The session's queues, turn index and durable approval now, as `sessionView` reads them. */
+export interface SessionView {
+  steeringQueue: readonly Message[];
+  followUpQueue: readonly Message[];
+  turnIndex: number;
+  /** The durable approval the session waits for (with the version `resolveApproval` must quote). */
+  pendingApproval: PendingApproval | null;
+}
+
+/** The master of the run in progress, if one runs. */
+function masterOf(run: RunSession | null): Snapshot<MasterContext> | undefined {
+  return run && !run.ended ? (run.master?.getSnapshot() as Snapshot<MasterContext> | undefined) : undefined;
+}
+
+/**
+ * The one reading of the session's run state: from the master's context while a run is in progress
+ * (its queues, its turn index, the approval its turn waits for), else from the between-runs record.
+ * `snapshot()`, `pendingApprovals()` and every checkpoint read it here; nothing keeps a copy.
+ */
+export function sessionView(agent: AgentState): SessionView {
+  const run = agent.run;
+  const master = masterOf(run);
+  if (master && run) {
+    const { context } = master;
+    const closedNow = openTurnOf(master, run).closedNow ? 1 : 0;
+    const approvals = agent.persister?.approvals;
+    return {
+      steeringQueue: context.steeringQueue,
+      followUpQueue: context.followUpQueue,
+      turnIndex: context.turnIndex + closedNow,
+      pendingApproval: approvals ? currentPendingApproval(run, approvals) : null,
+    };
+  }
+  const between = agent.between;
+  const stored = between?.run?.turn?.pendingApproval ?? null;
+  return {
+    steeringQueue: between?.steeringQueue ?? [],
+    followUpQueue: between?.followUpQueue ?? [],
+    turnIndex: between?.turnIndex ?? 0,
+    pendingApproval: stored && agent.persister?.approvals.durable ? stored : null,
+  };
+}
+
 export function checkpointOf(
   sessionId: string,
   version: number,
@@ -83,21 +127,26 @@ export function checkpointOf(
   run: RunSession | null,
   approvals: ApprovalVersions,
 ): SessionHead {
-  const master = run && !run.ended ? (run.master?.getSnapshot() as Snapshot<MasterContext> | undefined) : undefined;
+  const master = masterOf(run);
   const context = master?.context;
   const open = master && run ? openTurnOf(master, run) : { turn: null, closedNow: false };
   const closedNow = open.closedNow ? 1 : 0;
   const turn = open.turn ? turnCheckpoint(open.turn, version, approvals, run?.openQuestions) : null;
   if (!turn) approvals.pending = null;
+  const view = sessionView(agent);
   return {
     sessionId,
     version,
     historyLength: agent.log.length,
-    steeringQueue: [...(context?.steeringQueue ?? agent.steeringQueue)],
-    followUpQueue: [...(context?.followUpQueue ?? agent.followUpQueue)],
+    steeringQueue: [...view.steeringQueue],
+    followUpQueue: [...view.followUpQueue],
     counters: cloneCounters(agent.counters),
-    turnIndex: context ? context.turnIndex + closedNow : agent.turnIndex,
-    run: run && context && !run.ended ? runCheckpoint(run, context, master, closedNow, turn) : null,
+    turnIndex: view.turnIndex,
+    // No run here: a run the store holds unfinished (parked at an approval) stays as it is.
+    run:
+      run && context && !run.ended
+        ? runCheckpoint(run, context, master, closedNow, turn)
+        : (agent.between?.run ?? null),
   };
 }
 
@@ -117,7 +166,27 @@ function runCheckpoint(
     pending: [...(uncommitted ? context.turnInput : []), ...context.pending],
     turnsThisRun: context.counts.turnsThisRun + closedNow,
     modelIndex: context.modelIndex,
+    ...retryBudget(context, master, closedNow),
     turn,
+  };
+}
+
+/**
+ * The model calls the run has made, and the open turn's attempts on its model, as a resumed run
+ * continues them. Entering the turn counts an attempt, and a resumed run enters it again: the
+ * attempt in progress is left out (the resumed one is that attempt, re-run). A turn that just closed
+ * leaves the next one a fresh allowance.
+ */
+function retryBudget(
+  context: MasterContext,
+  master: Snapshot<MasterContext> | undefined,
+  closedNow: number,
+): { modelCalls: number; attemptsOnModel: number } {
+  const inTurn = !closedNow && master?.matches({ running: 'turn' }) ? 1 : 0;
+  const { modelCalls, attemptsOnModel } = context.counts;
+  return {
+    modelCalls: Math.max(0, modelCalls - inTurn),
+    attemptsOnModel: closedNow ? 0 : Math.max(0, attemptsOnModel - inTurn),
   };
 }
 

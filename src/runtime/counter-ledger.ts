@@ -1,4 +1,5 @@
 import type { Counters } from '../domain/counters.js';
+import type { FailureCode } from '../domain/errors.js';
 import type { AgentEvent } from '../domain/events.js';
 import type { Usage } from '../domain/messages.js';
 import { toolCallsOf } from '../domain/messages.js';
@@ -73,7 +74,7 @@ export class CounterLedger {
     c.costUsd += costOf(usage, pricing);
   }
 
-  recordFailure(code: string): void {
+  recordFailure(code: FailureCode): void {
     if (this.closed) return;
     this.counters.failureCodes[code] = (this.counters.failureCodes[code] ?? 0) + 1;
   }

@@ -1,4 +1,5 @@
-import type { Lease } from '../store/lease.js';
+import type { AcquiredLease, Lease, LeaseHolder } from '../store/lease.js';
+import { thisProcess } from '../store/lease-holder.js';
 import type { SessionStore } from '../store/types.js';
 
 /** `createAgent({ lease })`: how long a lease lasts without renewal, and who holds it. */
@@ -7,18 +8,24 @@ export interface LeaseOptions {
   ttlMs?: number;
   /** Default: a random id per agent. */
   owner?: string;
+  /**
+   * The host identity the lease records (default: this machine's pid space, from its boot id and pid
+   * namespace). Agents with the same host identity compare process ids: an owner whose process is
+   * gone is taken over at once. Two machines must never share one.
+   */
+  host?: string;
 }
 
 export const DEFAULT_LEASE_TTL_MS = 30_000;
 
 /** The timer functions of an XState clock (a SimulatedClock in tests). */
-interface TimerClock {
+export interface TimerClock {
   setTimeout(fn: (...args: unknown[]) => void, timeout: number): unknown;
   clearTimeout(id: unknown): void;
 }
 
 /** Real timers that never keep the process alive by themselves. */
-const realClock: TimerClock = {
+export const realClock: TimerClock = {
   setTimeout: (fn, timeout) => {
     const timer = setTimeout(fn, timeout);
     (timer as { unref?: () => void }).unref?.();
@@ -28,16 +35,20 @@ const realClock: TimerClock = {
 };
 
 /**
- * Holds an agent's lease on its session (one owner per session): acquired before the session loads, renewed
- * every third of the ttl while a run is in progress, released by `agent.close()`. A renewal that
- * fails (the session was taken over, the store is gone) is a store failure: the run stops.
+ * An agent's lease on its session: taken when a run starts (or a write between runs), renewed
+ * every third of the ttl while the run goes on, given up when it ends. Calls to an async store go
+ * one after another, so a release never overtakes the next acquire. A renewal that fails (the
+ * session was taken over, the store is gone) is a store failure: the run stops.
  */
 export class LeaseKeeper {
   lease: Lease | null = null;
   private timer: unknown = null;
-  private active = false;
+  private renewing = false;
+  private queue: Promise<unknown> = Promise.resolve();
   readonly owner: string;
   readonly ttlMs: number;
+  readonly holder: LeaseHolder | undefined;
+  private readonly clock: TimerClock;
 
   constructor(
     private readonly store: SessionStore,
@@ -49,41 +60,92 @@ export class LeaseKeeper {
     this.owner = options.owner ?? randomOwner();
     this.ttlMs = options.ttlMs ?? DEFAULT_LEASE_TTL_MS;
     this.clock = clock ?? realClock;
+    const process = thisProcess();
+    this.holder = process ? { ...process, ...(options.host !== undefined ? { host: options.host } : {}) } : undefined;
   }
 
-  private readonly clock: TimerClock;
-
-  async acquire(): Promise<Lease> {
-    this.lease = await this.store.acquire(this.sessionId, this.owner, this.ttlMs);
-    return this.lease;
+  /** The store answers at once (an embedded store). */
+  get sync(): boolean {
+    return this.store.acquireSync !== undefined;
   }
 
-  /** A run started: renew now (the lease may have lapsed while idle), then every third of the ttl. */
-  runStarted(): void {
-    if (this.active) return;
-    this.active = true;
-    void this.renew();
+  acquireSync(): AcquiredLease {
+    const acquire = this.store.acquireSync as NonNullable<SessionStore['acquireSync']>;
+    this.keepPendingRelease();
+    return this.took(acquire(this.sessionId, this.owner, this.ttlMs, this.holder));
+  }
+
+  acquire(): Promise<AcquiredLease> {
+    this.keepPendingRelease();
+    return this.next(async () =>
+      this.took(await this.store.acquire(this.sessionId, this.owner, this.ttlMs, this.holder)),
+    );
+  }
+
+  /** A release still waiting for its writes is dropped: the lease goes on into the next acquire. */
+  private keepPendingRelease(): void {
+    if (this.releasing) this.releasing.cancelled = true;
+    this.releasing = null;
+  }
+
+  /** Renews every third of the ttl until `stopRenewing` (a run in progress). */
+  startRenewing(): void {
+    if (this.renewing) return;
+    this.renewing = true;
     this.schedule();
   }
 
-  runEnded(): void {
-    this.active = false;
+  stopRenewing(): void {
+    this.renewing = false;
     if (this.timer !== null) this.clock.clearTimeout(this.timer);
     this.timer = null;
   }
 
-  async release(): Promise<void> {
-    this.runEnded();
+  /**
+   * Gives the lease up once `written` settles (the writes it covered). An acquire meanwhile keeps
+   * it instead: the same owner's lease simply goes on into the next run.
+   */
+  release(written?: Promise<void>): Promise<void> {
+    this.stopRenewing();
     const lease = this.lease;
     this.lease = null;
-    if (lease) await this.store.release(this.sessionId, lease);
+    if (!lease) return this.queue.then(() => {});
+    // Nothing in flight (an embedded store): released now, so another agent may start at once.
+    if (!written && (this.sync || this.pending === 0)) return this.store.release(this.sessionId, lease).catch(() => {});
+    const pending = { cancelled: false };
+    this.releasing = pending;
+    return this.next(async () => {
+      await written;
+      if (pending.cancelled) return;
+      await this.store.release(this.sessionId, lease);
+    }).catch(() => {
+      // A release that fails leaves the lease to expire: nothing was written under it any more.
+    });
+  }
+
+  private releasing: { cancelled: boolean } | null = null;
+
+  private took(lease: AcquiredLease): AcquiredLease {
+    const { version: _version, ...held } = lease;
+    this.lease = held;
+    return lease;
+  }
+
+  /** Calls to the store in flight or waiting their turn. */
+  private pending = 0;
+
+  private next<T>(work: () => Promise<T>): Promise<T> {
+    this.pending += 1;
+    const done = this.queue.then(work, work).finally(() => (this.pending -= 1));
+    this.queue = done.catch(() => {});
+    return done;
   }
 
   private schedule(): void {
     this.timer = this.clock.setTimeout(
       () => {
         this.timer = null;
-        if (!this.active) return;
+        if (!this.renewing) return;
         void this.renew();
         this.schedule();
       },
@@ -95,10 +157,11 @@ export class LeaseKeeper {
     const lease = this.lease;
     if (!lease) return;
     try {
-      const renewed = await this.store.renew(this.sessionId, lease, this.ttlMs);
+      const renewed = await this.next(() => this.store.renew(this.sessionId, lease, this.ttlMs));
       if (this.lease === lease) this.lease = renewed;
     } catch (error) {
-      this.runEnded();
+      if (this.lease !== lease) return;
+      this.stopRenewing();
       this.onFailure(error);
     }
   }

@@ -28,7 +28,6 @@ export function provideMasterMachine() {
       announceAgentStart: runAction((run) => run.emit({ type: 'agentStart' })),
       acknowledgeQueued: runAction((run, { event }) => {
         if (event.type !== 'STEER' && event.type !== 'FOLLOW_UP') return;
-        run.agent.unacknowledged.delete(event.message);
         // Accepted means persisted: the queue is in the step taken after this one.
         run.agent.persister?.markDirty();
       }),
@@ -47,6 +46,9 @@ export function provideMasterMachine() {
         run.emit({ type: 'modelFallback', turnIndex: context.turnIndex, from, to, ...(error ? { error } : {}) });
       }),
       closeTurnAfterInternalError: runAction((run, { event, self }) => {
+        // This step ends the run: a steer from a subscriber of the closing events would reach a
+        // master that takes nothing more, so from here it queues between runs.
+        run.closing = true;
         const error = 'error' in event ? event.error : event;
         closeAfterInternalError(run, self.getSnapshot(), error);
       }),

@@ -7,6 +7,7 @@ export interface ObservedAgent {
   readonly events: Observable<AgentEvent>;
   /** The durable session's id, when the agent has one. */
   readonly sessionId?: string;
+  /** The agent's system prompt (recorded only when the observer captures content). */
   readonly systemPrompt?: string;
 }
 
@@ -15,5 +16,6 @@ export interface ObservedAgent {
  * this shape, so an observer's SDK stays an optional peer of its own entry point.
  */
 export interface AgentObserver {
+  /** Called once by `createAgent`, before the session loads: subscribe to the agent's events here. */
   attach(agent: ObservedAgent): void;
 }

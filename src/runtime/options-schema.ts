@@ -117,11 +117,12 @@ const OPTION_SHAPE = {
     )
     .optional(),
   sessionId: z.string().min(1).optional(),
-  /** One owner per session: the lease's time to live, renewed while a run is in progress. */
+  /** The session's lease, taken per run: its time to live (renewed while the run goes on), its owner, its host identity. */
   lease: z
     .strictObject({
       ttlMs: timeout.int({ error: 'expected a whole number of milliseconds' }),
       owner: z.string().min(1),
+      host: z.string().min(1),
     })
     .partial()
     .optional(),

@@ -9,10 +9,16 @@ import type { ToolExecution } from '../tools/strategy.js';
 import type { AnyTool } from '../tools/types.js';
 import { AgentOptionsSchema, describeOptionIssue, misspelledOptions } from './options-schema.js';
 
+/**
+ * How failed model attempts are retried (docs/models.md): backoff before retry n is `min(maxDelayMs, baseDelayMs ×
+ * 2^(n−1))`.
+ */
 export interface RetryOptions {
   /** Model attempts per turn and per model, the first call included. */
   maxAttempts: number;
+  /** The first backoff. Default 1,000. */
   baseDelayMs: number;
+  /** The longest backoff. Default 30,000. */
   maxDelayMs: number;
   /** Full jitter when true: the delay is drawn uniformly from [delay/2, delay]. */
   jitter: boolean;
@@ -20,6 +26,7 @@ export interface RetryOptions {
   maxRetryAfterMs: number;
 }
 
+/** The time limits of a run, on the agent's clock. */
 export interface TimeoutOptions {
   /** A model stream silent this long fails the attempt with kind `timeout` (retryable). Default 600,000. */
   modelIdleMs: number;
@@ -27,16 +34,38 @@ export interface TimeoutOptions {
   toolMs: number;
 }
 
+/**
+ * What `createAgent` takes (besides the durable options): the model, the tools and how the loop runs. Every option is
+ * checked by one schema: a wrong value or a misspelled key is `AgentError('InvalidOptions')`.
+ */
 export interface AgentOptions {
+  /** The model: `openAICompatible`, `anthropic`, `fromAISDK`, or the scripted model in tests. */
   model: Model;
+  /**
+   * Models that take over, in order, when the current one has used its attempts or fails with an error that is not
+   * retried.
+   */
   fallbackModels?: Model[];
+  /** Sent with every model request. */
   systemPrompt?: string;
+  /** The tools the model may call (`defineTool`, or an MCP toolset's `tools`). */
   tools?: AnyTool[];
+  /** Functions the loop consults before a turn, before a tool call, after a turn and when the model is done. */
   policies?: Policies;
+  /**
+   * Answers approval requests. Without it (and without a store) a call that needs approval is refused; with a store,
+   * approvals wait for `resolveApproval`.
+   */
   approval?: ApprovalHandler;
+  /** 'smart' (default): ask for tools marked `requiresApproval`; 'always': every call; 'bypass': never. */
   approvalMode?: ApprovalMode;
+  /**
+   * How a batch of calls runs: 'parallel' (default), 'sequential', `{ concurrency }`, or `{ partition }` into groups.
+   */
   toolExecution?: ToolExecution;
+  /** How many queued steering messages a turn takes: 'oneAtATime' (default) or 'all'. */
   steeringMode?: QueueMode;
+  /** How many queued follow-ups a turn takes: 'oneAtATime' (default) or 'all'. */
   followUpMode?: QueueMode;
   /**
    * 'buffered' (default): an attempt's deltas are published once the attempt is final, so a retried
@@ -46,12 +75,17 @@ export interface AgentOptions {
   streaming?: 'buffered' | 'live';
   /** true (default): steering cancels unfinished tools after `steeringGraceMs`; false: waits for the batch. */
   steeringInterrupts?: boolean;
+  /** How long running tools may finish after a steering message before they are cancelled. Default 250. */
   steeringGraceMs?: number;
+  /** Retries of failed model attempts; each model gets `maxAttempts` per turn. */
   retry?: Partial<RetryOptions>;
   /** Timers on the agent's clock: model stream silence and tool run time (per tool: `defineTool({ timeoutMs })`). */
   timeouts?: Partial<TimeoutOptions>;
+  /** The most turns a run may take; then it ends `maxTurns`. */
   maxTurns?: number;
+  /** Report mode: the run ends when the model's call of this tool succeeds (docs/tools.md). */
   finalReport?: { toolName: string };
+  /** The context budget in estimated tokens, and an optional transform that replaces the default compaction. */
   context?: { maxTokens?: number; transform?: ContextTransform };
   /** XState clock for every delay (backoff, steering grace, timeouts); `SimulatedClock` in tests. */
   clock?: ActorOptions<AnyActorLogic>['clock'];

@@ -2,14 +2,17 @@ import type { MasterResume } from '../../machines/master.types.js';
 import type { TurnResume } from '../../machines/turn.types.js';
 import { errorResult } from '../../machines/tool-results.js';
 import { toolCallsOf, type Message, type ToolResultMessage } from '../domain/messages.js';
+import { zeroCounters } from '../domain/counters.js';
 import type { PendingApproval, RunCheckpoint, SessionCheckpoint, TurnCheckpoint } from '../store/types.js';
-import type { AgentState } from './run-session.js';
+import type { AgentState, BetweenRuns } from './run-session.js';
 
+/** The result of a `replay: 'never'` tool call that was running when the process died. */
 export const INTERRUPTED_BY_RESTART = 'interrupted by restart; not re-run';
 
 /** How a run starts: fresh with its first messages, or resumed from the checkpoint a restart left. */
 export type RunStart =
-  | { kind: 'fresh'; newMessages: Message[] }
+  /** `drainsQueues`: the new messages are the queues' (continue()): the run starts with them empty. */
+  | { kind: 'fresh'; newMessages: Message[]; drainsQueues?: boolean }
   | {
       kind: 'resumed';
       runId: string;
@@ -17,6 +20,8 @@ export type RunStart =
       pending: Message[];
       turnsThisRun: number;
       modelIndex: number;
+      modelCalls: number;
+      attemptsOnModel: number;
       at: MasterResume;
       /** A durable approval the interrupted turn was waiting for (with the version to quote). */
       pendingApproval: PendingApproval | null;
@@ -24,15 +29,42 @@ export type RunStart =
       cutQuestions: { turnIndex: number; calls: Array<{ id: string; name: string }> } | null;
     };
 
-/** Loads a checkpoint into the agent: history, queues, counters, turn index. */
-export function restoreAgent(state: AgentState, checkpoint: SessionCheckpoint): void {
-  state.log.reset(checkpoint.history, true);
-  Object.assign(state.counters, checkpoint.counters);
-  state.steeringQueue = checkpoint.steeringQueue;
-  state.followUpQueue = checkpoint.followUpQueue;
-  state.turnIndex = checkpoint.turnIndex;
-  for (const message of checkpoint.steeringQueue) state.sources.set(message, 'steering');
-  for (const message of checkpoint.followUpQueue) state.sources.set(message, 'followUp');
+/**
+ * Loads the stored session into the agent (at `ready`, and again when another agent advanced it):
+ * history, counters, queues, turn index, and the run the store holds unfinished. Null: no session
+ * (yet, or deleted meanwhile).
+ */
+export function restoreSession(state: AgentState, checkpoint: SessionCheckpoint | null): void {
+  state.log.reset(checkpoint?.history ?? [], true);
+  Object.assign(state.counters, zeroCounters(), checkpoint?.counters ?? {});
+  const between: BetweenRuns = {
+    steeringQueue: checkpoint?.steeringQueue ?? [],
+    followUpQueue: checkpoint?.followUpQueue ?? [],
+    turnIndex: checkpoint?.turnIndex ?? 0,
+    run: checkpoint?.run ?? null,
+  };
+  state.between = between;
+  for (const message of between.steeringQueue) state.sources.set(message, 'steering');
+  for (const message of between.followUpQueue) state.sources.set(message, 'followUp');
+  if (state.persister) {
+    state.persister.rebase(checkpoint?.version ?? -1);
+    state.persister.approvals.pending = null;
+  }
+}
+
+/**
+ * The stored run waits for a durable approval (a store, no approval handler, no durable-execution
+ * host): it is parked, and only an answer (or a steer, a follow-up, an abort) continues it.
+ */
+export function runIsParked(state: AgentState, run: RunCheckpoint): boolean {
+  return !state.options.approval && !state.host && run.turn?.pendingApproval != null;
+}
+
+/** The between-runs state, handed to the run that starts now (its master holds it from here on). */
+export function takeBetween(state: AgentState): BetweenRuns {
+  const between = state.between ?? { steeringQueue: [], followUpQueue: [], turnIndex: 0, run: null };
+  state.between = null;
+  return between;
 }
 
 /**
@@ -49,6 +81,8 @@ export function planResume(state: AgentState, checkpoint: RunCheckpoint): RunSta
     pending: checkpoint.pending,
     modelIndex: checkpoint.modelIndex,
     turnsThisRun: checkpoint.turnsThisRun,
+    modelCalls: checkpoint.modelCalls ?? 0,
+    attemptsOnModel: checkpoint.attemptsOnModel ?? 0,
   };
   const turn = checkpoint.turn;
   if (turn) {
@@ -63,8 +97,8 @@ export function planResume(state: AgentState, checkpoint: RunCheckpoint): RunSta
 
 function nextStepBetweenTurns(state: AgentState, pending: Message[]): MasterResume {
   const tail = state.history.at(-1);
-  const moreWork =
-    pending.length > 0 || state.steeringQueue.length > 0 || tail?.role === 'toolResult' || tail?.role === 'user';
+  const steering = state.between?.steeringQueue.length ?? 0;
+  const moreWork = pending.length > 0 || steering > 0 || tail?.role === 'toolResult' || tail?.role === 'user';
   return moreWork ? { at: 'preTurn' } : { at: 'postLoop' };
 }
 

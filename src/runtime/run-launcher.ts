@@ -2,7 +2,7 @@ import { createActor, type InspectionEvent } from 'xstate';
 import type { MasterInput, MasterOutput } from '../../machines/master.types.js';
 import type { TurnFeatures } from '../../machines/turn.types.js';
 import { cloneCounters } from '../domain/counters.js';
-import { AgentError, modelError } from '../domain/errors.js';
+import { AgentError, modelError, type RunErrorCode } from '../domain/errors.js';
 import type { Message } from '../domain/messages.js';
 import type { RunResult } from '../domain/outcomes.js';
 import type { ToolExecution } from '../tools/strategy.js';
@@ -13,14 +13,56 @@ import { endOf, masterLogic } from './master-effects.js';
 import { errorMessage } from './policy-runner.js';
 import { finalReportOf } from './report.js';
 import { runStopOf } from './persistence.js';
-import type { RunStart } from './resume.js';
+import { takeBetween, type RunStart } from './resume.js';
 import { bindRun } from './run-registry.js';
 import { RunSession, type AgentState } from './run-session.js';
 
 /** Starts a run of the agent's master machine: a fresh one (START) or one resumed after a restart (RESUME). */
 export function launchRun(state: AgentState, start: RunStart, onSubscriberError: (error: unknown) => void): RunSession {
-  // Read before the run exists: a hostile tool or options getter throwing here must not leave the
-  // agent marked as running (every later call would answer AlreadyRunning).
+  const run = prepareRun(state, onSubscriberError, start.kind === 'resumed' ? start.runId : undefined);
+  try {
+    startRun(state, run, start);
+  } catch (error) {
+    state.run = null;
+    throw error;
+  }
+  return run;
+}
+
+/**
+ * A run as its caller gets it before it starts: its id, its event log and its result. With a
+ * server store the run starts once the session's lease is taken (`startRun`), or is refused
+ * (`refuseRun`); meanwhile the agent counts as running.
+ */
+export function prepareRun(state: AgentState, onSubscriberError: (error: unknown) => void, runId?: string): RunSession {
+  const run = new RunSession(state, onSubscriberError, runId !== undefined ? { runId, nextSeq: 0 } : undefined);
+  let resolveResult: (result: RunResult) => void = () => {};
+  let rejectResult: (error: unknown) => void = () => {};
+  const result = new Promise<RunResult>((resolve, reject) => ((resolveResult = resolve), (rejectResult = reject)));
+  // A refusal nobody awaits must not become an unhandled rejection (the run's events still end).
+  result.catch(() => {});
+  run.finish = (end) => finishRun(state, run, end, resolveResult);
+  run.refuse = (error) => {
+    if (state.run === run) state.run = null;
+    run.log.close();
+    rejectResult(error);
+    run.launched.resolve();
+  };
+  run.settleUnstarted = (value) => {
+    if (state.run === run) state.run = null;
+    run.log.close();
+    resolveResult(value);
+    run.launched.resolve();
+  };
+  run.handle = { result, events: run.log.observable() };
+  state.run = run;
+  return run;
+}
+
+/** Starts the prepared run's master: what `start` says, with the queues and turn index the session holds now. */
+export function startRun(state: AgentState, run: RunSession, start: RunStart): void {
+  // Read before the run takes the session's state: a hostile tool or options getter throwing here
+  // must not leave the agent marked as running (every later call would answer AlreadyRunning).
   let input: MasterInput;
   try {
     input = masterInput(state, start);
@@ -29,18 +71,14 @@ export function launchRun(state: AgentState, start: RunStart, onSubscriberError:
     const why = `reading the agent's options or tools threw: ${detail}`;
     throw new AgentError('InvalidOptions', `the run could not start: ${why}`);
   }
-  const resumed = start.kind === 'resumed' ? { runId: start.runId, nextSeq: start.nextSeq } : undefined;
-  const run = new RunSession(state, onSubscriberError, resumed);
-  state.run = run;
+  takeBetween(state);
+  const onSubscriberError = run.reportSubscriberError;
   if (start.kind === 'resumed') {
+    run.continueAt(start.nextSeq);
     if (start.at.at === 'turn') run.ledger.markStarted(start.at.turn.startedCallIds);
     if (state.persister) state.persister.approvals.pending = start.pendingApproval;
     if (start.cutQuestions) cancelCutQuestions(run, start.cutQuestions.turnIndex, start.cutQuestions.calls);
   }
-  let resolveResult: (result: RunResult) => void = () => {};
-  const result = new Promise<RunResult>((resolve) => (resolveResult = resolve));
-  run.finish = (end) => finishRun(state, run, end, resolveResult);
-
   const userInspect = isolatedInspector(state.options.inspect, onSubscriberError);
   const persister = state.persister;
   // A step is written after each actor step that changed something: the checkpoint then reads
@@ -68,14 +106,15 @@ export function launchRun(state: AgentState, start: RunStart, onSubscriberError:
     ...(inspect ? { inspect } : {}),
   });
   run.master = master;
-  run.handle = { result, events: run.log.observable() };
   bindRun(master.system, run);
-  state.lease?.runStarted();
+  state.access?.keeper.startRenewing();
   // A throw inside a master action must never leave a run without agentEnd or a result, nor lose
   // its log: the turn is closed as after any internal error, then the run ends as a fatal error.
   master.subscribe({
     error: (error) => {
       if (run.ended) return;
+      // The master takes nothing more: steering from a subscriber of the closing events queues between runs.
+      run.closing = true;
       const snapshot = master.getSnapshot();
       try {
         closeAfterInternalError(run, snapshot, error);
@@ -87,10 +126,12 @@ export function launchRun(state: AgentState, start: RunStart, onSubscriberError:
   });
   master.start();
   master.send({ type: start.kind === 'fresh' ? 'START' : 'RESUME' });
-  return run;
+  run.launched.resolve();
 }
 
 function masterInput(state: AgentState, start: RunStart): MasterInput {
+  const between = state.between ?? { steeringQueue: [], followUpQueue: [], turnIndex: 0 };
+  const drained = start.kind === 'fresh' && start.drainsQueues === true;
   const { options, resolved, registry } = state;
   const policies = options.policies ?? {};
   return {
@@ -106,11 +147,18 @@ function masterInput(state: AgentState, start: RunStart): MasterInput {
       turnFeatures: turnFeatures(state),
     },
     newMessages: start.kind === 'fresh' ? start.newMessages : start.pending,
-    steeringQueue: state.steeringQueue,
-    followUpQueue: state.followUpQueue,
-    turnIndex: state.turnIndex,
+    steeringQueue: drained ? [] : between.steeringQueue,
+    followUpQueue: drained ? [] : between.followUpQueue,
+    turnIndex: between.turnIndex,
     resume: start.kind === 'resumed' ? start.at : null,
-    ...(start.kind === 'resumed' ? { turnsThisRun: start.turnsThisRun, modelIndex: start.modelIndex } : {}),
+    ...(start.kind === 'resumed'
+      ? {
+          turnsThisRun: start.turnsThisRun,
+          modelIndex: start.modelIndex,
+          modelCalls: start.modelCalls,
+          attemptsOnModel: start.attemptsOnModel,
+        }
+      : {}),
   };
 }
 
@@ -143,18 +191,18 @@ function finishRun(
   if (run.ended) return;
   // A run the runtime stopped (store failure, lost lease) ends failed, whatever the chart decided.
   const end: MasterOutput = run.stopped ? { ...ended, status: 'failed', endReason: 'fatalError', error: null } : ended;
+  // From here steer()/followUp() queue between runs: the master takes nothing more.
   run.closing = true;
-  // Messages the master never took (sent while it was already ending) stay queued, never lost.
-  const untaken = [...state.unacknowledged];
-  state.unacknowledged.clear();
-  const untakenOf = (source: 'steering' | 'followUp') =>
-    untaken.filter(([, from]) => from === source).map(([message]) => message);
-  state.steeringQueue = [...end.steeringQueue, ...untakenOf('steering')];
-  state.followUpQueue = [...end.followUpQueue, ...untakenOf('followUp')];
-  state.turnIndex = end.turnIndex;
+  state.between = {
+    steeringQueue: [...end.steeringQueue],
+    followUpQueue: [...end.followUpQueue],
+    turnIndex: end.turnIndex,
+    run: null,
+  };
   const error = endError(run, end);
   // The runtime's own failures (a model's are counted at its attempt) are counted by code too (failureCodes).
-  if (error && (run.stopped || error.code === 'internal')) run.ledger.recordFailure(error.code);
+  if (run.stopped) run.ledger.recordFailure(run.stopped.code);
+  else if (error?.code === 'internal') run.ledger.recordFailure('internal');
   const counters = cloneCounters(state.counters);
   const { status, endReason } = end;
   // The history at the end, as a view: a session of many runs does not store a copy per run.
@@ -165,14 +213,15 @@ function finishRun(
   // User code still running (a tool that ignored its cancellation, a stalled stream) learns the run is over.
   if (!run.signal.aborted) run.controller.abort('the run ended');
   run.ledger.close();
-  for (const message of [...state.steeringQueue, ...state.followUpQueue]) {
+  for (const message of [...end.steeringQueue, ...end.followUpQueue]) {
     state.receipts.get(message)?.({ status: 'stillQueued' });
     state.receipts.delete(message);
   }
   state.run = null;
-  state.lease?.runEnded();
   state.persister?.step();
-  run.log.close();
+  // The lease goes once the last step has landed: an agent with no run holds nothing.
+  state.access?.leave();
+  run.closeEvents();
   const report = finalReportOf(state, endReason);
   const result: RunResult = {
     status,
@@ -214,7 +263,7 @@ function finishRun(
 }
 
 /** A failed run's error (the runtime's stop first: a store failure, a lost lease); an aborted run's reason. */
-function endError(run: RunSession, end: MasterOutput): { code: string; message: string } | null {
+function endError(run: RunSession, end: MasterOutput): { code: RunErrorCode; message: string } | null {
   if (run.stopped) return { code: run.stopped.code, message: run.stopped.message };
   if (end.status === 'aborted') return { code: 'aborted', message: run.abortReason };
   if (end.status === 'failed' && end.error) return { code: end.error.kind, message: end.error.message };

@@ -1,5 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { AnyActorRef } from 'xstate';
+import type { RunStopCode } from '../domain/errors.js';
 import type { RunResult } from '../domain/outcomes.js';
 import type { MasterOutput } from '../../machines/master.types.js';
 import type { ContextGuard } from '../context/guard.js';
@@ -17,7 +18,8 @@ import { AgentEventFeed, DEFAULT_REPLAY_BUFFER, RunEventLog } from './event-stre
 import { eventWithView, type ContextView, type SessionHistory } from './history.js';
 import type { EffectHost } from './effects.js';
 import type { PendingElicitation } from './elicitation.js';
-import type { LeaseKeeper } from './lease.js';
+import type { SessionAccess } from './session-access.js';
+import type { RunCheckpoint } from '../store/types.js';
 import type { AgentOptions, ResolvedOptions } from './options.js';
 import { errorMessage } from './policy-runner.js';
 import { systemClock, type RuntimeClock } from './timers.js';
@@ -25,15 +27,21 @@ import { StepBoundary } from './step-boundary.js';
 
 /** Why the runtime ended a run: its store failed, or another agent took the session over. */
 export interface RunStop {
-  code: 'storeFailed' | 'sessionLost';
+  code: RunStopCode;
   message: string;
 }
 
 /** Where a queued message came from, so its delivery is counted and its receipt resolved. */
 export type MessageSource = 'steering' | 'followUp';
 
+/**
+ * What `steer()` and `followUp()` resolve with: the message was delivered to a turn, or was still queued when the run
+ * ended.
+ */
 export interface SteerReceipt {
+  /** 'delivered' once the message is committed to the history; 'stillQueued' if the run ended first. */
   status: 'delivered' | 'stillQueued';
+  /** The turn it was delivered to. */
   turnIndex?: number;
 }
 
@@ -42,13 +50,20 @@ export interface StepWriter {
   readonly sessionId: string;
   /** The store's version of the last step taken. */
   readonly version: number;
+  /** The session was reloaded at `version`: the next step follows it. */
+  rebase(version: number): void;
   record(event: AgentEvent): void;
   /** Something durable changed (an event, history, a queue): the next step boundary writes a step. */
   markDirty(): void;
   /** Writes a step now if anything changed since the last one. */
   flushStep(): void;
-  /** Writes a step now (between runs: the queues changed). */
-  step(): void;
+  /** Writes a step now (between runs: the queues changed); its version, or null when nothing was written. */
+  step(): number | null;
+  /**
+   * Publishes once `after` is written: an event (once the step holding it is written), a step's
+   * version, or null (nothing of its own to wait for). In order: nothing overtakes what came before.
+   */
+  publishWhenWritten(publish: () => void, after: AgentEvent | number | null): void;
   /** A write is in flight (an async store). */
   readonly busy: boolean;
   /** Resolves when every step so far is written or the store failed (never rejects). */
@@ -66,10 +81,24 @@ export interface StepWriter {
   flushed(): Promise<void>;
 }
 
+/** The session's state no run holds: its queues and turn index, and a run the store holds unfinished. */
+export interface BetweenRuns {
+  steeringQueue: Message[];
+  followUpQueue: Message[];
+  turnIndex: number;
+  /**
+   * The run the stored session holds, not running here: parked at a durable approval (whoever answers
+   * continues it) or interrupted by a crash (resumed as soon as the lease is taken).
+   */
+  run: RunCheckpoint | null;
+}
+
 /** Everything one agent keeps between runs. */
 export interface AgentState {
   readonly options: AgentOptions;
   readonly resolved: ResolvedOptions;
+  /** The session's id (or, without a store, one made for the agent): what idempotency keys name. */
+  readonly sessionKey: string;
   /** Replaced only at a turn's start, when a tool source (e.g. an MCP server) changed its list. */
   registry: ToolRegistry;
   readonly toolSources: ToolSourceFollower;
@@ -81,20 +110,20 @@ export interface AgentState {
   readonly history: Message[];
   readonly counters: Counters;
   readonly feed: AgentEventFeed;
-  steeringQueue: Message[];
-  followUpQueue: Message[];
-  turnIndex: number;
+  /**
+   * The session between runs; null while a run's master holds its queues and turn index (one owner
+   * at a time: `sessionView` reads whichever holds them).
+   */
+  between: BetweenRuns | null;
   /** Where each queued message came from (counted on delivery), by message identity. */
   readonly sources: WeakMap<Message, MessageSource>;
   /** Pending steer()/followUp() receipts, by message identity. */
   readonly receipts: Map<Message, (receipt: SteerReceipt) => void>;
-  /** Sent to the master but not yet taken by it: if the master ends first, they go back to the queues. */
-  readonly unacknowledged: Map<Message, MessageSource>;
   run: RunSession | null;
   /** Checkpoints every committed step when the agent has a store. */
   persister: StepWriter | null;
-  /** The agent's lease on its session (with a store). */
-  lease: LeaseKeeper | null;
+  /** The session's lease and stored version, taken for each run and each write between runs (with a store). */
+  access: SessionAccess | null;
   /** A durable-execution engine that journals the run's effects (agentchart/restate), or null. */
   readonly host: EffectHost | null;
   /** While an ended run waits for its last step to be written: abort() stops the wait. */
@@ -112,6 +141,9 @@ export interface LiveAttempt {
 }
 
 let runCounter = 0;
+
+/** Seqs reserved in the store at a time for ephemeral events (one step per this many). */
+export const SEQ_RESERVATION = 256;
 
 /** One run of an agent: its event log, seq, abort signal and the actors it runs. */
 export class RunSession {
@@ -150,6 +182,12 @@ export class RunSession {
   stopped: RunStop | null = null;
   /** Ends the run: publishes agentEnd and resolves the run's result (set by the launcher). */
   finish: (end: MasterOutput) => void = () => {};
+  /** A run that never started: the store refused it (SessionBusy, …); its result rejects with the error. */
+  refuse: (error: unknown) => void = () => {};
+  /** A run that never started and ends quietly (aborted before the lease was taken). */
+  settleUnstarted: (result: RunResult) => void = () => {};
+  /** Resolves once the master started (or the run was refused): what arrives meanwhile waits for it. */
+  readonly launched = deferredVoid();
 
   constructor(
     readonly agent: AgentState,
@@ -173,6 +211,11 @@ export class RunSession {
     this.master?.send({ type: 'ABORT' });
   }
 
+  /** A resumed run continues the stored seq (known once the session is loaded under the lease). */
+  continueAt(nextSeq: number): void {
+    this.seq = nextSeq;
+  }
+
   get signal(): AbortSignal {
     return this.controller.signal;
   }
@@ -188,17 +231,70 @@ export class RunSession {
    */
   private held: AgentEvent[] | null = null;
 
-  /** Publishes an event; `view` backs a `messages` field (beforeModelCall, agentEnd) instead of a copy. */
-  emit(body: AgentEventBody, view?: ContextView): AgentEvent | null {
+  /**
+   * Publishes an event; `view` backs a `messages` field (beforeModelCall, agentEnd) instead of a
+   * copy. With a store, a lifecycle event reaches subscribers only once the step holding it is
+   * written (what a subscriber saw survives a crash). `ephemeral` events — progress updates and a
+   * live stream's messageStart and deltas — are published at once and stored later (a crash may
+   * lose them); their seqs are reserved in the store ahead of them, so a resumed run never reuses
+   * a seq a subscriber saw.
+   */
+  emit(body: AgentEventBody, view?: ContextView, ephemeral = false): AgentEvent | null {
     if (this.ended) return null;
     const fields = { ...body, runId: this.runId, seq: this.seq++ };
     const event = view && 'messages' in fields ? eventWithView<AgentEvent>(fields, view) : (fields as AgentEvent);
     this.ledger.observe(event);
     const persister = this.agent.persister;
-    if (persister) this.persist(persister, event);
+    if (!persister) {
+      this.publish(event);
+      return event;
+    }
+    this.persist(persister, event);
+    const reservation = ephemeral && !this.agent.host ? this.reserveSeq(persister, event.seq) : null;
+    persister.publishWhenWritten(() => this.publish(event), ephemeral ? reservation : event);
+    if (!ephemeral) this.flushSoon(persister);
+    return event;
+  }
+
+  private flushScheduled = false;
+
+  /**
+   * A step is written after each actor step; an event published outside one (by an effect's async
+   * code: a model call's beforeModelCall, a policy's error) is written once the current task's
+   * synchronous work is over — between steps, where the checkpoint reads a settled chart.
+   */
+  private flushSoon(persister: StepWriter): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    queueMicrotask(() => {
+      this.flushScheduled = false;
+      persister.flushStep();
+    });
+  }
+
+  private publish(event: AgentEvent): void {
     this.log.push(event);
     this.agent.feed.push(event);
-    return event;
+  }
+
+  /** Closes the run's event stream after everything published before it. */
+  closeEvents(): void {
+    const persister = this.agent.persister;
+    if (persister) persister.publishWhenWritten(() => this.log.close(), null);
+    else this.log.close();
+  }
+
+  /** Seqs up to this one (excluded) are reserved in the store: a resumed run starts at or above it. */
+  private reservedSeq = 0;
+
+  /**
+   * An ephemeral event past the reserved seqs reserves the next SEQ_RESERVATION in a step written
+   * now; the event waits for that step (returned: its version), later ones up to the reservation do not.
+   */
+  private reserveSeq(persister: StepWriter, seq: number): number | null {
+    if (seq < this.reservedSeq) return null;
+    this.reservedSeq = seq + SEQ_RESERVATION;
+    return persister.step();
   }
 
   private persist(persister: StepWriter, event: AgentEvent): void {
@@ -215,9 +311,14 @@ export class RunSession {
     persister.markDirty();
   }
 
-  /** The seq the stored log continues from: held events are not stored yet. */
+  /** The seq a resumed run continues from: past every seq published so far, and every seq reserved. */
   get nextSeq(): number {
-    return this.held?.[0]?.seq ?? this.seq;
+    return Math.max(this.seq, this.reservedSeq);
+  }
+
+  /** The seq the next event gets (a durable host names its journaled steps by it). */
+  get seqNow(): number {
+    return this.seq;
   }
 
   /** The agent's clock (XState's): every runtime timer uses it, so tests run on a SimulatedClock. */
@@ -272,14 +373,20 @@ export class RunSession {
     const live = this.live ?? (this.live = { open: false, accumulator: null });
     if (!live.open) {
       live.open = true;
-      this.emit({ type: 'messageStart', turnIndex, message: emptyMessage(modelName) });
+      this.emit({ type: 'messageStart', turnIndex, message: emptyMessage(modelName) }, undefined, true);
     }
-    this.emit({ type: 'messageUpdate', turnIndex, delta });
+    this.emit({ type: 'messageUpdate', turnIndex, delta }, undefined, true);
   }
 
   countersSnapshot(): Counters {
     return cloneCounters(this.agent.counters);
   }
+}
+
+function deferredVoid(): { promise: Promise<void>; resolve(): void } {
+  let resolve: () => void = () => {};
+  const promise = new Promise<void>((done) => (resolve = done));
+  return { promise, resolve };
 }
 
 /** What a messageStart carries: the message as it begins. */

@@ -2,6 +2,7 @@ import { AgentError } from '../domain/errors.js';
 import type { StepSummary } from './step-types.js';
 import type { SessionStore } from './types.js';
 
+/** What `forkSession` forks: a session at one of its steps, into a new session. */
 export interface ForkOptions {
   /** The session to fork; only read. */
   from: string;
@@ -19,14 +20,17 @@ export interface ForkOptions {
   version?: number;
 }
 
+/** The session `forkSession` made. */
 export interface ForkResult {
   /** The new session (`to`): load it with `createAgent({ store, sessionId })`. */
   sessionId: string;
+  /** The session it was forked from. */
   from: string;
   /** The step forked: the new session's version, its checkpoint is that step's. */
   version: number;
   /** Events and messages the new session starts with (the original's up to that step). */
   events: number;
+  /** Messages in its history. */
   historyLength: number;
   /** The last event the new session holds, or null when it holds none. */
   lastEvent: { runId: string; seq: number } | null;

@@ -11,38 +11,54 @@ export type JsonPatch = { [key: string]: JsonPatch } | ['='] | ['=', JsonValue] 
 const isObject = (value: unknown): value is { [key: string]: JsonValue } =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+// Keys come from user data (tool arguments): `valueOf` or `__proto__` is a key like any other, never
+// the prototype's property or setter.
+const own = (object: { [key: string]: JsonValue }, key: string): JsonValue | undefined =>
+  Object.hasOwn(object, key) ? object[key] : undefined;
+const setOwn = <T>(object: { [key: string]: T }, key: string, value: T): void => {
+  Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+};
+
+/** A plain assignment, but `__proto__` is defined as a key (an assignment would set the prototype). */
+const setKey = (patch: { [key: string]: JsonPatch }, key: string, value: JsonPatch): void => {
+  if (key === '__proto__') setOwn(patch, key, value);
+  else patch[key] = value;
+};
+
 /** What turns `before` into `after`; undefined when they are equal. */
 export function diffJson(before: JsonValue | undefined, after: JsonValue): JsonPatch | undefined {
   if (before === after) return undefined;
-  if (Array.isArray(before) && Array.isArray(after)) {
+  if (typeof after !== 'object' || after === null || typeof before !== 'object' || before === null) {
+    return ['=', after];
+  }
+  if (Array.isArray(after)) {
+    if (!Array.isArray(before)) return ['=', after];
     const limit = Math.min(before.length, after.length);
     let kept = 0;
     while (kept < limit && jsonEqual(before[kept], after[kept])) kept++;
     if (kept === before.length && kept === after.length) return undefined;
     return ['+', kept, after.slice(kept)];
   }
-  if (isObject(before) && isObject(after)) {
-    const patch: { [key: string]: JsonPatch } = {};
-    let changed = false;
-    for (const key of Object.keys(after)) {
-      // A key whose value is undefined is absent, as in JSON.
-      if (after[key] === undefined) continue;
-      const inner =
-        before[key] !== undefined ? diffJson(before[key], after[key] as JsonValue) : ['=', after[key] as JsonValue];
-      if (inner !== undefined) {
-        patch[key] = inner as JsonPatch;
-        changed = true;
-      }
-    }
-    for (const key of Object.keys(before)) {
-      if (before[key] !== undefined && after[key] === undefined) {
-        patch[key] = ['-'];
-        changed = true;
-      }
-    }
-    return changed ? patch : undefined;
+  if (Array.isArray(before)) return ['=', after];
+  // Steps call this for every key of every checkpoint: one pass over `after`, a second only when a key went away.
+  let patch: { [key: string]: JsonPatch } | undefined;
+  let shared = 0;
+  for (const key of Object.keys(after)) {
+    const next = after[key];
+    // A key whose value is undefined is absent, as in JSON.
+    if (next === undefined) continue;
+    const previous = own(before, key);
+    if (previous !== undefined) shared++;
+    const inner = previous === undefined ? (['=', next] as JsonPatch) : diffJson(previous, next);
+    if (inner !== undefined) setKey((patch ??= {}), key, inner);
   }
-  return jsonEqual(before, after) ? undefined : ['=', after];
+  const beforeKeys = Object.keys(before);
+  if (beforeKeys.length !== shared) {
+    for (const key of beforeKeys) {
+      if (before[key] !== undefined && own(after, key) === undefined) setKey((patch ??= {}), key, ['-']);
+    }
+  }
+  return patch;
 }
 
 /** `before` with `patch` applied (a new value; `before` is not changed). */
@@ -59,7 +75,7 @@ export function applyJsonPatch(before: JsonValue | undefined, patch: JsonPatch |
   const result: { [key: string]: JsonValue } = isObject(before) ? { ...before } : {};
   for (const [key, inner] of Object.entries(patch)) {
     if (Array.isArray(inner) && inner[0] === '-') delete result[key];
-    else result[key] = applyJsonPatch(result[key], inner);
+    else setOwn(result, key, applyJsonPatch(own(result, key), inner));
   }
   return result;
 }
@@ -75,7 +91,7 @@ export function jsonEqual(a: JsonValue | undefined, b: JsonValue | undefined): b
   if (isObject(a) && isObject(b)) {
     const keys = Object.keys(a).filter((key) => a[key] !== undefined);
     if (keys.length !== Object.keys(b).filter((key) => b[key] !== undefined).length) return false;
-    for (const key of keys) if (!jsonEqual(a[key], b[key])) return false;
+    for (const key of keys) if (!jsonEqual(a[key], own(b, key))) return false;
     return true;
   }
   return false;

@@ -1,4 +1,7 @@
 import { AgentError } from '../domain/errors.js';
+import { holderIsGone, type LeaseHolder } from './lease-holder.js';
+
+export type { LeaseHolder };
 
 /**
  * A session's lease (one owner per session): who may write it, until when, and the fencing token. Every
@@ -10,21 +13,37 @@ export interface Lease {
   token: number;
   /** Milliseconds since the epoch, on the store's clock. */
   expiresAt: number;
+  /** The process holding it (absent in leases stored before it existed, or where no process identity exists). */
+  holder?: LeaseHolder;
 }
 
-/** The decision every store makes in its own transaction when `acquire` is called. */
+/** What `acquire` returns: the lease, and the session's stored version when it was taken (-1: none yet). */
+export interface AcquiredLease extends Lease {
+  version: number;
+}
+
+/**
+ * The decision every store makes in its own transaction when `acquire` is called. A live lease of
+ * another owner refuses (SessionBusy) unless its holder ran on the acquirer's host and is gone (a
+ * crashed process restarted on the same machine takes its session over at once); across hosts the
+ * ttl applies.
+ */
 export function acquireLease(
   sessionId: string,
   current: Lease | null,
   owner: string,
   ttlMs: number,
   now: number,
+  holder?: LeaseHolder,
 ): Lease {
   checkTtl(ttlMs);
+  const held = holder ? { holder } : {};
   if (current && current.owner === owner && current.expiresAt > now)
-    return { owner, token: current.token, expiresAt: now + ttlMs };
-  if (current && current.expiresAt > now) throw sessionBusy(sessionId, current, now);
-  return { owner, token: (current?.token ?? 0) + 1, expiresAt: now + ttlMs };
+    return { owner, token: current.token, expiresAt: now + ttlMs, ...held };
+  const live = current !== null && current.expiresAt > now;
+  if (live && !(holder && current.holder && holderIsGone(current.holder, holder)))
+    throw sessionBusy(sessionId, current, now);
+  return { owner, token: (current?.token ?? 0) + 1, expiresAt: now + ttlMs, ...held };
 }
 
 /** `renew`: only the holder of the newest token may extend it (also after it expired, if nobody took over). */
@@ -32,7 +51,7 @@ export function renewLease(sessionId: string, current: Lease | null, lease: Leas
   checkTtl(ttlMs);
   if (!current || current.token !== lease.token || current.owner !== lease.owner)
     throw sessionLost(sessionId, lease, current);
-  return { owner: lease.owner, token: lease.token, expiresAt: now + ttlMs };
+  return { ...current, expiresAt: now + ttlMs };
 }
 
 /** `release`: expires the lease now (the token stays, so the next owner gets a larger one); a stale lease releases nothing. */
@@ -53,10 +72,29 @@ export function checkFence(sessionId: string, current: Lease | null, token: numb
 
 export function sessionBusy(sessionId: string, current: Lease, now: number): AgentError {
   const seconds = ((current.expiresAt - now) / 1000).toFixed(1);
+  const where = current.holder ? `; process ${current.holder.pid} on ${current.holder.host.split('/')[0]}` : '';
   return new AgentError(
     'SessionBusy',
-    `session "${sessionId}" is busy: owner "${current.owner}" holds its lease until ${new Date(current.expiresAt).toISOString()} (${seconds} s from now)`,
+    `session "${sessionId}" is busy: owner "${current.owner}" holds its lease until ${new Date(current.expiresAt).toISOString()} (${seconds} s from now${where})`,
   );
+}
+
+/** A lease as a store keeps it in a row: the holder as JSON text (null when absent). */
+export function holderText(lease: Lease): string | null {
+  return lease.holder ? JSON.stringify(lease.holder) : null;
+}
+
+/** The holder column read back; anything unreadable counts as no holder (the ttl then decides). */
+export function holderOf(text: unknown): LeaseHolder | undefined {
+  if (typeof text !== 'string' || text === '') return undefined;
+  try {
+    const value = JSON.parse(text) as Partial<LeaseHolder>;
+    if (typeof value.host !== 'string' || !Number.isSafeInteger(value.pid)) return undefined;
+    const startedAt = Number.isSafeInteger(value.startedAt) ? { startedAt: value.startedAt as number } : {};
+    return { host: value.host, pid: value.pid as number, ...startedAt };
+  } catch {
+    return undefined;
+  }
 }
 
 function sessionLost(sessionId: string, lease: Lease, current: Lease | null): AgentError {

@@ -15,25 +15,32 @@ interface StoredSession {
   steps: MemoryStepLog;
 }
 
+/** A store in this process: it answers at once, so a run starts (or is refused) inside `prompt()`. */
+type EmbeddedStore = TimeTravelStore & Required<Pick<SessionStore, 'commitStepSync' | 'acquireSync' | 'loadSync'>>;
+
 /**
  * An in-memory store with the same semantics as the durable ones: it keeps serialized JSON, so a
  * resumed agent never shares objects with the one that wrote the session.
  */
-export function memoryStore(
-  options: StoreOptions = {},
-): TimeTravelStore & Required<Pick<SessionStore, 'commitStepSync'>> {
+export function memoryStore(options: StoreOptions = {}): EmbeddedStore {
   const now = options.now ?? Date.now;
   const sessions = new Map<string, StoredSession>();
   const leases = new Map<string, Lease>();
   const historyOf = (sessionId: string, session: StoredSession) =>
     session.messages.map((json, position) => parseMessage(sessionId, json, position));
   const steps = memorySteps(sessions);
-  const store: TimeTravelStore & Required<Pick<SessionStore, 'commitStepSync'>> = {
+  const store: EmbeddedStore = {
     async load(sessionId) {
+      return store.loadSync(sessionId);
+    },
+    loadSync(sessionId) {
       const session = sessions.get(sessionId);
       return session
         ? assembleCheckpoint(sessionId, parseHead(sessionId, session.head), historyOf(sessionId, session))
         : null;
+    },
+    async versionOf(sessionId) {
+      return sessions.get(sessionId)?.version ?? -1;
     },
     async commitStep(sessionId, step) {
       store.commitStepSync(sessionId, step);
@@ -88,13 +95,17 @@ export function memoryStore(
       sessions.delete(sessionId);
       steps.forget(sessionId);
     },
+    loadEventsJson: async (sessionId, options) => sessions.get(sessionId)?.events.slice(options?.from ?? 0) ?? [],
     steps: async (sessionId) => steps.list(sessionId),
     loadStep: async (sessionId, version) => steps.load(sessionId, version),
     fork: async (from, to, version) => steps.fork(from, to, version),
-    async acquire(sessionId, owner, ttlMs) {
-      const lease = acquireLease(sessionId, leases.get(sessionId) ?? null, owner, ttlMs, now());
+    async acquire(sessionId, owner, ttlMs, holder) {
+      return store.acquireSync(sessionId, owner, ttlMs, holder);
+    },
+    acquireSync(sessionId, owner, ttlMs, holder) {
+      const lease = acquireLease(sessionId, leases.get(sessionId) ?? null, owner, ttlMs, now(), holder);
       leases.set(sessionId, lease);
-      return { ...lease };
+      return { ...lease, version: sessions.get(sessionId)?.version ?? -1 };
     },
     async renew(sessionId, lease, ttlMs) {
       const renewed = renewLease(sessionId, leases.get(sessionId) ?? null, lease, ttlMs, now());

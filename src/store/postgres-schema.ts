@@ -2,7 +2,7 @@ import { AgentError } from '../domain/errors.js';
 import type { PgClient } from './postgres-client.js';
 
 /** The layout's version, kept in `agentchart_meta`; a database of a newer layout is refused. */
-export const POSTGRES_SCHEMA_VERSION = 1;
+export const POSTGRES_SCHEMA_VERSION = 2;
 
 const LAYOUT_1 = `
 CREATE TABLE IF NOT EXISTS agentchart_sessions (
@@ -34,6 +34,9 @@ CREATE TABLE IF NOT EXISTS agentchart_leases (
 );
 `;
 
+/** Layout 2: a lease records the process holding it (JSON of LeaseHolder), so a dead owner is taken over at once. */
+const LAYOUT_2 = 'ALTER TABLE agentchart_leases ADD COLUMN IF NOT EXISTS holder text';
+
 /**
  * Creates the tables on first use, once per database even with many processes starting together
  * (a transaction-scoped advisory lock serializes them), and records the layout's version.
@@ -54,6 +57,7 @@ export async function ensurePostgresSchema(client: PgClient): Promise<void> {
     }
     if (version < POSTGRES_SCHEMA_VERSION) {
       await client.query(LAYOUT_1);
+      await client.query(LAYOUT_2);
       await client.query(
         "INSERT INTO agentchart_meta (key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         [String(POSTGRES_SCHEMA_VERSION)],

@@ -1,6 +1,6 @@
 import { AgentError } from '../domain/errors.js';
 import type { AgentEvent } from '../domain/events.js';
-import { acquireLease, releasedLease, renewLease, type Lease } from './lease.js';
+import { acquireLease, holderOf, holderText, releasedLease, renewLease, type Lease } from './lease.js';
 import { poolFor, type PgClient, type PgPool } from './postgres-client.js';
 import { ensurePostgresSchema } from './postgres-schema.js';
 import { ensurePostgresStepTables, postgresSteps } from './postgres-steps.js';
@@ -103,36 +103,49 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     );
     const row = (
       await client.query(
-        `SELECT owner, token, expires_at, ${nowSql} AS now FROM agentchart_leases WHERE session_id = $1 FOR ${mode}`,
+        `SELECT owner, token, expires_at, holder, ${nowSql} AS now FROM agentchart_leases WHERE session_id = $1 FOR ${mode}`,
         [sessionId],
       )
     ).rows[0] as {
       owner: string;
       token: string;
       expires_at: string;
+      holder: string | null;
       now: string;
     };
+    const holder = holderOf(row.holder);
     const lease =
       Number(row.token) === 0
         ? null
-        : { owner: row.owner, token: Number(row.token), expiresAt: Number(row.expires_at) };
+        : {
+            owner: row.owner,
+            token: Number(row.token),
+            expiresAt: Number(row.expires_at),
+            ...(holder ? { holder } : {}),
+          };
     return { lease, now: options.now ? options.now() : Number(row.now) };
   };
   const changeLease = (
     sessionId: string,
     decide: (current: Lease | null, now: number) => Lease | null,
-  ): Promise<Lease | null> =>
+  ): Promise<{ lease: Lease | null; version: number }> =>
     transaction(async (client) => {
       const { lease, now } = await lockedLease(client, sessionId, 'UPDATE');
       const next = decide(lease, now);
       if (next)
         await client.query(
-          'UPDATE agentchart_leases SET owner = $2, token = $3, expires_at = $4 WHERE session_id = $1',
-          [sessionId, next.owner, next.token, next.expiresAt],
+          'UPDATE agentchart_leases SET owner = $2, token = $3, expires_at = $4, holder = $5 WHERE session_id = $1',
+          [sessionId, next.owner, next.token, next.expiresAt, holderText(next)],
         );
-      return next;
+      // Under the lease row's lock: no step of another owner commits between this read and the decision.
+      return { lease: next, version: await storedVersion(client, sessionId) };
     });
   const steps = postgresSteps(withClient);
+  const storedVersion = async (client: PgClient, sessionId: string): Promise<number> => {
+    const row = (await client.query('SELECT version FROM agentchart_sessions WHERE session_id = $1', [sessionId]))
+      .rows[0] as { version: number } | undefined;
+    return row ? Number(row.version) : -1;
+  };
   const historyOf = async (client: PgClient, sessionId: string) =>
     (
       (
@@ -270,18 +283,30 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         await steps.drop(client, sessionId);
       });
     },
+    async loadEventsJson(sessionId, loadOptions) {
+      return withClient(async (client) => {
+        const rows = await client.query(
+          'SELECT event FROM agentchart_events WHERE session_id = $1 AND position >= $2 ORDER BY position',
+          [sessionId, loadOptions?.from ?? 0],
+        );
+        return (rows.rows as Array<{ event: string }>).map((row) => row.event);
+      });
+    },
     steps: (sessionId) => steps.list(sessionId),
     loadStep: (sessionId, version) => steps.load(sessionId, version),
     fork: (from, to, version) => steps.fork(from, to, version),
-    async acquire(sessionId, owner, ttlMs) {
-      return (await changeLease(sessionId, (current, now) =>
-        acquireLease(sessionId, current, owner, ttlMs, now),
-      )) as Lease;
+    async acquire(sessionId, owner, ttlMs, holder) {
+      const { lease, version } = await changeLease(sessionId, (current, now) =>
+        acquireLease(sessionId, current, owner, ttlMs, now, holder),
+      );
+      return { ...(lease as Lease), version };
     },
     async renew(sessionId, lease, ttlMs) {
-      return (await changeLease(sessionId, (current, now) =>
-        renewLease(sessionId, current, lease, ttlMs, now),
-      )) as Lease;
+      return (await changeLease(sessionId, (current, now) => renewLease(sessionId, current, lease, ttlMs, now)))
+        .lease as Lease;
+    },
+    async versionOf(sessionId) {
+      return withClient((client) => storedVersion(client, sessionId));
     },
     async release(sessionId, lease) {
       await changeLease(sessionId, (current, now) => releasedLease(current, lease, now));

@@ -3,7 +3,7 @@ import { AgentError } from '../domain/errors.js';
 import { SessionCheckpointSchema } from './types.js';
 
 /** `PRAGMA user_version` of the layout below; files of an older layout are migrated on open. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sessions (
@@ -32,13 +32,21 @@ CREATE TABLE IF NOT EXISTS leases (
   session_id TEXT PRIMARY KEY,
   owner TEXT NOT NULL,
   token INTEGER NOT NULL,
-  expires_at INTEGER NOT NULL
+  expires_at INTEGER NOT NULL,
+  holder TEXT
 );
 `;
 
+/** Layout 3: a lease records the process holding it (JSON of LeaseHolder), so a dead owner is taken over at once. */
+function addLeaseHolders(db: DatabaseSync): void {
+  const has = db.prepare("SELECT 1 FROM pragma_table_info('leases') WHERE name = 'holder'").get() !== undefined;
+  if (!has) db.exec('ALTER TABLE leases ADD COLUMN holder TEXT');
+}
+
 /**
- * Creates the tables, or brings a file of layout 1 (one row per session holding the whole
- * checkpoint) to layout 2 in one transaction. A file from a newer version is refused.
+ * Creates the tables, or brings an older file up to date in one transaction: layout 1 (one row per
+ * session holding the whole checkpoint) is split into rows, layout 2 gains the lease holders. A file
+ * from a newer version is refused.
  */
 export function migrateSqlite(db: DatabaseSync): void {
   const version = Number((db.prepare('PRAGMA user_version').get() as { user_version: number | bigint }).user_version);
@@ -61,6 +69,7 @@ export function migrateSqlite(db: DatabaseSync): void {
     } else {
       db.exec(SCHEMA);
     }
+    addLeaseHolders(db);
     db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
     db.exec('COMMIT');
   } catch (error) {

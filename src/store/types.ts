@@ -7,7 +7,7 @@ import {
   type AgentEvent,
 } from '../domain/events.js';
 import { AssistantMessageSchema, MessageSchema, ToolResultMessageSchema } from '../domain/messages.js';
-import type { Lease } from './lease.js';
+import type { AcquiredLease, Lease, LeaseHolder } from './lease.js';
 import type { StepCheckpoint, StepMachines, StepSummary } from './step-types.js';
 
 /** The reply a crashed turn had already published: the resumed turn continues from it. */
@@ -33,6 +33,7 @@ export const PendingApprovalSchema = z.object({
     })
     .optional(),
 });
+/** An approval (or a running call's question) waiting for `resolveApproval`, with the session version to quote. */
 export type PendingApproval = z.infer<typeof PendingApprovalSchema>;
 
 /** The turn in progress when the checkpoint was taken. */
@@ -66,6 +67,12 @@ export const RunCheckpointSchema = z.object({
   pending: z.array(MessageSchema),
   turnsThisRun: z.number().int().nonnegative(),
   modelIndex: z.number().int().nonnegative(),
+  /**
+   * Model calls this run made, and attempts of the open turn on its model: a resumed run keeps its
+   * retry budget instead of starting it over. Absent in sessions stored before they existed.
+   */
+  modelCalls: z.number().int().nonnegative().optional(),
+  attemptsOnModel: z.number().int().nonnegative().optional(),
   turn: TurnCheckpointSchema.nullable(),
 });
 export type RunCheckpoint = z.infer<typeof RunCheckpointSchema>;
@@ -130,10 +137,15 @@ export interface SessionStep {
   machines?: StepMachines;
 }
 
+/** A stored session, as `store.list()` lists it. */
 export interface SessionSummary {
+  /** The session's id. */
   sessionId: string;
+  /** Its version: the number of steps written. */
   version: number;
+  /** Whether a run was in progress at its last step (a crash leaves it so; the next agent resumes it). */
   running: boolean;
+  /** When its last step was written (ms since the epoch). */
   updatedAt: number;
 }
 
@@ -149,6 +161,7 @@ export interface SessionSummary {
 export interface SessionStore {
   /** The last checkpoint with the whole history, or null for a new session. */
   load(sessionId: string): Promise<SessionCheckpoint | null>;
+  /** Writes one step in one transaction; refused with `StaleVersion` or `SessionLost` (a newer owner's token). */
   commitStep(sessionId: string, step: SessionStep): Promise<void>;
   /**
    * Embedded stores also commit synchronously: then every step is on disk before the runtime
@@ -157,19 +170,35 @@ export interface SessionStore {
   commitStepSync?(sessionId: string, step: SessionStep): void;
   /** The session's events in order, `messages` fields expanded (`from`: skip the first `from` events). */
   loadEvents(sessionId: string, options?: { from?: number }): Promise<AgentEvent[]>;
+  /** Every stored session. */
   list(): Promise<SessionSummary[]>;
   /** Deletes the session's data; its lease (and so its fencing token) stays. */
   delete(sessionId: string): Promise<void>;
   /**
    * Takes the session's lease for `ttlMs` (one owner per session). Rejects with `AgentError('SessionBusy')`
    * (owner and expiry in the message) while another owner's lease is live; after it expired, the
-   * new owner gets a larger fencing token. The same owner acquiring again extends its lease.
+   * new owner gets a larger fencing token. The same owner acquiring again extends its lease. With
+   * a `holder` (the acquiring process), a live lease whose holder ran on the same host and is gone is
+   * taken over at once. The result carries the session's stored version (-1: none yet), so a run
+   * knows in the same round trip whether another agent advanced the session.
    */
-  acquire(sessionId: string, owner: string, ttlMs: number): Promise<Lease>;
+  acquire(sessionId: string, owner: string, ttlMs: number, holder?: LeaseHolder): Promise<AcquiredLease>;
   /** Extends a lease still held; `AgentError('SessionLost')` once a newer token exists. */
   renew(sessionId: string, lease: Lease, ttlMs: number): Promise<Lease>;
   /** Gives the lease up (another owner may acquire at once); a lease no longer held releases nothing. */
   release(sessionId: string, lease: Lease): Promise<void>;
+  /** Embedded stores answer at once: a run then starts (or is refused) inside `prompt()`. */
+  acquireSync?(sessionId: string, owner: string, ttlMs: number, holder?: LeaseHolder): AcquiredLease;
+  /** `load`, answered at once by an embedded store. */
+  loadSync?(sessionId: string): SessionCheckpoint | null;
+  /** The session's stored version (-1: none), cheaper than `load` (a parked run watches it). */
+  versionOf?(sessionId: string): Promise<number>;
+  /**
+   * Embedded stores count the agents using them: `attach()` when an agent is created, the returned
+   * function when it closes (SQLite then moves its write-ahead log into the main file, and closes
+   * the file once the store and every agent on it have closed).
+   */
+  attach?(): () => void;
   /**
    * Time travel (the stores of agentchart implement it; `forkSession` needs it): every step the
    * store can recover, oldest first ([] for an unknown session).
@@ -182,11 +211,18 @@ export interface SessionStore {
    * up to there), in one transaction; `from` is only read. `to` must not exist (InvalidInput).
    */
   fork?(from: string, to: string, version: number): Promise<void>;
+  /**
+   * The session's events as stored, JSON text unparsed (`messages` fields may be history references):
+   * what a viewer sends on as it is (the studio opens a session of thousands of events without
+   * validating each one again). `from` as for `loadEvents`.
+   */
+  loadEventsJson?(sessionId: string, options?: { from?: number }): Promise<string[]>;
 }
 
 /** A store that keeps per-step records (time travel, fork): every store of agentchart. */
-export type TimeTravelStore = SessionStore & Required<Pick<SessionStore, 'steps' | 'loadStep' | 'fork'>>;
+export type TimeTravelStore = SessionStore &
+  Required<Pick<SessionStore, 'steps' | 'loadStep' | 'fork' | 'loadEventsJson'>>;
 
-export type { Lease };
+export type { AcquiredLease, Lease, LeaseHolder };
 
 export { AgentEventSchema };

@@ -7,7 +7,9 @@
 
 /** A validation issue in Standard Schema form. */
 export interface StandardIssue {
+  /** What is wrong. */
   readonly message: string;
+  /** Where: the keys from the arguments' root. */
   readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }>;
 }
 

@@ -4,6 +4,7 @@
  * against our copy of zod's classes, so the user's own zod 4.x (or `zod/v4`, `zod/mini`) typechecks.
  */
 export interface ToolParameters<Output extends Record<string, unknown> = Record<string, unknown>> {
+  /** The Standard Schema interface (zod 4, valibot with `toStandardJsonSchema`, arktype implement it). */
   readonly '~standard': {
     readonly version: 1;
     readonly vendor: string;

@@ -13,7 +13,8 @@ export interface ChatHandlerOptions {
   /**
    * The agent for a request of the chat `chatId`: a handle on the chat's stored session
    * (`createAgent({ ..., store, sessionId: chatId })`), created per request. The handler lets it go
-   * (`close()`) when the request's run ends. `request` is there for authentication and settings.
+   * (`close()`) when the request's run ends. `request` is there for authentication and settings:
+   * a `Response` it throws (`new Response('Forbidden', { status: 403 })`) is the answer.
    */
   agentFor(chatId: string, request: Request): Agent | Promise<Agent>;
 }
@@ -112,8 +113,9 @@ export function chatHandler(options: ChatHandlerOptions): ChatRequestHandler {
       chatRun = follow(sdk, chatId, agent, resumed).start();
     }
     const steered = chatRun;
+    const receipt = steered.agent.steer(text); // a refusal (a closed handle) answers before any response exists
     const slot = new ResponseSlot(request.signal, () => steered.stop());
-    steered.queue(slot, steered.agent.steer(text));
+    steered.queue(slot, receipt);
     return slot.response(sdk);
   };
 
@@ -145,7 +147,10 @@ export function chatHandler(options: ChatHandlerOptions): ChatRequestHandler {
     // A parked run answered by another handle than the one that started it: this handle runs the rest.
     if (!carrying) {
       const takenOver = agent.currentRun;
-      if (!takenOver) throw new AgentError('UnknownToolCall', `chatHandler: chat "${chatId}" has no run to continue.`);
+      if (!takenOver) {
+        await agent.close();
+        throw new AgentError('UnknownToolCall', `chatHandler: chat "${chatId}" has no run to continue.`);
+      }
       carrying = follow(sdk, chatId, agent, takenOver, refs);
       carrying.carry(slot, messageId);
       carrying.start();
@@ -190,6 +195,7 @@ export function chatHandler(options: ChatHandlerOptions): ChatRequestHandler {
           : postApprovals(sdk, chat.chatId, chat.messageId, chat.answers, request),
       );
     } catch (error) {
+      if (error instanceof Response) return error;
       if (!(error instanceof AgentError)) (options.onError ?? console.error)(error);
       return errorResponse(error);
     }
@@ -218,8 +224,11 @@ function resolveAnswers(agent: Agent, answers: ApprovalAnswer[]): boolean {
   return resolved;
 }
 
-const CONFLICTS = new Set([
+/** Refusals of the session's state at that moment: the same request may succeed later (409). */
+const CONFLICTS = new Set<string>([
   'SessionBusy',
+  'SessionLost',
+  'Closed',
   'StaleVersion',
   'UnknownToolCall',
   'AlreadyRunning',

@@ -52,15 +52,20 @@ export class ChatRun {
       answered,
     );
     // A run that moved on to another handle (a parked run taken over) ends here without an agentEnd.
-    const movedOn = run.result.then(
-      () => this.feed.idle(),
-      () => this.feed.idle(),
-    );
-    this.done = Promise.race([feedEnded, movedOn]).then(async () => {
-      this.feed.stop();
-      this.release((slot) => slot.end());
-      await onEnd(this, this.waiting.splice(0));
-    });
+    // Events reach subscribers once their step is written: the last ones are in once the writes are.
+    const movedOn = run.result
+      .then(() => agent.flush())
+      .catch(() => undefined)
+      .then(() => new Promise((resolve) => setTimeout(resolve, 0)))
+      .then(() => this.feed.idle());
+    this.done = Promise.race([feedEnded, movedOn])
+      .then(async () => {
+        this.feed.stop();
+        this.release((slot) => slot.end());
+        await onEnd(this, this.waiting.splice(0));
+      })
+      // A failed close() (its store write) was the run's own result already; nothing waits on it here.
+      .catch(() => undefined);
   }
 
   /** The response that carries the run from now on (the run's first, or one continuing after an approval). */

@@ -14,6 +14,8 @@ import { join } from 'node:path';
  *                                            import it (`import { model } from './setup.js'`)
  *   <!-- example: needs=postgres -->         run with DATABASE_URL set to a PostgreSQL the test starts
  *
+ * A ```tsx block is a browser page's module (React): type-checked with `jsx: react-jsx`, never run.
+ *
  * A program says what it prints with a comment after a `console.log(…);` (`console.log(x); // 42`), and
  * a ```text block marked `<!-- example-output: NAME -->` is printed by the program NAME, exactly.
  * Other code goes in blocks of another language (`sh`, `text`, `json`); `js`, `typescript` and the like
@@ -31,6 +33,8 @@ export interface DocBlock {
   compileOnly: boolean;
   file: string | null;
   needs: string[];
+  /** A ```tsx block (a page's module: compiled, not run). */
+  tsx: boolean;
 }
 
 export interface DocProgram {
@@ -47,6 +51,8 @@ export interface DocProgram {
   consumer: boolean;
   compileOnly: boolean;
   needs: string[];
+  /** `.tsx` for a page's module. */
+  extension: '.ts' | '.tsx';
 }
 
 export interface DocPage {
@@ -60,7 +66,7 @@ const MARKER = /^<!-- example: (.+?) -->$/;
 const OUTPUT_MARKER = /^<!-- example-output: ([\w-]+) -->$/;
 const PRINTED = /console\.log\(.*\);\s*\/\/\s*(.+)$/;
 /** Fences that would hold code the tests never see. */
-const REFUSED_LANGUAGES = new Set(['js', 'javascript', 'mjs', 'cjs', 'jsx', 'typescript', 'tsx', 'mts', 'cts']);
+const REFUSED_LANGUAGES = new Set(['js', 'javascript', 'mjs', 'cjs', 'jsx', 'typescript', 'mts', 'cts']);
 const NEEDS = new Set(['postgres']);
 
 /** README.md and every page of docs/ (not the generated API reference), as paths from the repository root. */
@@ -113,8 +119,9 @@ function programOf(block: DocBlock): DocProgram {
     expectedLines: printedLines(block.code),
     output: null,
     consumer: block.consumer,
-    compileOnly: block.compileOnly,
+    compileOnly: block.compileOnly || block.tsx,
     needs: block.needs,
+    extension: block.tsx ? '.tsx' : '.ts',
   };
 }
 
@@ -128,8 +135,9 @@ function joined(program: DocProgram, block: DocBlock): DocProgram {
     code,
     expectedLines: printedLines(code),
     consumer: program.consumer || block.consumer,
-    compileOnly: program.compileOnly || block.compileOnly,
+    compileOnly: program.compileOnly || block.compileOnly || block.tsx,
     needs: [...new Set([...program.needs, ...block.needs])],
+    extension: block.tsx ? '.tsx' : program.extension,
   };
 }
 
@@ -160,8 +168,9 @@ function blocksOf(page: string, markdown: string): { blocks: DocBlock[]; outputs
       throw new Error(
         `${page}:${at + 1}: a \`\`\`${language} block; TypeScript examples are \`\`\`ts (run by the tests)`,
       );
-    if (language === 'ts') blocks.push(blockOf(page, at + 1, code, before, blocks.length + 1));
-    else if (MARKER.test(before))
+    if (language === 'ts' || language === 'tsx') {
+      blocks.push(blockOf(page, at + 1, code, before, blocks.length + 1, language === 'tsx'));
+    } else if (MARKER.test(before))
       throw new Error(`${page}:${at}: an example marker before a ${language || 'plain'} block`);
     const output = OUTPUT_MARKER.exec(before);
     if (output) {
@@ -173,8 +182,9 @@ function blocksOf(page: string, markdown: string): { blocks: DocBlock[]; outputs
   return { blocks, outputs };
 }
 
-function blockOf(page: string, line: number, code: string, before: string, number: number): DocBlock {
+function blockOf(page: string, line: number, code: string, before: string, number: number, tsx: boolean): DocBlock {
   const block: DocBlock = {
+    tsx,
     page,
     line,
     name: String(number),

@@ -2,7 +2,15 @@
 // chosen step, then resumed by a fresh process on the same SQLite file.
 import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
-import { AgentError, createAgent, defineTool, type AgentEvent, type Message, type SessionStore } from 'agentchart';
+import {
+  AgentError,
+  createAgent,
+  defineTool,
+  type AgentEvent,
+  type AgentRun,
+  type Message,
+  type SessionStore,
+} from 'agentchart';
 import { sqliteStore } from 'agentchart/sqlite';
 import { scriptedModel, type ScriptEntry } from 'agentchart/testing';
 
@@ -20,9 +28,6 @@ export interface ChildConfig {
   /** Resume mode with durable approvals: the decision to give. */
   approve?: { toolCallId?: string; version?: number; approved: boolean };
 }
-
-/** The lease's ttl: short, so a resume after a SIGKILL waits little for the dead owner's lease. */
-const LEASE_TTL_MS = 400;
 
 const config = JSON.parse(process.env.AGENTCHART_CHILD ?? '{}') as ChildConfig;
 const journal = (line: string) => appendFileSync(config.journal, `${line}\n`);
@@ -110,26 +115,31 @@ const tools = [
 ];
 
 /**
- * The agent on the session, as a supervisor restarting a worker would get it: while the killed
- * process's lease is still live, `ready` answers SessionBusy; wait for its expiry and try again.
+ * The agent on the session, as a supervisor restarting a worker would get it, with the default
+ * lease (30 s). The killed process ran on this host: its lease is taken over at once. A refusal
+ * (SessionBusy) is counted and retried, so the test can tell it never happened.
  */
 async function readyAgent(store: SessionStore) {
+  const began = performance.now();
+  let refusals = 0;
   for (;;) {
     const agent = createAgent({
       model,
       tools,
       store,
       sessionId: config.sessionId,
-      lease: { ttlMs: LEASE_TTL_MS },
       steeringInterrupts: false,
       retry: { jitter: false },
       ...(config.approvals === 'auto' ? { approval: async () => ({ approved: true as const }) } : {}),
     });
     try {
-      return { agent, ...(await agent.ready) };
+      const ready = await agent.ready;
+      const readyAt = performance.now();
+      return { agent, ...ready, refusals, readyMs: readyAt - began, readyAt };
     } catch (error) {
       if (!(error instanceof AgentError && error.code === 'SessionBusy')) throw error;
-      await new Promise((resolve) => setTimeout(resolve, LEASE_TTL_MS / 4));
+      refusals += 1;
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
 }
@@ -137,7 +147,7 @@ async function readyAgent(store: SessionStore) {
 async function main(): Promise<void> {
   const raw = sqliteStore(config.db);
   const store = killingStore(raw);
-  const { agent, resumedRun } = await readyAgent(store);
+  const { agent, resumedRun, refusals, readyMs, readyAt } = await readyAgent(store);
   if (config.mode === 'start') {
     const run = agent.prompt('Ship it.');
     let steered = false;
@@ -159,9 +169,12 @@ async function main(): Promise<void> {
     });
     await run.result;
   } else if (config.approve) {
+    // The run parked at its approval: loading leaves it so, the answer continues it here.
+    if (resumedRun) throw new Error('a run parked at a durable approval was resumed by loading the session');
     const [pending] = agent.pendingApprovals();
+    let continued: AgentRun;
     try {
-      agent.resolveApproval(
+      continued = agent.resolveApproval(
         config.approve.toolCallId ?? pending?.toolCallId ?? '',
         config.approve.approved ? { approved: true } : { approved: false, reason: 'declined after restart' },
         { version: config.approve.version ?? pending?.version ?? -1 },
@@ -171,7 +184,7 @@ async function main(): Promise<void> {
       console.log(JSON.stringify({ error: error instanceof AgentError ? error.code : String(error) }));
       process.exit(0);
     }
-    await resumedRun?.result;
+    await continued.result;
   } else {
     await resumedRun?.result;
   }
@@ -182,6 +195,10 @@ async function main(): Promise<void> {
       events: await raw.loadEvents(config.sessionId),
       history: agent.messages,
       resumed: resumedRun !== null,
+      refusals,
+      readyMs,
+      // From this process's start (module loading included) to the resumed run under way.
+      sinceStartMs: readyAt,
     }),
   );
   raw.close();

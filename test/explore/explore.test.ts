@@ -12,6 +12,8 @@ import {
   DEPLOY_REPLIES,
   deploy,
   deployAgent,
+  deploysRunAsApproved,
+  pinToProd,
   policiesNeverRefused,
   readLogs,
   reinjectDeclined,
@@ -81,7 +83,7 @@ describe('exploreAgent', () => {
     expect(seen.results).toContain('deploy failed (injected toolError)');
   }, 120_000);
 
-  it('violations come shortest first, and each replays to the same log from its path', async () => {
+  it('violations come simplest first, and each replays to the same log from its path', async () => {
     const options: ExploreOptions = {
       replies: DEPLOY_REPLIES,
       interruptions: ['approve', 'deny'],
@@ -101,6 +103,38 @@ describe('exploreAgent', () => {
     expect(replayed.violations[0]!.replay).toBe(last.replay);
     const strip = (log: typeof last.log) => log.map(({ runId: _runId, ...rest }) => rest);
     expect(strip(replayed.violations[0]!.log)).toEqual(strip(last.log));
+  });
+
+  it('a counterexample that shows the harm comes before a shorter one that only adds an abort after it', async () => {
+    // The staging approval is pinned back to prod: the harm is done when the tool starts. The shortest complete
+    // path then aborts (3 steps); the one that lets the run end as the model decides (4 steps) shows the property's
+    // subject, and comes first.
+    const options: ExploreOptions = {
+      replies: DEPLOY_REPLIES,
+      interruptions: ['approve', 'deny', 'abort'],
+      approvals: { staging: { approved: true, arguments: { env: 'staging' } } },
+      property: deploysRunAsApproved,
+    };
+    const result = await exploreAgent(deployAgent({ preDispatch: [pinToProd] }), options);
+    const interruptions = (steps: readonly Step[]) =>
+      steps.filter((step) => ['steer', 'followUp', 'abort', 'crash', 'modelError'].includes(step.kind)).length;
+    const order = result.violations.map((v) => [interruptions(v.path), v.path.length]);
+    expect(order).toEqual([...order].sort(([a = 0, b = 0], [c = 0, d = 0]) => a - c || b - d));
+    expect(result.violations[0]!.path.map((step) => step.label)).toEqual([
+      'reply deploy',
+      'staging call_0_0',
+      'ok call_0_0',
+      'reply done',
+    ]);
+    // The shorter one is still found and counted: it replays to a violation in 3 steps.
+    const aborted = await exploreAgent(deployAgent({ preDispatch: [pinToProd] }), {
+      ...options,
+      path: 'reply deploy → staging call_0_0 → abort',
+    });
+    expect(aborted.violations[0]?.path.map((step) => step.kind)).toEqual(['reply', 'approval', 'abort']);
+    await expect(assertAgent(deployAgent({ preDispatch: [pinToProd] }), options)).rejects.toThrow(
+      /The simplest counterexample \(fewest interruptions, then fewest steps\), 4 steps:\n.*\npath:\n  1\. model call 0 answers "deploy"/,
+    );
   });
 
   it('a path that does not replay names the step and the moves there', async () => {

@@ -15,9 +15,9 @@ import {
 } from './fixtures.js';
 
 /**
- * Bugs a user could write into their agent's configuration, each found by exploring it: the
- * shortest counterexample is the minimal path (the exploration is exhaustive within its bound, so
- * no shorter path breaks), and the same agent without the bug explores its bound clean.
+ * Bugs a user could write into their agent's configuration, each found by exploring it: the first
+ * counterexample is the minimal path (fewest interruptions, then fewest steps; the exploration is exhaustive
+ * within its bound, so no simpler path breaks), and the same agent without the bug explores its bound clean.
  */
 
 const labels = (result: ExploreResult) => result.violations[0]?.path.map((step) => step.label);

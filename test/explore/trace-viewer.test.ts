@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +6,7 @@ import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exploreAgent, writeTrace } from 'agentchart/testing';
 import { readTraceText } from '../../src/trace/viewer/model.js';
+import { CHROMIUM, chromiumAvailable } from '../support/tools.js';
 import { DEPLOY_REPLIES, deployAgent, policiesNeverRefused, reinjectDeclined } from './fixtures.js';
 
 /**
@@ -14,10 +14,7 @@ import { DEPLOY_REPLIES, deployAgent, policiesNeverRefused, reinjectDeclined } f
  * test/viewer): the page loads the embedded trace, shows its steps and ends on the last one.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium)
-  console.warn(`[counterexample viewer test] SKIPPED: ${CHROMIUM} is missing (.ci/run installs it as root).`);
+const hasChromium = chromiumAvailable('counterexample viewer test');
 
 describe.skipIf(!hasChromium)('a counterexample in the trace viewer', () => {
   let context: BrowserContext;

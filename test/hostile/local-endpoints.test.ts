@@ -11,6 +11,7 @@ import { createAgent, defineTool } from 'agentchart';
 import { startInspector, type Inspector } from 'agentchart/inspect';
 import { scriptedModel } from 'agentchart/testing';
 import { httpRequest, refusedUpgrade, withToken } from '../support/local-endpoint.js';
+import { CHROMIUM } from '../support/tools.js';
 import { watchTheProcess } from './harness.js';
 
 /**
@@ -23,7 +24,6 @@ import { watchTheProcess } from './harness.js';
 
 watchTheProcess();
 
-const CHROMIUM = '/usr/bin/chromium';
 const SECRET = 'the password is swordfish';
 
 /** What the hosted inspector UI does, stood in for offline: announce itself and count what it is fed. */

@@ -69,11 +69,12 @@ describe('OpenTelemetry: a durable session resumed after a restart', () => {
     restartedAfter += 60_000;
 
     const second = agentOn(store, tracerProvider, journal);
-    const { resumedRun } = await second.ready;
-    expect(resumedRun?.runId).toBe(run.runId);
+    // The run waits for its approval (parked): loading the session leaves it so; the answer continues it.
+    expect(await second.ready).toEqual({ resumedRun: null });
     const [pending] = second.pendingApprovals();
-    second.resolveApproval('d1', { approved: true }, { version: pending?.version ?? -1 });
-    const resumed = await resumedRun!.result;
+    const resumedRun = second.resolveApproval('d1', { approved: true }, { version: pending?.version ?? -1 });
+    expect(resumedRun.runId).toBe(run.runId);
+    const resumed = await resumedRun.result;
     expect(resumed).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
     expect(journal).toEqual(['deploy:prod']);
 

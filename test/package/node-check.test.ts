@@ -54,12 +54,11 @@ describe('on an unsupported Node', () => {
   }, 120_000);
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-  const skipWithoutOldNode = (context: { skip: () => void }) => {
+  const skipWithoutOldNode = (context: { skip: (note?: string) => void }) => {
     if (oldNode !== null) return;
-    console.warn(
-      `[node-check test] SKIPPED: no Node older than 22.13 here, and none from the npm registry for ${process.platform}-${process.arch}`,
-    );
-    context.skip();
+    const why = `no Node older than 22.13 here, and none from the npm registry for ${process.platform}-${process.arch}`;
+    console.warn(`[node-check test] SKIPPED: ${why}`);
+    context.skip(why);
   };
 
   const onOldNode = (command: string, args: string[], cwd: string) => {
@@ -83,12 +82,14 @@ describe('on an unsupported Node', () => {
     expect(existsSync(join(app, 'node_modules'))).toBe(false);
   });
 
-  it('npm test and the demo say what to do and exit 1 before loading anything else', (context) => {
+  it('npm test, the demo and the agentchart CLI say what to do and exit 1 before loading anything else', (context) => {
     skipWithoutOldNode(context);
     const tsx = join(ROOT, 'node_modules/tsx/dist/cli.mjs');
     for (const [args, command] of [
       [[tsx, 'test/support/require-node.ts', 'npm test'], 'npm test'],
       [[tsx, 'src/demo/main.ts', '--offline'], 'npm run demo'],
+      [[tsx, 'src/cli/agentchart.ts', 'studio', '--store', 'nowhere.db'], 'npx agentchart studio'],
+      [[tsx, 'src/cli/agentchart.ts', 'studio', '--store', 'sessions.db'], 'npx agentchart studio'],
     ] as const) {
       const ran = onOldNode(oldNode ?? 'node', [...args], ROOT);
       expect([ran.status, ran.stdout]).toEqual([1, '']);

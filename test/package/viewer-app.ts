@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
+import { CHROMIUM } from '../support/tools.js';
 
 /**
  * An app using the installed package writes two viewer pages: a recorded run (`viewerHtml({ trace })`)
@@ -51,8 +52,6 @@ const explored = await exploreAgent(
 await writeTrace(explored.violations[0], 'counterexample.html');
 console.log('written');
 `;
-
-export const CHROMIUM = '/usr/bin/chromium';
 
 export interface ViewerPageSeen {
   /** Drawn diagram nodes per machine panel. */

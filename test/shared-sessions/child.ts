@@ -17,6 +17,8 @@ export interface SharedChildConfig {
   ttlMs: number;
   /** How long the first step holds (ms). */
   holdMs: number;
+  /** The host identity the owner's lease records (default: this machine's): another host's lease waits for its ttl. */
+  host?: string;
 }
 
 export interface ChildReport {
@@ -25,6 +27,11 @@ export interface ChildReport {
   result?: { status: string; endReason: string; error?: { code: string; message: string } };
   events?: AgentEvent[];
   history?: unknown[];
+  /** The resumer: SessionBusy answers before it took the session over, and how long that took. */
+  refusals?: number;
+  takeoverMs?: number;
+  /** When the session was taken over (ms since the epoch). */
+  takenOverAt?: number;
 }
 
 const config = JSON.parse(process.env.AGENTCHART_SHARED ?? '{}') as SharedChildConfig;
@@ -74,7 +81,11 @@ const agentOn = (store: SessionStore) =>
     steeringInterrupts: false,
     store,
     sessionId: config.sessionId,
-    lease: { ttlMs: config.ttlMs, owner: `${config.mode}-${process.pid}` },
+    lease: {
+      ttlMs: config.ttlMs,
+      owner: `${config.mode}-${process.pid}`,
+      ...(config.mode === 'owner' && config.host ? { host: config.host } : {}),
+    },
   });
 
 const print = (report: Omit<ChildReport, 'pid'>) => console.log(JSON.stringify({ pid: process.pid, ...report }));
@@ -109,11 +120,16 @@ async function main(): Promise<void> {
       });
     }
   } else {
-    // A restarted worker: refused while the dead owner's lease is live, then it takes the session over.
+    // A restarted worker: a dead owner on this host is taken over at once; another host's lease is
+    // live until its ttl (refused meanwhile), then it takes the session over.
+    const began = performance.now();
+    let refusals = 0;
     for (;;) {
       const agent = agentOn(store);
       try {
         const { resumedRun } = await agent.ready;
+        const takeoverMs = performance.now() - began;
+        const takenOverAt = Date.now();
         const result = await resumedRun?.result;
         await agent.flush();
         await agent.close();
@@ -122,10 +138,14 @@ async function main(): Promise<void> {
           ...(result ? { result: { status: result.status, endReason: result.endReason } } : {}),
           events,
           history: [...agent.messages],
+          refusals,
+          takeoverMs,
+          takenOverAt,
         });
         break;
       } catch (error) {
         if (!(error instanceof AgentError && error.code === 'SessionBusy')) throw error;
+        refusals += 1;
         await new Promise((resolve) => setTimeout(resolve, config.ttlMs / 4));
       }
     }

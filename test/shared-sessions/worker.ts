@@ -1,6 +1,6 @@
-// A worker of the shared-sessions test: picks unfinished sessions from one Postgres database and
-// runs them (a new one is prompted, an interrupted one resumed), until every session is finished.
-// The test kills workers with SIGKILL at random and starts new ones.
+// A worker of the shared-sessions test: continues the sessions of one Postgres database (a new one
+// starts its queued job, an interrupted one is resumed) until every session is finished. The test
+// kills workers with SIGKILL at random and starts new ones.
 import { appendFileSync, openSync, closeSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -79,13 +79,18 @@ const modelFor = (session: string) =>
     { recordRequests: false },
   );
 
+/**
+ * Every session was seeded with its job as a queued follow-up; a worker continues each one it can.
+ * `continue()` decides under the session's lease, on the session as stored: a session another
+ * worker finished answers NothingToContinue, one that another worker runs answers SessionBusy, and
+ * one a killed worker left mid-run is resumed when it is loaded (its owner's process is gone).
+ */
 async function main(): Promise<void> {
   const store = postgresStore({ connectionString: config.connectionString });
   const ids = Array.from({ length: config.sessions }, (_, i) => `job-${i}`);
-  for (;;) {
-    const finished = new Set((await store.list()).filter((s) => !s.running).map((s) => s.sessionId));
+  const finished = new Set<string>();
+  while (finished.size < ids.length) {
     const open = ids.filter((id) => !finished.has(id));
-    if (open.length === 0) break;
     // Workers start at different places, so they rarely ask for the same session.
     const start = Math.floor(Math.random() * open.length);
     for (const session of [...open.slice(start), ...open.slice(0, start)]) {
@@ -102,13 +107,14 @@ async function main(): Promise<void> {
         if (resumedRun) {
           journal(`resume ${session}`);
           await resumedRun.result;
-        } else if (agent.messages.length === 0) {
-          await agent.prompt(`Run job ${session}.`).result;
         }
-        await agent.close();
+        await agent.continue().result;
       } catch (error) {
-        if (!(error instanceof AgentError && error.code === 'SessionBusy')) throw error;
+        if (!(error instanceof AgentError)) throw error;
+        if (error.code === 'NothingToContinue') finished.add(session);
+        else if (error.code !== 'SessionBusy' && error.code !== 'AlreadyRunning') throw error;
       }
+      await agent.close();
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

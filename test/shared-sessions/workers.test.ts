@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { INTERRUPTED_BY_RESTART, toolCallsOf } from 'agentchart';
+import { createAgent, INTERRUPTED_BY_RESTART, toolCallsOf } from 'agentchart';
 import { postgresStore } from 'agentchart/postgres';
-import { checkInvariants } from 'agentchart/testing';
+import { checkInvariants, scriptedModel } from 'agentchart/testing';
 import { startPostgres } from '../support/postgres.js';
 import { bundleChild, lines, spawnChild, type Spawned } from '../support/processes.js';
 import type { WorkerConfig } from './worker.js';
@@ -44,6 +44,14 @@ describe.skipIf(!server)('8 workers share 200 sessions on Postgres', () => {
     const connectionString = (server?.connectionString ?? '').replace(/\/postgres$/, '/workers');
     const dir = mkdtempSync(join(tmpdir(), 'agentchart-workers-'));
     const config: WorkerConfig = { connectionString, sessions: SESSIONS, dir, ttlMs: TTL_MS };
+    // Each session's job waits as a queued follow-up: a worker's continue() starts it exactly once.
+    const seeding = postgresStore({ connectionString });
+    for (let i = 0; i < SESSIONS; i++) {
+      const seeder = createAgent({ model: scriptedModel([]), store: seeding, sessionId: `job-${i}` });
+      await seeder.ready;
+      expect(await seeder.followUp(`Run job job-${i}.`)).toEqual({ status: 'stillQueued' });
+    }
+    await seeding.close();
     const seed = Date.now() % 100_000;
     const next = random(seed);
     console.log(`workers test: seed ${seed}, journal ${dir}`);

@@ -1,7 +1,18 @@
+import { spawn } from 'node:child_process';
 import { expect, it } from 'vitest';
 import type { Message, SessionStore } from 'agentchart';
 import { zeroCounters } from 'agentchart/model-kit';
 import type { SessionHead, SessionStep, StoredEvent } from 'agentchart/store-kit';
+import { thisProcess } from '../../src/store/lease-holder.js';
+
+/** The pid of a process that has exited (a short-lived child, reaped). */
+function deadPid(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', '']);
+    child.once('error', reject);
+    child.once('exit', () => resolve(child.pid as number));
+  });
+}
 
 /** A store under test; `reopen` gives a second handle on the same data (another process would). */
 export interface StoreUnderTest {
@@ -208,7 +219,8 @@ export function storeConformance(open: (now: () => number) => Promise<StoreUnder
     'leases: one owner at a time, SessionBusy names the owner and the expiry, the same owner extends its lease',
     withStore(async ({ store, reopen }) => {
       const first = await store.acquire('s1', 'alpha', 30_000);
-      expect(first).toEqual({ owner: 'alpha', token: 1, expiresAt: time + 30_000 });
+      // The stored version comes with the lease (-1: no session yet).
+      expect(first).toEqual({ owner: 'alpha', token: 1, expiresAt: time + 30_000, version: -1 });
       const busy = reopen().acquire('s1', 'beta', 30_000);
       await expect(busy).rejects.toMatchObject({ name: 'AgentError', code: 'SessionBusy' });
       await expect(busy).rejects.toThrow(
@@ -219,6 +231,7 @@ export function storeConformance(open: (now: () => number) => Promise<StoreUnder
         owner: 'alpha',
         token: 1,
         expiresAt: time + 30_000,
+        version: -1,
       });
       expect(await store.renew('s1', first, 5_000)).toEqual({ owner: 'alpha', token: 1, expiresAt: time + 5_000 });
       // Other sessions are not affected.
@@ -261,6 +274,40 @@ export function storeConformance(open: (now: () => number) => Promise<StoreUnder
       await store.release('s1', second);
       expect((await store.acquire('s1', 'gamma', 60_000)).token).toBe(3);
       await expect(store.acquire('s1', 'delta', 0)).rejects.toMatchObject({ code: 'InvalidInput' });
+    }),
+  );
+
+  it(
+    "a live lease whose holder ran on this host and is gone is taken over at once; another host's, or a live holder's, waits for its ttl",
+    withStore(async ({ store, reopen }) => {
+      const here = thisProcess();
+      if (!here) throw new Error('no process identity on this platform');
+      const dead = await deadPid();
+      const holders = {
+        deadHere: { ...here, pid: dead },
+        // The pid lives (it is ours) but started at another time: reused, so its owner is gone.
+        reusedPid: { ...here, startedAt: (here.startedAt ?? 0) + 1 },
+        deadElsewhere: { host: 'another-host', pid: dead },
+        alive: here,
+      };
+      const acquired = await store.acquire('s1', 'crashed', 30_000, holders.deadHere);
+      expect(acquired).toMatchObject({ owner: 'crashed', token: 1, holder: holders.deadHere });
+      const taken = await reopen().acquire('s1', 'restarted', 30_000, here);
+      expect(taken).toMatchObject({ owner: 'restarted', token: 2, holder: here });
+      await store.acquire('s2', 'crashed', 30_000, holders.reusedPid);
+      expect((await reopen().acquire('s2', 'restarted', 30_000, here)).token).toBe(2);
+      await store.acquire('s3', 'elsewhere', 30_000, holders.deadElsewhere);
+      await expect(reopen().acquire('s3', 'restarted', 30_000, here)).rejects.toMatchObject({ code: 'SessionBusy' });
+      await store.acquire('s4', 'alive', 30_000, holders.alive);
+      await expect(reopen().acquire('s4', 'other', 30_000, here)).rejects.toMatchObject({
+        code: 'SessionBusy',
+        message: expect.stringContaining(`process ${here.pid} on`),
+      });
+      // A lease without a holder (stored before holders existed) waits for its ttl too.
+      await store.acquire('s5', 'old', 30_000);
+      await expect(reopen().acquire('s5', 'new', 30_000, here)).rejects.toMatchObject({ code: 'SessionBusy' });
+      time += 30_001;
+      expect((await reopen().acquire('s3', 'restarted', 30_000, here)).token).toBe(2);
     }),
   );
 

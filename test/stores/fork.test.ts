@@ -22,7 +22,17 @@ describe('step record patches', () => {
         expect(jsonEqual(applyJsonPatch(before, wire), after)).toBe(true);
         if (jsonEqual(before, after)) expect(patch).toBeUndefined();
       }),
-      { numRuns: 2_000 },
+      {
+        numRuns: 2_000,
+        // Keys of Object.prototype are keys like any other (tool arguments are user data): found by this property.
+        examples: [
+          [{ valueOf: null }, {}],
+          [{ valueOf: [] }, {}],
+          [JSON.parse('{"__proto__":""}') as JsonValue, {}],
+          [{}, JSON.parse('{"__proto__":0}') as JsonValue],
+          [{ constructor: 1 }, { constructor: 2, toString: 'x' }],
+        ],
+      },
     );
   });
 

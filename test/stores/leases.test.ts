@@ -59,6 +59,15 @@ function setup() {
   return { clock, store, journal, gates, agentOn };
 }
 
+const twoStepScript = () => [
+  {
+    toolCalls: [
+      { id: 'a', name: 'step', arguments: { id: 'a' } },
+      { id: 'b', name: 'step', arguments: { id: 'b' } },
+    ],
+  },
+  { text: 'Both steps done.' },
+];
 const twoSteps = () =>
   scriptedModel([
     {
@@ -71,17 +80,34 @@ const twoSteps = () =>
   ]);
 
 describe('leases: one owner per session', () => {
-  it('a second agent gets SessionBusy (owner and expiry in the message) while the first holds the lease', async () => {
-    const { store } = setup();
-    const a = createAgent({ model: scriptedModel([]), store, sessionId: 'job', lease: { owner: 'alpha' } });
+  it('an idle agent holds nothing: a second agent loads and runs at once; a run in progress refuses the other (SessionBusy, owner and expiry)', async () => {
+    const { store, gates, agentOn } = setup();
+    const a = agentOn(store, 'alpha', scriptedModel([{ text: 'one' }, ...twoStepScript(), { text: 'three' }]));
     await a.ready;
-    const b = createAgent({ model: scriptedModel([]), store, sessionId: 'job', lease: { owner: 'beta' } });
-    await expect(b.ready).rejects.toMatchObject({
-      name: 'AgentError',
-      code: 'SessionBusy',
-      message: expect.stringMatching(/owner "alpha" holds its lease until \d{4}-\d\d-\d\dT[\d:.]+Z/),
-    });
-    expect(() => b.prompt('hi')).toThrow(expect.objectContaining({ code: 'NotReady' }));
+    await a.prompt('first').result;
+    // The lease went with the run: another agent runs the session at once.
+    const b = agentOn(store, 'beta', scriptedModel([{ text: 'two' }]));
+    await b.ready;
+    expect((await b.prompt('second').result).status).toBe('completed');
+    gates.set('a', deferred());
+    const running = a.prompt('third');
+    await macrotasks(5);
+    // A's run holds the lease: B is refused at once, with the owner and the expiry; nothing is written.
+    const before = (await store.load('job'))?.version;
+    expect(() => b.prompt('again')).toThrow(
+      expect.objectContaining({
+        name: 'AgentError',
+        code: 'SessionBusy',
+        message: expect.stringMatching(/owner "alpha" holds its lease until \d{4}-\d\d-\d\dT[\d:.]+Z/),
+      }),
+    );
+    await expect(b.steer('hello?')).rejects.toMatchObject({ code: 'SessionBusy' });
+    expect(b.running).toBe(false);
+    gates.get('a')?.resolve();
+    await running.result;
+    expect((await store.load('job'))?.version).toBeGreaterThan(before ?? 0);
+    // A reloaded B's run before its own: every message of the session, in order.
+    expect(a.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['first', 'second', 'third']);
   });
 
   it('a running agent renews its lease: ten ttls later a second agent is still refused; after the run it lapses', async () => {
@@ -169,7 +195,8 @@ describe('leases: one owner per session', () => {
     await first.ready;
     await first.prompt('hello').result;
     await first.close();
-    expect(() => first.prompt('again')).toThrow(expect.objectContaining({ code: 'NotReady' }));
+    expect(() => first.prompt('again')).toThrow(expect.objectContaining({ code: 'Closed' }));
+    expect(() => first.steer('more')).toThrow(expect.objectContaining({ code: 'Closed' }));
     const second = agentOn(store, 'beta', scriptedModel([{ text: 'Hello again.' }]));
     await second.ready;
     expect((await second.prompt('again').result).messages).toHaveLength(4);

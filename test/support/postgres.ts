@@ -3,6 +3,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, realpathSync, rmSync }
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { isRequired } from './tools.js';
 
 /**
  * A real PostgreSQL for the tests, started by the test itself from Debian's packages: initdb into a
@@ -46,13 +47,13 @@ function runuserPath(): string {
 }
 
 /**
- * `durable: false` (tests): no fsync; `true` (benchmarks): the server's defaults. Where PostgreSQL
- * is installed, `.ci/run` sets AGENTCHART_REQUIRE_POSTGRES=1: a server that cannot start then fails
- * the test instead of skipping it.
+ * `durable: false` (tests): no fsync; `true` (benchmarks): the server's defaults. `.ci/run` sets
+ * AGENTCHART_REQUIRE_POSTGRES=1: a server that is missing or cannot start then fails the test
+ * instead of skipping it.
  */
 export async function startPostgres(options: { durable?: boolean } = {}): Promise<PostgresStart> {
   const start = await tryStartPostgres(options);
-  if ('skipped' in start && process.env.AGENTCHART_REQUIRE_POSTGRES === '1') {
+  if ('skipped' in start && isRequired('POSTGRES')) {
     throw new Error(`PostgreSQL is required here (AGENTCHART_REQUIRE_POSTGRES=1): ${start.skipped}`);
   }
   return start;

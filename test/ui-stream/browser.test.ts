@@ -12,6 +12,8 @@ import { createAgent, defineTool, type Message, type Model, type ModelStreamEven
 import { chatHandler, nodeListener } from 'agentchart/ai-sdk-ui';
 import { sqliteStore } from 'agentchart/sqlite';
 import { checkInvariants } from 'agentchart/testing';
+import { CHROMIUM } from '../support/tools.js';
+import { deployTool } from './tools.js';
 
 /**
  * A real browser on a real chat page: a small React page with `@ai-sdk/react`'s useChat (bundled
@@ -20,7 +22,6 @@ import { checkInvariants } from 'agentchart/testing';
  * the conversation from it. A missing browser fails the test.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const PAGE = fileURLToPath(new URL('./page/app.tsx', import.meta.url));
 const CHAT = 'browser-chat';
 const STREAMED = 'Hello from agentchart, streamed word by word to your page.';
@@ -59,13 +60,7 @@ function pacedModel(): Model {
 }
 
 const deployRuns: string[] = [];
-const deploy = defineTool({
-  name: 'deploy',
-  description: 'Deploy the app.',
-  parameters: z.object({ env: z.string() }),
-  requiresApproval: true,
-  execute: ({ env }) => (deployRuns.push(env), `deployed to ${env}`),
-});
+const deploy = deployTool(deployRuns);
 /** A job that runs until its call is cancelled. */
 const wait = defineTool({
   name: 'wait',

@@ -19,12 +19,17 @@ export async function clientChunks(response: Response): Promise<UIMessageChunk[]
 export async function clientMessage(response: Response, message?: AgentchartUIMessage): Promise<AgentchartUIMessage> {
   const stream = await transportStream(response);
   let last: AgentchartUIMessage | undefined;
+  const ids = new Set<string>();
   for await (const snapshot of readUIMessageStream<AgentchartUIMessage>({
     stream,
     ...(message ? { message: structuredClone(message) } : {}),
-  }))
+  })) {
     last = snapshot;
+    ids.add(snapshot.id);
+  }
   if (!last) throw new Error('the response wrote no message');
+  // One assistant message per response: every state the client saw is of the same message.
+  if (ids.size !== 1 || last.role !== 'assistant') throw new Error(`not one assistant message: ${[...ids]}`);
   return last;
 }
 

@@ -14,6 +14,7 @@ import {
   expectedParts,
   partsLike,
 } from './client.js';
+import { deployTool } from './tools.js';
 
 const noArgs = z.object({});
 
@@ -36,15 +37,6 @@ const failingTool = defineTool({
     throw new Error('disk on fire');
   },
 });
-const deployTool = (ran: string[] = []) =>
-  defineTool({
-    name: 'deploy',
-    description: 'Deploy.',
-    parameters: z.object({ env: z.string() }),
-    requiresApproval: true,
-    execute: ({ env }) => (ran.push(env), `deployed to ${env}`),
-  });
-
 /** A tool that starts, tells the test, and never finishes on its own (it ignores its signal). */
 function stuckTool(name: string) {
   const started = deferred();

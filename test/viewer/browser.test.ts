@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +12,7 @@ import { recordSession } from './session.js';
 import { renderViewerPage } from '../../src/trace/viewer-html.js';
 import { VIEWER_SCRIPT } from '../../src/trace/viewer-script.generated.js';
 import { reportStats } from '../support/stats.js';
+import { CHROMIUM, chromiumAvailable } from '../support/tools.js';
 
 /**
  * The offline viewer in a real headless browser (Debian's chromium driven by playwright-core):
@@ -20,13 +20,7 @@ import { reportStats } from '../support/stats.js';
  * through, and what is highlighted and drawn is checked; a screenshot is kept for a person.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) {
-  console.warn(
-    `[viewer browser test] SKIPPED: ${CHROMIUM} is missing. Install it with \`apt-get install -y --no-install-recommends chromium\` (what .ci/run does as root).`,
-  );
-}
+const hasChromium = chromiumAvailable('viewer browser test');
 const VIEWER = pathToFileURL(fileURLToPath(new URL('../../visualizations/viewer.html', import.meta.url))).href;
 export const SCREENSHOT = join(tmpdir(), 'agentchart-viewer.png');
 const ACTIVE_FILL = 'rgb(255, 213, 79)';

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { embedDiagrams } from '../../visualizations/readme-embed.js';
+import { CHARTS_PAGE, embedDiagrams } from '../../visualizations/page-embed.js';
 import { renderVisualizations } from '../../visualizations/render.js';
 
 const directory = fileURLToPath(new URL('../../visualizations/', import.meta.url));
@@ -20,9 +20,9 @@ describe('visualizations/', () => {
     expect(stale, 'run `npm run viz` and commit the result').toEqual([]);
   });
 
-  it('README.md embeds the current turn and master diagrams', async () => {
-    const readme = await readFile(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
-    expect(embedDiagrams(readme, await rendering) === readme, 'run `npm run viz` and commit README.md').toBe(true);
+  it(`${CHARTS_PAGE} embeds the current diagrams`, async () => {
+    const page = await readFile(fileURLToPath(new URL(`../../${CHARTS_PAGE}`, import.meta.url)), 'utf8');
+    expect(embedDiagrams(page, await rendering) === page, `run \`npm run viz\` and commit ${CHARTS_PAGE}`).toBe(true);
   });
 
   it('holds no diagram of a machine that no longer exists', async () => {

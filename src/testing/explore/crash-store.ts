@@ -25,13 +25,14 @@ export function processStore(shared: SessionStore): ProcessStore {
       return (...args: unknown[]) => {
         if (dead) return typeof key === 'string' && key.endsWith('Sync') ? undefined : new Promise(() => {});
         const answer = method.apply(target, args);
-        // Sessions shared by several processes (one owner per session): remember the lease this process holds.
-        if ((key === 'acquire' || key === 'renew') && answer instanceof Promise) {
-          return answer.then((lease: Lease) => {
-            held = { sessionId: String(args[0]), lease };
-            return lease;
-          });
-        }
+        // Sessions shared by several processes: remember the lease this process holds (taken per run).
+        const hold = (lease: Lease) => {
+          held = { sessionId: String(args[0]), lease };
+          return lease;
+        };
+        if (key === 'acquireSync') return hold(answer as Lease);
+        if ((key === 'acquire' || key === 'renew') && answer instanceof Promise) return answer.then(hold);
+        if (key === 'release') held = null;
         return answer;
       };
     },

@@ -124,10 +124,10 @@ export function describeViolation(violation: Violation, replies: ReadonlyMap<str
   ].join('\n');
 }
 
-/** The message assertAgent throws: the counts, then the shortest counterexample. */
+/** The message assertAgent throws: the counts, then the simplest counterexample. */
 export function describeFailure(result: ExploreResult, replies: ReadonlyMap<string, ScriptEntry>): string {
-  const shortest = result.violations[0];
-  if (!shortest) {
+  const simplest = result.violations[0];
+  if (!simplest) {
     return (
       `assertAgent: the exploration stopped at maxPaths (${result.paths} paths, ${result.states} states) before its bound was ` +
       'exhausted: raise maxPaths or tighten the bounds (replies, maxTurns, maxInterruptions, interruptions).'
@@ -135,8 +135,9 @@ export function describeFailure(result: ExploreResult, replies: ReadonlyMap<stri
   }
   const head =
     `assertAgent: ${result.violating} of ${result.paths} paths break the invariants or the property ` +
-    `(${result.states} states explored). The shortest counterexample, ${shortest.path.length} steps:`;
-  return `${head}\n${describeViolation(shortest, replies)}`;
+    `(${result.states} states explored). The simplest counterexample (fewest interruptions, then fewest steps), ` +
+    `${simplest.path.length} steps:`;
+  return `${head}\n${describeViolation(simplest, replies)}`;
 }
 
 function quote(text: string, max = 60): string {

@@ -19,7 +19,7 @@ export function specOf(violation: Violation): Spec | undefined {
  * each reply of the alphabet, each interruption landed at each point where the run waits on the
  * world, on a simulated clock. A state met again (same log so far, same waits, same timers, same
  * budget left) is not explored twice. Every complete path is checked against the invariants and
- * the property; violations come shortest first.
+ * the property; violations come simplest first (fewest interruptions, then fewest steps).
  */
 export async function exploreAgent(agent: AgentUnderTest, options: ExploreOptions): Promise<ExploreResult> {
   const spec = compileSpec(agent, options);
@@ -92,8 +92,8 @@ export async function exploreAgent(agent: AgentUnderTest, options: ExploreOption
 }
 
 /**
- * Explores like exploreAgent and throws the shortest counterexample, readable, if any path breaks
- * (or when maxPaths stopped it before the bound was exhausted).
+ * Explores like exploreAgent and throws the simplest counterexample (fewest interruptions, then fewest steps),
+ * readable, if any path breaks (or when maxPaths stopped it before the bound was exhausted).
  */
 export async function assertAgent(agent: AgentUnderTest, options: ExploreOptions): Promise<ExploreResult> {
   const result = await exploreAgent(agent, options);
@@ -111,7 +111,7 @@ export class AgentCheckError extends Error {
   override readonly name = 'AgentCheckError';
   /** assertAgent: the whole exploration. */
   readonly result?: ExploreResult;
-  /** The (shortest, or shrunk) counterexample; absent when the exploration only ran out of maxPaths. */
+  /** The (simplest, or shrunk) counterexample; absent when the exploration only ran out of maxPaths. */
   readonly violation?: Violation;
   /** raceAgent: what replays the failing run. */
   readonly seed?: number;
@@ -137,10 +137,15 @@ export function toViolation(record: PathRecord, problems: string[]): Violation {
   };
 }
 
-/** Keeps the `max` shortest violations (by steps, then fewer interruptions, then log length), in that order. */
+/**
+ * Keeps the `max` simplest violations, in order: fewer interruptions first, then fewer steps, then a shorter log.
+ * Interruptions first, because the shortest path to the end of a run is often an abort: a path that breaks the
+ * property on its own (and then ends as the model decides) shows what broke it, one that adds an abort after
+ * the harm shows a step that did not matter.
+ */
 function keep(kept: Violation[], violation: Violation, max: number): void {
   const interruptions = (v: Violation) => v.path.filter(isInterruption).length;
-  const size = (v: Violation) => [v.path.length, interruptions(v), v.log.length];
+  const size = (v: Violation) => [interruptions(v), v.path.length, v.log.length];
   const before = (a: number[], b: number[]) => {
     const i = a.findIndex((n, j) => n !== b[j]);
     return i >= 0 && a[i]! < b[i]!;

@@ -115,7 +115,7 @@ export async function runPath(spec: Spec, hooks: PathHooks): Promise<PathRecord>
             label,
             budgeted: false,
             step,
-            apply: () => process.agent.resolveApproval(pending.toolCallId, decision, { version: pending.version }),
+            apply: () => session.answer(pending, decision),
           });
         }
       }

@@ -4,7 +4,8 @@ import type { Message } from '../../domain/messages.js';
 import type { RunResult } from '../../domain/outcomes.js';
 import { createAgent, type Agent, type AgentRun } from '../../runtime/agent.js';
 import { memoryStore } from '../../store/memory.js';
-import type { SessionStore } from '../../store/types.js';
+import type { PendingApproval, SessionStore } from '../../store/types.js';
+import type { ApprovalDecision } from '../../policies/types.js';
 import { DEFAULT_RETRY } from '../../runtime/options.js';
 import type { Observed, ObservedMessage, ObservedRun, WorldCalls } from '../observed/types.js';
 import { NEVER_MS, TrackedClock } from '../tracked-clock.js';
@@ -146,17 +147,37 @@ export class Session {
     } else {
       process.run = agent.prompt(spec.prompt);
     }
-    void process.run?.result.then((result) => {
-      process.result = result;
-      world.touch();
-    });
+    this.follow(process);
     return process;
   }
 
-  /** The run has not ended (after a crash: a resumed run; a session the crash left without one has ended). */
+  private follow(process: Process): void {
+    void process.run?.result.then((result) => {
+      process.result = result;
+      process.world.touch();
+    });
+  }
+
+  /**
+   * The world answers a durable approval. After a crash the run waits parked in the store (the new
+   * process loaded it without resuming it): the answer continues it in this process.
+   */
+  answer(pending: PendingApproval, decision: ApprovalDecision): void {
+    const process = this.current;
+    const run = process.agent.resolveApproval(pending.toolCallId, decision, { version: pending.version });
+    if (process.run) return;
+    process.run = run;
+    this.follow(process);
+  }
+
+  /**
+   * The run has not ended (after a crash: a resumed run, or one parked at its approval; a session
+   * the crash left without either has ended).
+   */
   get running(): boolean {
     const process = this.current;
-    return process.result === null && (process.run !== null || !process.store || process.index === 0);
+    const parked = process.run === null && process.agent.pendingApprovals().length > 0;
+    return process.result === null && (process.run !== null || parked || !process.store || process.index === 0);
   }
 
   /** What the run waits on, for the readable path: "while the model answers call 1". */

@@ -83,12 +83,12 @@ export interface ExploreOptions {
   reentrant?: boolean;
   /** Replay one path only (a `replay` string from a violation), e.g. to write its trace. */
   path?: string;
-  /** Violations kept (shortest first); the rest are only counted. Default 10. */
+  /** Violations kept (simplest first: fewest interruptions, then fewest steps); the rest are only counted. Default 10. */
   maxViolations?: number;
 }
 
 export interface Violation {
-  /** The steps that lead to it, shortest counterexample first. */
+  /** The steps that lead to it. */
   path: Step[];
   /** The labels of `path` joined: pass it as `path` to replay exactly this path. */
   replay: string;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { McpStdioServer } from 'agentchart/mcp';
+import { isRequired } from '../../support/tools.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const SUPPORT = fileURLToPath(new URL('./', import.meta.url));
@@ -12,10 +13,15 @@ export const FILESYSTEM = join(ROOT, 'node_modules/@modelcontextprotocol/server-
 export const SWITCHBOARD = join(SUPPORT, 'switchboard-server.mjs');
 export const HOSTILE = join(SUPPORT, 'hostile-server.mjs');
 
-/** Why the MCP suites cannot run here, or null: the reference servers come from npm (devDependencies). */
+/**
+ * Why the MCP suites cannot run here, or null: the reference servers come from npm (devDependencies).
+ * Throws instead when they are required (AGENTCHART_REQUIRE_MCP=1, set by .ci/run).
+ */
 export function missingServers(): string | null {
   const missing = [EVERYTHING, FILESYSTEM].filter((path) => !existsSync(path));
-  return missing.length > 0 ? `MCP reference servers not installed (${missing.join(', ')}): run npm ci` : null;
+  const reason = missing.length > 0 ? `MCP reference servers not installed (${missing.join(', ')}): run npm ci` : null;
+  if (reason !== null && isRequired('MCP')) throw new Error(`${reason} (AGENTCHART_REQUIRE_MCP=1)`);
+  return reason;
 }
 
 export function tempDir(label: string): string {

@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { availableOrSkip } from '../../support/tools.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const SERVER_BIN = join(ROOT, 'node_modules', '.bin', 'restate-server');
@@ -51,9 +52,10 @@ export function restateServerAvailable(): boolean {
 
 /** Whether the suite can run: restate-server is installed (npm ci installs it); says so when it is not. */
 export function serverInstalled(suite: string): boolean {
-  const available = restateServerAvailable();
-  if (!available) console.warn(`restate-server is not in node_modules (npm ci installs it): ${suite} is skipped`);
-  return available;
+  const missing = restateServerAvailable()
+    ? null
+    : `restate-server in node_modules, which is missing (npm ci installs it)`;
+  return availableOrSkip('RESTATE', suite, missing);
 }
 
 export async function startRestateServer(): Promise<RestateServer> {

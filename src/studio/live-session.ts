@@ -1,0 +1,280 @@
+import type { Subscription } from 'rxjs';
+import type { AgentEvent } from '../domain/events.js';
+import type { Message } from '../domain/messages.js';
+import type { Agent } from '../runtime/agent.js';
+import type { AgentTap } from '../runtime/agent-tap.js';
+import type { SessionInfo, SessionView } from './protocol.js';
+import type { StreamClient } from './stream-client.js';
+import type { StepSummary } from '../store/step-types.js';
+import { helloJson, storedEventsForPage } from './views.js';
+import { wireEvent, wireMessages } from './wire.js';
+
+/** Events kept for a page that opens late (an agent with a store: the store has them all). */
+export const LIVE_EVENT_BUFFER = 5_000;
+/** A snapshot of an agent without a store carries its latest events up to about this many bytes. */
+export const SNAPSHOT_EVENT_BYTES = 4 << 20;
+/** A page gets what changed at most this often: a fast run's many steps cost one message. */
+export const FLUSH_MS = 40;
+
+interface Received {
+  event: AgentEvent;
+  t: number;
+}
+
+/**
+ * An agent attached to the studio, as its pages see it. The agent's side is one push per event
+ * (into a bounded buffer): everything else — reading the states, the counters, the history's
+ * changes, serializing — happens on a timer, at most every `FLUSH_MS`, and only while a page
+ * reads. A run that outpaces the pages costs them one message per flush, never the run a wait.
+ */
+export class LiveSession {
+  private readonly received: Received[] = [];
+  private receivedStart = 0;
+  private dropped = 0;
+  private pending: Received[] = [];
+  private readonly clients = new Set<StreamClient>();
+  private readonly subscription: Subscription;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  /** What the pages were last sent: history as references, the rest as JSON. */
+  private readonly sentHistory: Message[] = [];
+  private stableLength = 0;
+  private sent = { counters: '', machines: '', approvals: '', running: false };
+  private sentQueues: { steering: readonly Message[]; followUp: readonly Message[] } = { steering: [], followUp: [] };
+
+  constructor(
+    readonly id: string,
+    readonly label: string,
+    readonly agent: Agent,
+    readonly tap: AgentTap,
+    /** The studio opened this agent (`agentFor`): it closes it when it stops. */
+    readonly owned: boolean,
+    private readonly onChange: () => void,
+  ) {
+    this.subscription = agent.events.subscribe((event) => this.receive(event));
+    this.markSent(this.now());
+  }
+
+  private receive(event: AgentEvent): void {
+    const item = { event, t: Date.now() };
+    this.received.push(item);
+    if (this.received.length - this.receivedStart > LIVE_EVENT_BUFFER) {
+      this.received[this.receivedStart++] = undefined as unknown as Received;
+      this.dropped += 1;
+      if (this.receivedStart >= LIVE_EVENT_BUFFER)
+        (this.received.splice(0, this.receivedStart), (this.receivedStart = 0));
+    }
+    if (this.clients.size === 0) return;
+    this.pending.push(item);
+    this.schedule();
+    if (event.type === 'agentStart' || event.type === 'agentEnd') this.onChange();
+  }
+
+  info(): SessionInfo {
+    return {
+      id: this.id,
+      label: this.label,
+      live: true,
+      stored: this.tap.store !== null,
+      running: this.tap.running,
+      controllable: true,
+      version: null,
+      updatedAt: this.received.at(-1)?.t ?? null,
+    };
+  }
+
+  /** A page starts reading: it gets a snapshot, then every change. */
+  join(client: StreamClient): void {
+    // No page read the changes since the last one left: the new page's snapshot is the baseline.
+    if (this.clients.size === 0) this.markSent(this.now());
+    this.clients.add(client);
+    void this.sendHello(client, false);
+  }
+
+  leave(client: StreamClient): void {
+    this.clients.delete(client);
+  }
+
+  /** The page fell behind and caught up: a fresh snapshot replaces what it had. */
+  resync(client: StreamClient): void {
+    void this.sendHello(client, true);
+  }
+
+  private async sendHello(client: StreamClient, resync: boolean): Promise<void> {
+    try {
+      client.start(await this.hello(resync));
+      this.schedule();
+    } catch (error) {
+      client.start(JSON.stringify({ error: error instanceof Error ? error.message : String(error) }));
+      client.end();
+    }
+  }
+
+  /** The snapshot: the store's log (if any) and the live events it lacks, the session now. */
+  private async hello(resync: boolean): Promise<string> {
+    const { store, sessionId } = this.tap;
+    const live = this.received.slice(this.receivedStart);
+    let events: string[];
+    let steps: StepSummary[] | null = null;
+    let dropped = this.dropped;
+    if (store && sessionId) {
+      const summaries = (await store.steps?.(sessionId)) ?? [];
+      const stored = await storedEventsForPage(store, sessionId, summaries);
+      // The store has every event before a step's end; what it lacks yet (a reply still streaming) is
+      // at the end of the live buffer, after the last stored event.
+      let lastStored = live.length - 1;
+      while (lastStored >= 0 && keyOf((live[lastStored] as Received).event) !== stored.lastKey) lastStored--;
+      const unstored = lastStored >= 0 || stored.lastKey === null ? live.slice(lastStored + 1) : [];
+      events = [...stored.events, ...unstored.map((item) => wireEvent(item.event, item.t))];
+      steps = summaries;
+      dropped = 0;
+    } else {
+      // The latest events up to a budget: a snapshot of an agent without a store stays small.
+      events = [];
+      let bytes = 0;
+      for (let index = live.length - 1; index >= 0 && bytes < SNAPSHOT_EVENT_BYTES; index--) {
+        const item = live[index] as Received;
+        const json = wireEvent(item.event, item.t);
+        bytes += json.length;
+        events.push(json);
+      }
+      events.reverse();
+      dropped += live.length - events.length;
+    }
+    // The other pages' deltas keep their baseline: a delta repeats what a snapshot has, harmlessly
+    // (history by position, the rest whole, events deduplicated by the page).
+    return helloJson({ info: this.info(), events, eventsDropped: dropped, steps, view: this.now(), resync });
+  }
+
+  private now(): SessionView {
+    const queues = this.tap.queues();
+    return {
+      history: this.agent.messages as Message[],
+      counters: this.agent.counters,
+      machines: this.tap.machines(),
+      approvals: this.agent.pendingApprovals(),
+      queues: { steering: [...queues.steering], followUp: [...queues.followUp] },
+      running: this.tap.running,
+    };
+  }
+
+  /** Changes are measured from what the pages were last sent. */
+  private markSent(now: SessionView): void {
+    this.sentHistory.length = 0;
+    for (const message of now.history) this.sentHistory.push(message);
+    this.stableLength = now.history.length;
+    this.sent = {
+      counters: JSON.stringify(now.counters),
+      machines: JSON.stringify(now.machines),
+      approvals: JSON.stringify(now.approvals),
+      running: now.running,
+    };
+    this.sentQueues = now.queues;
+  }
+
+  private schedule(): void {
+    if (this.timer || this.clients.size === 0) return;
+    this.timer = setTimeout(() => this.flush(), FLUSH_MS);
+    this.timer.unref?.();
+  }
+
+  /** Sends what changed since the last message; keeps polling while a run is in progress (states change between events). */
+  private flush(): void {
+    this.timer = null;
+    const items = this.pending;
+    this.pending = [];
+    if (this.clients.size === 0) return;
+    const parts: string[] = [];
+    // Events in messages of at most MAX_MESSAGE bytes: a page's buffer is bounded by its limit plus one of them.
+    const batches = batchesOf(items.map((item) => wireEvent(item.event, item.t)));
+    const last = batches.pop();
+    for (const batch of batches) {
+      const message = `{"delta":{"events":[${batch.join(',')}]}}`;
+      for (const client of this.clients) client.send(message);
+    }
+    if (last) parts.push(`"events":[${last.join(',')}]`);
+    const history = this.historyChange(
+      items.some(({ event }) => event.type === 'turnEnd' || event.type === 'agentEnd'),
+    );
+    if (history) parts.push(`"history":{"from":${history.from},"messages":${wireMessages(history.messages)}}`);
+    const counters = JSON.stringify(this.agent.counters);
+    if (counters !== this.sent.counters) parts.push(`"counters":${(this.sent.counters = counters)}`);
+    const machines = JSON.stringify(this.tap.machines());
+    if (machines !== this.sent.machines) parts.push(`"machines":${(this.sent.machines = machines)}`);
+    const approvals = JSON.stringify(this.agent.pendingApprovals());
+    if (approvals !== this.sent.approvals) parts.push(`"approvals":${(this.sent.approvals = approvals)}`);
+    const queues = this.tap.queues();
+    if (
+      !sameMessages(queues.steering, this.sentQueues.steering) ||
+      !sameMessages(queues.followUp, this.sentQueues.followUp)
+    ) {
+      this.sentQueues = { steering: [...queues.steering], followUp: [...queues.followUp] };
+      parts.push(`"queues":{"steering":${wireMessages(queues.steering)},"followUp":${wireMessages(queues.followUp)}}`);
+    }
+    const running = this.tap.running;
+    if (running !== this.sent.running) {
+      this.sent.running = running;
+      parts.push(`"running":${running}`, `"info":${JSON.stringify(this.info())}`);
+    }
+    if (parts.length > 0) {
+      const message = `{"delta":{${parts.join(',')}}}`;
+      for (const client of this.clients) client.send(message);
+    }
+    if (running) this.schedule();
+  }
+
+  /**
+   * The history's change since the last message, from references: usually an append found from the
+   * end. After a turn ended, the whole turn is compared (a post-turn policy may have replaced its reply).
+   */
+  private historyChange(turnEnded: boolean): { from: number; messages: Message[] } | null {
+    const messages = this.agent.messages;
+    const sent = this.sentHistory;
+    let from = Math.min(messages.length, sent.length);
+    while (from > 0 && messages[from - 1] !== sent[from - 1]) from--;
+    if (turnEnded) {
+      let first = Math.min(this.stableLength, from);
+      while (first < from && messages[first] === sent[first]) first++;
+      from = first;
+      this.stableLength = messages.length;
+    }
+    if (from === messages.length && from === sent.length) return null;
+    const changed = messages.slice(from);
+    sent.length = from;
+    for (const message of changed) sent.push(message);
+    return { from, messages: changed };
+  }
+
+  stop(): void {
+    this.subscription.unsubscribe();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    for (const client of this.clients) client.end();
+    this.clients.clear();
+  }
+}
+
+const keyOf = (event: AgentEvent) => `${event.runId}:${event.seq}`;
+
+/** A stream message's events take at most this many bytes (a larger event goes alone). */
+export const MAX_MESSAGE = 1 << 16;
+
+function batchesOf(events: string[]): string[][] {
+  const batches: string[][] = [];
+  let batch: string[] = [];
+  let size = 0;
+  for (const event of events) {
+    if (size + event.length > MAX_MESSAGE && batch.length > 0) {
+      batches.push(batch);
+      batch = [];
+      size = 0;
+    }
+    batch.push(event);
+    size += event.length;
+  }
+  if (batch.length > 0) batches.push(batch);
+  return batches;
+}
+
+function sameMessages(a: readonly Message[], b: readonly Message[]): boolean {
+  return a.length === b.length && a.every((message, index) => message === b[index]);
+}

@@ -1,0 +1,324 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { masterMachine } from '../../machines/master.machine.js';
+import { toolCallMachine } from '../../machines/tool-call.machine.js';
+import { turnMachine } from '../../machines/turn.machine.js';
+import { AgentError } from '../domain/errors.js';
+import { createLocalEndpoint } from '../endpoint/guard.js';
+import { createAgent, type Agent, type DurableOptions } from '../runtime/agent.js';
+import { agentTap } from '../runtime/agent-tap.js';
+import type { AgentOptions } from '../runtime/options.js';
+import { forkSession } from '../store/fork.js';
+import type { SessionStore } from '../store/types.js';
+import { machineOutline } from '../trace/outline.js';
+import { MACHINE_CHARTS } from '../trace/charts.generated.js';
+import { control } from './controls.js';
+import { LiveSession } from './live-session.js';
+import { studioPageHtml } from './page-html.js';
+import { STUDIO_SCRIPT } from './page-script.generated.js';
+import type { ControlRequest, ForkRequest, SessionInfo } from './protocol.js';
+import { StoredFeed } from './stored-feed.js';
+import { StreamClient, type ClientStats } from './stream-client.js';
+import { stepView, wireView } from './views.js';
+
+export interface StudioOptions {
+  /** Agents to show live (more with `attach`). */
+  agents?: Agent[];
+  /** A store whose sessions are listed and openable (time travel, fork). */
+  store?: SessionStore;
+  /** 0 (default): any free port. The studio listens on 127.0.0.1 only. */
+  port?: number;
+  /** Open the page in the default browser. Default false. */
+  open?: boolean;
+  /**
+   * How the studio runs a stored session that no attached agent runs (a fork, a session of the
+   * CLI's store): the agent's options for that session id, without `store` and `sessionId`. Without
+   * it, such sessions are read-only (time travel and fork still work).
+   */
+  agentFor?: (sessionId: string) => AgentOptions | Promise<AgentOptions>;
+  /** The page's title. */
+  title?: string;
+}
+
+export interface Studio {
+  /** Open this in a browser: it carries the per-start token the server requires. */
+  readonly url: string;
+  /** Shows an agent live (its session id names it when it has one, else `label`). Returns its key on the page. */
+  attach(agent: Agent, options?: { label?: string }): string;
+  /** Readers of the studio's streams and how far behind they are (diagnostics). */
+  stats(): { clients: ClientStats[] };
+  /** Closes every stream and the server, and the agents the studio opened itself (`agentFor`). */
+  stop(): Promise<void>;
+}
+
+const MAX_BODY = 1 << 20;
+
+/**
+ * The studio: one local page that shows agents live (their charts lit as transitions happen, the
+ * conversation as it streams, the timeline, the counters, the event log), lets a person answer
+ * approvals, steer, follow up and abort through the agents' public API, and rewinds any stored
+ * session to any step — and forks it there.
+ */
+export async function startStudio(options: StudioOptions = {}): Promise<Studio> {
+  const endpoint = createLocalEndpoint({ port: options.port });
+  const live = new Map<string, LiveSession>();
+  const feeds = new Map<string, StoredFeed>();
+  const clients = new Set<StreamClient>();
+  /** Which store holds a stored session (the studio's, or the store of an attached agent). */
+  const storeOf = new Map<string, SessionStore>();
+  let counter = 0;
+  let stopping: Promise<void> | null = null;
+  const page = studioPageHtml({
+    script: STUDIO_SCRIPT,
+    charts: MACHINE_CHARTS,
+    outlines: {
+      master: machineOutline(masterMachine),
+      turn: machineOutline(turnMachine),
+      toolCall: machineOutline(toolCallMachine),
+    },
+    ...(options.title ? { title: options.title } : {}),
+  });
+
+  const stores = (): SessionStore[] => {
+    const all = new Set<SessionStore>();
+    if (options.store) all.add(options.store);
+    for (const session of live.values()) if (session.tap.store) all.add(session.tap.store);
+    return [...all];
+  };
+
+  const attach = (agent: Agent, attachOptions: { label?: string } = {}, owned = false): string => {
+    const tap = agentTap(agent);
+    if (!tap) throw new AgentError('InvalidInput', 'studio.attach: not an agent made by createAgent');
+    const id = tap.sessionId ?? `live-${++counter}`;
+    if (live.has(id)) {
+      if (live.get(id)?.agent === agent) return id;
+      throw new AgentError('InvalidInput', `studio.attach: session "${id}" is already shown by another agent`);
+    }
+    const label = attachOptions.label ?? (tap.sessionId ? tap.sessionId : `agent ${counter}`);
+    live.set(id, new LiveSession(id, label, agent, tap, owned, () => undefined));
+    if (tap.store && tap.sessionId) storeOf.set(tap.sessionId, tap.store);
+    // Pages reading the stored session read it again from the agent.
+    feeds.get(id)?.close();
+    feeds.delete(id);
+    return id;
+  };
+  for (const agent of options.agents ?? []) attach(agent);
+
+  const list = async (): Promise<SessionInfo[]> => {
+    const infos = new Map<string, SessionInfo>();
+    for (const session of live.values()) infos.set(session.id, session.info());
+    for (const store of stores()) {
+      for (const summary of await store.list()) {
+        const known = infos.get(summary.sessionId);
+        if (!storeOf.has(summary.sessionId)) storeOf.set(summary.sessionId, store);
+        if (known) {
+          infos.set(summary.sessionId, { ...known, version: summary.version, updatedAt: summary.updatedAt });
+          continue;
+        }
+        infos.set(summary.sessionId, storedInfo(summary.sessionId, summary));
+      }
+    }
+    return [...infos.values()].sort(
+      (a, b) => Number(b.live) - Number(a.live) || (b.updatedAt ?? 0) - (a.updatedAt ?? 0),
+    );
+  };
+  const storedInfo = (
+    id: string,
+    summary: { version: number; running: boolean; updatedAt: number } | null,
+  ): SessionInfo => ({
+    id,
+    label: id,
+    live: false,
+    stored: true,
+    running: summary?.running ?? false,
+    controllable: options.agentFor !== undefined && storeOf.get(id) === options.store,
+    version: summary?.version ?? null,
+    updatedAt: summary?.updatedAt ?? null,
+  });
+
+  /** The stored session's store, found by listing them if it is not known yet. */
+  const storeFor = async (id: string): Promise<SessionStore | null> => {
+    if (!storeOf.has(id)) await list();
+    return storeOf.get(id) ?? null;
+  };
+
+  /** The live session to control: an attached agent, or one `agentFor` opens on the studio's store. */
+  const liveFor = async (id: string): Promise<LiveSession> => {
+    const known = live.get(id);
+    if (known) return known;
+    const store = await storeFor(id);
+    if (!store || !options.agentFor || store !== options.store) {
+      throw new AgentError(
+        'NotReady',
+        `session "${id}" is read-only here: no agent runs it (startStudio({ agentFor }) lets the studio open one)`,
+      );
+    }
+    const agentOptions = await options.agentFor(id);
+    const agent = createAgent({ ...agentOptions, store, sessionId: id } as AgentOptions & DurableOptions);
+    try {
+      await agent.ready;
+    } catch (error) {
+      await agent.close().catch(() => {});
+      throw error;
+    }
+    attach(agent, {}, true);
+    return live.get(id) as LiveSession;
+  };
+
+  const stream = async (id: string, response: ServerResponse) => {
+    let session: LiveSession | StoredFeed | undefined = live.get(id) ?? feeds.get(id);
+    if (!session) {
+      const store = await storeFor(id);
+      if (!store) return json(response, 404, { ok: false, code: 'SessionNotFound', message: `no session "${id}"` });
+      const feed = new StoredFeed(id, store, () => storedInfo(id, null));
+      feeds.set(id, feed);
+      session = feed;
+    }
+    response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive' });
+    response.flushHeaders();
+    const target = session;
+    const client = new StreamClient(id, response, (c) => target.resync(c));
+    clients.add(client);
+    response.on('close', () => {
+      clients.delete(client);
+      target.leave(client);
+      if (target instanceof StoredFeed && target.readers === 0 && feeds.get(id) === target) {
+        target.close();
+        feeds.delete(id);
+      }
+    });
+    target.join(client);
+  };
+
+  const stepOf = async (id: string, version: number, response: ServerResponse) => {
+    const store = await storeFor(id);
+    const step = store?.loadStep ? await store.loadStep(id, version) : null;
+    if (!step)
+      return json(response, 404, { ok: false, code: 'InvalidInput', message: `no step ${version} of "${id}"` });
+    const { view, ...rest } = stepView(step);
+    response.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+    response.end(`${JSON.stringify(rest).slice(0, -1)},"view":${wireView(view)}}`);
+  };
+
+  const fork = async (request: ForkRequest): Promise<unknown> => {
+    const store = await storeFor(request.id);
+    if (!store) throw new AgentError('SessionNotFound', `no stored session "${request.id}"`);
+    const to = request.to ?? `${request.id}-fork-${request.version}-${randomBytes(3).toString('hex')}`;
+    const result = await forkSession(store, { from: request.id, to, version: request.version });
+    storeOf.set(to, store);
+    return { ok: true, fork: result };
+  };
+
+  const routes = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const url = new URL(request.url ?? '/', endpoint.origin);
+    const id = url.searchParams.get('id') ?? '';
+    const route = `${request.method} ${url.pathname}`;
+    switch (route) {
+      case 'GET /':
+        response.setHeader(
+          'content-security-policy',
+          "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; connect-src 'self'; frame-ancestors 'none'",
+        );
+        response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        return void response.end(page);
+      case 'GET /api/sessions':
+        return json(response, 200, await list());
+      case 'GET /api/stream':
+        return stream(id, response);
+      case 'GET /api/steps': {
+        const store = await storeFor(id);
+        return json(response, 200, store?.steps ? await store.steps(id) : null);
+      }
+      case 'GET /api/step':
+        return stepOf(id, Number(url.searchParams.get('version')), response);
+      case 'POST /api/control': {
+        const body = (await readJson(request)) as ControlRequest;
+        return json(response, 200, await control(await liveFor(String(body.id)), body));
+      }
+      case 'POST /api/fork':
+        return json(response, 200, await fork((await readJson(request)) as ForkRequest));
+      default:
+        return json(response, 404, { ok: false, code: 'NotFound', message: route });
+    }
+  };
+
+  const server = createServer(
+    endpoint.guard((request, response) => {
+      routes(request, response).catch((error: unknown) => {
+        if (response.headersSent) return void response.end();
+        const refused = error instanceof AgentError || error instanceof BadRequest;
+        json(response, refused ? 400 : 500, {
+          ok: false,
+          code: error instanceof AgentError ? error.code : refused ? 'BadRequest' : 'InternalError',
+          message: error instanceof Error ? error.message : String(error),
+        });
+      });
+    }),
+  );
+  await endpoint.listen(server);
+  const url = endpoint.url('/');
+  if (options.open) openInBrowser(url);
+
+  return {
+    url,
+    attach: (agent, attachOptions) => attach(agent, attachOptions),
+    stats: () => ({ clients: [...clients].map((client) => client.stats()) }),
+    stop() {
+      stopping ??= (async () => {
+        for (const client of clients) client.end();
+        for (const feed of feeds.values()) feed.close();
+        for (const session of live.values()) session.stop();
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await Promise.all(
+          [...live.values()].filter((session) => session.owned).map((session) => session.agent.close().catch(() => {})),
+        );
+        live.clear();
+      })();
+      return stopping;
+    },
+  };
+}
+
+class BadRequest extends Error {}
+
+function json(response: ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
+  response.end(JSON.stringify(body));
+}
+
+async function readJson(request: IncomingMessage): Promise<unknown> {
+  if (!(request.headers['content-type'] ?? '').startsWith('application/json'))
+    throw new BadRequest('the body must be JSON (content-type: application/json)');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY) throw new BadRequest(`the body is larger than ${MAX_BODY} bytes`);
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw new BadRequest('the body is not valid JSON');
+  }
+}
+
+/** The platform's opener, detached; a machine without one just prints the URL (the caller does). */
+function openInBrowser(url: string): void {
+  void import('node:child_process').then(({ spawn }) => {
+    const [command, args] =
+      process.platform === 'darwin'
+        ? ['open', [url]]
+        : process.platform === 'win32'
+          ? ['cmd', ['/c', 'start', '', url]]
+          : ['xdg-open', [url]];
+    try {
+      const child = spawn(command, args as string[], { detached: true, stdio: 'ignore' });
+      child.on('error', () => {});
+      child.unref();
+    } catch {
+      // No opener: the URL is printed by the caller.
+    }
+  });
+}
