@@ -1,6 +1,5 @@
 import type { AgentEvent } from '../domain/events.js';
-import type { Agent, AgentRun } from '../runtime/agent.js';
-import type { SteerReceipt } from '../runtime/run-session.js';
+import type { Agent, AgentRun, SteerReceipt } from '../runtime/agent.js';
 import type { ApprovalRef } from './approval-id.js';
 import type { ResponseSlot } from './response-slot.js';
 import { RunFeed } from './run-feed.js';
@@ -23,6 +22,8 @@ export class ChatRun {
   private current: ResponseSlot | null = null;
   private readonly waiting: Waiting[] = [];
   readonly done: Promise<void>;
+  /** Following the run's events already. */
+  started = false;
 
   constructor(
     readonly agent: Agent,
@@ -39,7 +40,12 @@ export class ChatRun {
       agent,
       {
         beforeEvent: (event) => this.handOver(event),
-        parked: (runId) => this.release((slot) => slot.finish(runId, 'awaitingApproval')),
+        parked: (runId) => {
+          this.release((slot) => slot.finish(runId, 'awaitingApproval'));
+          // The request is over: its handle lets the session go, with the run parked in the store
+          // (its lease given up), for whichever handle answers — in this process or another.
+          if (this.waiting.length === 0) void agent.close();
+        },
         ended: () => {
           this.release((slot) => slot.end());
           ended();
@@ -78,6 +84,8 @@ export class ChatRun {
 
   /** Follows the run from its start (once a response carries it, or muted for a continuation yet to come). */
   start(): this {
+    if (this.started) return this;
+    this.started = true;
     this.feed.start(this.run, this.current ? (chunk) => this.current?.write(chunk) : null);
     return this;
   }

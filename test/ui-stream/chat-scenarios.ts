@@ -14,12 +14,13 @@ function server(
   script: Script,
   tools: Parameters<typeof createAgent>[0]['tools'] = [],
   store: SessionStore = memoryStore(),
-  options: { maxTurns?: number } = {},
+  options: { maxTurns?: number; withoutStore?: boolean } = {},
 ) {
   const model = scriptedModel(script);
   const agents: Agent[] = [];
   const closed: Agent[] = [];
   const handler = chatHandler({
+    store: options.withoutStore ? undefined : store,
     agentFor: (chatId) => {
       const agent = createAgent({
         model,
@@ -28,7 +29,7 @@ function server(
         sessionId: chatId,
         streaming: 'live',
         steeringGraceMs: 20,
-        ...options,
+        ...(options.maxTurns ? { maxTurns: options.maxTurns } : {}),
       });
       const close = agent.close.bind(agent);
       agent.close = () => (closed.push(agent), close());
@@ -126,6 +127,62 @@ export function describeChatHandler(dialect: 'v6' | 'v7'): void {
         approval: { approved: true },
       });
       expect(await storedLog('chat-b')).toEqual({ ok: true, violations: [] });
+    });
+
+    it('a reload while an approval waits, without the store: the waiting call is shown, the answer from the reloaded page completes the run', async () => {
+      const ran: string[] = [];
+      const lookup = defineTool({
+        name: 'lookup',
+        description: 'Looks up.',
+        parameters: z.object({}),
+        execute: () => 'found it',
+      });
+      const { handler, get, storedLog } = server(
+        [
+          {
+            text: 'Checking, then deploying.',
+            toolCalls: [
+              { id: 'l1', name: 'lookup' },
+              { id: 'd1', name: 'deploy', arguments: { env: 'prod' } },
+            ],
+          },
+          { text: 'Done.' },
+        ],
+        [lookup, deployTool(ran)],
+        memoryStore(),
+        { withoutStore: true },
+      );
+      const first = new NodeChat(handler, { id: 'chat-h' });
+      await first.sendMessage({ text: 'Look it up and deploy.' });
+      await first.idle();
+
+      // The page reloads: the parked turn is the call that waits (its reply's text and the other call come later).
+      const reloaded = await get('chat-h');
+      const waiting = reloaded.messages.at(-1);
+      expect(waiting?.parts.map((part) => part.type)).toEqual(['step-start', 'tool-deploy']);
+      const part = waiting?.parts[1] as { state: string; approval: { id: string } };
+      expect(part.state).toBe('approval-requested');
+
+      const chat = new NodeChat(handler, {
+        id: 'chat-h',
+        messages: reloaded.messages,
+        sendAutomaticallyWhen: approvalsAnswered,
+      });
+      await chat.addToolApprovalResponse({ id: part.approval.id, approved: true });
+      await until(
+        () => chat.messages.at(-1)?.metadata?.status === 'completed' || chat.errors.length > 0,
+        'the run ends',
+      );
+
+      expect(chat.errors).toEqual([]);
+      expect(ran).toEqual(['prod']);
+      const tools = chat.messages.at(-1)?.parts.flatMap((p) => ('toolCallId' in p ? [[p.type, p.state]] : []));
+      expect(tools).toEqual([
+        ['tool-deploy', 'output-available'],
+        ['tool-lookup', 'output-available'],
+      ]);
+      expect(texts(chat.messages.at(-1))).toEqual(['Done.']);
+      expect(await storedLog('chat-h')).toEqual({ ok: true, violations: [] });
     });
 
     it('stop during streaming ends the run aborted with every call answered (the stored log checks)', async () => {
