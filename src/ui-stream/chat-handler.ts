@@ -98,13 +98,19 @@ export function chatHandler(options: ChatHandlerOptions): ChatRequestHandler {
     return chatRun;
   };
 
-  const postMessage = async (sdk: UIStreamSdk, chatId: string, text: string, request: Request) => {
+  /** The chat's run in this process that a request can still join (one ending right now is let go first). */
+  const activeRun = async (chatId: string): Promise<ChatRun | undefined> => {
     let chatRun = runs.get(chatId);
-    // A run ending right now: its agent is let go (or continues with messages sent meanwhile) first.
+    // Its agent is let go (or continues with messages sent meanwhile) before the request goes on.
     while (chatRun?.finished) {
       await chatRun.done;
       chatRun = runs.get(chatId);
     }
+    return chatRun;
+  };
+
+  const postMessage = async (sdk: UIStreamSdk, chatId: string, text: string, request: Request) => {
+    const chatRun = await activeRun(chatId);
     if (chatRun) return steer(sdk, chatRun, chatRun.agent.steer(text), request);
     const agent = await openAgent(chatId, request);
     // The session's own run (one a restart interrupted, resumed as it loaded, or one parked at an
@@ -139,7 +145,7 @@ export function chatHandler(options: ChatHandlerOptions): ChatRequestHandler {
     answers: ApprovalAnswer[],
     request: Request,
   ) => {
-    const active = runs.get(chatId);
+    const active = await activeRun(chatId);
     const agent = active?.agent ?? (await openAgent(chatId, request));
     const refs = answers.map((answer) => answer.ref);
     // A run of this handle (the one that asked, still here; or one a restart interrupted) is followed now.
@@ -174,7 +180,7 @@ export function chatHandler(options: ChatHandlerOptions): ChatRequestHandler {
     const chatId = url.searchParams.get('id') ?? url.searchParams.get('chatId');
     if (!chatId) throw new AgentError('InvalidInput', 'chatHandler: GET needs the chat id (`?id=<chatId>`).');
     return serially(chatId, async () => {
-      const active = runs.get(chatId);
+      const active = await activeRun(chatId);
       const agent = active?.agent ?? (await openAgent(chatId, request));
       const run = active?.run ?? agent.currentRun;
       const stored = options.store ? { store: options.store, sessionId: chatId } : null;

@@ -24,6 +24,8 @@ export class ChatRun {
   readonly done: Promise<void>;
   /** Following the run's events already. */
   started = false;
+  /** The run parked and its handle is being let go: the next request of the chat takes a fresh one once it is. */
+  private letGo: Promise<void> | null = null;
 
   constructor(
     readonly agent: Agent,
@@ -44,7 +46,8 @@ export class ChatRun {
           this.release((slot) => slot.finish(runId, 'awaitingApproval'));
           // The request is over: its handle lets the session go, with the run parked in the store
           // (its lease given up), for whichever handle answers — in this process or another.
-          if (this.waiting.length === 0) void agent.close();
+          if (this.waiting.length > 0) return;
+          this.letGo = agent.close().catch(() => undefined);
         },
         ended: () => {
           this.release((slot) => slot.end());
@@ -57,6 +60,8 @@ export class ChatRun {
       },
       answered,
     );
+    // A run refused before it started (the session taken meanwhile, the approval answered elsewhere): the response says why.
+    run.result.catch((error: unknown) => this.release((slot) => slot.fail(error)));
     // A run that moved on to another handle (a parked run taken over) ends here without an agentEnd.
     // Events reach subscribers once their step is written: the last ones are in once the writes are.
     const movedOn = run.result
@@ -68,6 +73,8 @@ export class ChatRun {
       .then(async () => {
         this.feed.stop();
         this.release((slot) => slot.end());
+        // The lease of a handle let go is given up before the chat's next request takes the session.
+        await this.letGo;
         await onEnd(this, this.waiting.splice(0));
       })
       // A failed close() (its store write) was the run's own result already; nothing waits on it here.
@@ -95,9 +102,9 @@ export class ChatRun {
     this.waiting.push({ slot, receipt });
   }
 
-  /** The run's end was translated: no response can take it any more. */
+  /** The run's end was translated, or its handle is let go: no response can take it any more. */
   get finished(): boolean {
-    return this.feed.ended;
+    return this.feed.ended || this.letGo !== null;
   }
 
   /** A response that will not carry the run after all (its request was refused). */

@@ -10,7 +10,7 @@ import { deployTool } from './tools.js';
 type Script = Parameters<typeof scriptedModel>[0];
 
 /** A chat server over one store: an agent per request, each let go when its run ends. */
-function server(
+export function server(
   script: Script,
   tools: Parameters<typeof createAgent>[0]['tools'] = [],
   store: SessionStore = memoryStore(),
@@ -48,7 +48,7 @@ function server(
   return { handler, model, store, agents, closed, get, storedLog };
 }
 
-const texts = (message: AgentchartUIMessage | undefined) =>
+export const texts = (message: AgentchartUIMessage | undefined) =>
   message?.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])) ?? [];
 
 /** The chat handler driven by the AI SDK's own Chat (`ai` is AI SDK 6 in the v6 suite). */
