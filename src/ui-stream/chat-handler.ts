@@ -246,13 +246,14 @@ function resolveAnswers(agent: Agent, answers: ApprovalAnswer[]): AgentRun | nul
 function runTaking(agent: Agent, receipt: Promise<SteerReceipt>): Promise<AgentRun | null> {
   if (agent.currentRun) return Promise.resolve(agent.currentRun);
   return new Promise((resolve) => {
-    const started = agent.events.subscribe(() => {
+    const settle = (run: AgentRun | null) => {
       started.unsubscribe();
-      resolve(agent.currentRun);
-    });
+      resolve(run);
+    };
+    const started = agent.events.subscribe(() => settle(agent.currentRun));
     void receipt.then(
-      () => resolve(agent.currentRun),
-      () => resolve(null),
+      () => settle(agent.currentRun),
+      () => settle(null),
     );
   });
 }
