@@ -5,7 +5,7 @@ import type { ApprovalRef } from './approval-id.js';
 import { chatMessages } from './chat-messages.js';
 import { parseChatRequest, type ApprovalAnswer } from './chat-request.js';
 import { ChatRun } from './chat-run.js';
-import { approvalsAwaited, openTurnOf } from './open-turn.js';
+import { approvalsAwaited, openTurnOf, storedMessages } from './open-turn.js';
 import { ResponseSlot } from './response-slot.js';
 import { assertUIStreamSdk, loadUIStreamSdk, type UIStreamSdk } from './sdk.js';
 
@@ -21,7 +21,8 @@ export interface ChatHandlerOptions {
   agentFor(chatId: string, request: Request): Agent | Promise<Agent>;
   /**
    * The store `agentFor`'s agents use: with it, a page that reloads while a run waits for an
-   * approval (its handle gone) shows that turn whole; without it, the calls that wait.
+   * approval (its handle gone) shows that turn whole (without it, the calls that wait), and one
+   * that reloads while another server runs the chat shows what that run has stored (else a 409).
    */
   store?: SessionStore;
 }
@@ -181,9 +182,16 @@ export function chatHandler(options: ChatHandlerOptions): ChatRequestHandler {
     if (!chatId) throw new AgentError('InvalidInput', 'chatHandler: GET needs the chat id (`?id=<chatId>`).');
     return serially(chatId, async () => {
       const active = await activeRun(chatId);
-      const agent = active?.agent ?? (await openAgent(chatId, request));
-      const run = active?.run ?? agent.currentRun;
       const stored = options.store ? { store: options.store, sessionId: chatId } : null;
+      let agent: Agent;
+      try {
+        agent = active?.agent ?? (await openAgent(chatId, request));
+      } catch (error) {
+        // Another server runs the chat (its lease held): the store shows what that run has written so far.
+        if (!stored || !(error instanceof AgentError) || error.code !== 'SessionBusy') throw error;
+        return Response.json(await storedMessages(sdk, stored));
+      }
+      const run = active?.run ?? agent.currentRun;
       const messages = await chatMessages(sdk, agent.messages, await openTurnOf(agent, run, stored));
       // A run the load resumed (a restart interrupted it) goes on here, for the answer that may follow.
       if (!active && run) follow(sdk, chatId, agent, run).start();

@@ -1,6 +1,9 @@
 import type { AgentEvent } from '../domain/events.js';
 import type { Agent, AgentRun } from '../runtime/agent.js';
 import type { PendingApproval, SessionStore } from '../store/types.js';
+import { chatMessages } from './chat-messages.js';
+import type { UIStreamSdk } from './sdk.js';
+import type { AgentchartUIMessage } from './types.js';
 
 /** The turn a chat's run is in (not in the history yet): its events so far, and the approvals it waits for. */
 export interface OpenTurn {
@@ -31,6 +34,16 @@ export async function openTurnOf(
     if (events.length > 0) return { events, pendingApprovals };
   }
   return { events: awaitedCalls(pendingApprovals), pendingApprovals };
+}
+
+/** The conversation as the store holds it, read without an agent (a run of the chat in progress on another server). */
+export async function storedMessages(
+  sdk: UIStreamSdk,
+  { store, sessionId }: { store: SessionStore; sessionId: string },
+): Promise<AgentchartUIMessage[]> {
+  const [checkpoint, events] = await Promise.all([store.load(sessionId), store.loadEvents(sessionId)]);
+  const open = lastOpenTurn(lastRun(events));
+  return chatMessages(sdk, checkpoint?.history ?? [], open.length > 0 ? { events: open, pendingApprovals: [] } : null);
 }
 
 function replayOf(run: AgentRun): AgentEvent[] {

@@ -416,9 +416,24 @@ export function describeChatHandler(dialect: 'v6' | 'v7'): void {
       const run = elsewhere.prompt('hold the session');
       await started.promise;
 
-      const { handler } = server([{ text: 'never' }], [], store);
+      const { handler, get } = server([{ text: 'never' }], [], store);
       const user = { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'hello?' }] };
       expect(await errorOf(await post(handler, { id: 'chat-f', messages: [user] }))).toEqual([409, 'SessionBusy']);
+
+      // A reload meanwhile shows what the other server's run has stored so far (the handler has the store)...
+      const reloaded = await get('chat-f');
+      expect(reloaded.status).toBe(200);
+      expect(reloaded.messages.map((message) => [message.role, message.parts.map((part) => part.type)])).toEqual([
+        ['user', ['text']],
+        ['assistant', ['step-start', 'tool-hold']],
+      ]);
+      expect(reloaded.messages[1]?.parts[1]).toMatchObject({ state: 'input-available', toolCallId: 'h1' });
+      // ...and without it, is refused like the message.
+      const bare = server([{ text: 'never' }], [], store, { withoutStore: true });
+      expect(await errorOf(await bare.handler(new Request('http://127.0.0.1/api/chat?id=chat-f')))).toEqual([
+        409,
+        'SessionBusy',
+      ]);
       elsewhere.abort();
       await run.result;
       await elsewhere.close();
