@@ -1,10 +1,17 @@
+import type { DurableRatio } from './durable-ratio.js';
+import type { LoadScenario } from './load-scenario.js';
 import type { LongSessionResult } from './long-session.js';
+import type { MemoryResults } from './memory.js';
 import type { OtelCost } from './otel.js';
 import type { RelayResult } from './relay.js';
 import { renderPeerSections, type PeersResults } from './report-peers.js';
+import { renderRound3 } from './report-round3.js';
+import type { StreamingResult } from './streaming.js';
 import type { SessionsResult } from './sessions.js';
+import type { StepRecordCost } from './step-records.js';
 import type { StoreLatency, StoresResult } from './stores.js';
 import type { DurableCost } from './durable.js';
+import type { StudioCost } from './studio.js';
 import type { Sampled } from './stats.js';
 import type { Comparison, HistoryGrowth, InspectionCost } from './throughput.js';
 import type { FloorResult } from './xstate-floor.js';
@@ -23,6 +30,8 @@ export interface BenchResults {
     agentchartFrom?: 'dist' | 'src';
     loadBefore: Record<string, number>;
     loadAfter: Record<string, number>;
+    /** The 1-minute load average sampled every few seconds during the run. */
+    loadDuring?: { samples: number; min: number; median: number; max: number };
     durationSeconds: number;
     peakRssMB: number;
     /** Highest RSS sampled during each step (MB). */
@@ -44,9 +53,21 @@ export interface BenchResults {
   inspection: { perTurn: InspectionCost; perTool: InspectionCost };
   /** XState's own cost under a turn of our charts (bench/xstate-floor.ts). */
   floor?: FloorResult;
+  /** Streamed text deltas consumed live, against pi and the AI SDK. */
+  streaming: StreamingResult;
+  /** `sqliteStore` against the same agent in memory. */
+  durableRatio: { perTurn: DurableRatio; perTool: DurableRatio };
+  /** Idle agents and the heap of a long session, in processes of their own. */
+  memory: MemoryResults;
+  /** Many sessions at once, against pi, in processes of their own. */
+  load: LoadScenario;
   /** Absent in results written before the OpenTelemetry observer existed. */
   otel?: { perTurn: OtelCost; perTool: OtelCost };
   agentCreationUs: Sampled;
+  /** Absent in results written before the studio existed: a run with the studio attached (and watched) against none. */
+  studio?: StudioCost;
+  /** What the per-step records (time travel, fork) add to a stored session. */
+  stepRecords?: StepRecordCost;
   /** pi's agent core and the AI SDK: versions, validation, short sessions (other timings: perTurn, perTool, batch). */
   peers: PeersResults;
 }
@@ -114,7 +135,55 @@ export function targetChecks(r: BenchResults): TargetCheck[] {
     ...longSessionChecks(r.longSessions.sqlite),
     storeCheck(r.stores.sqlite, 300),
     storeCheck(r.stores.postgres, 3_000),
+    ...studioChecks(r.studio),
   ];
+}
+
+function studioChecks(studio: StudioCost | undefined): TargetCheck[] {
+  if (!studio) return [];
+  const { ratio, cpuRatio } = studio;
+  return [
+    {
+      target: 'a run with the studio attached and a page watching ≤ 1.1 × per turn',
+      measured: `${fmt(ratio.watched, 2)} × (attached, no page: ${fmt(ratio.attached, 2)} ×)${` (CPU ${fmt(cpuRatio.watched, 2)} ×)`}`,
+      met: ratio.watched <= 1.1,
+      metOnCpu: cpuRatio.watched <= 1.1,
+    },
+  ];
+}
+
+/** The studio's cost per turn, and what the per-step records add to a stored session. */
+function studioSection(r: BenchResults): string[] {
+  const lines: string[] = [];
+  if (r.studio) {
+    const s = r.studio;
+    lines.push(
+      '## The studio attached (agentchart/studio)',
+      '',
+      'No studio; the studio attached with no page open; the studio attached with a page reading the stream',
+      '(a reader in a process of its own that drops what it reads).',
+      '',
+      '| workload | off (µs/turn) | attached | attached and watched | bytes the page got per run |',
+      '|---|---|---|---|---|',
+      `| ${s.workload} | ${fmt(s.modes.off.median)} | ${fmt(s.modes.attached.median)} (${fmt(s.ratio.attached, 2)} ×, CPU ${fmt(s.cpuRatio.attached, 2)} ×) | ` +
+        `${fmt(s.modes.watched.median)} (${fmt(s.ratio.watched, 2)} ×, CPU ${fmt(s.cpuRatio.watched, 2)} ×) | ${s.bytesPerRun.toLocaleString('en-US')} |`,
+      '',
+    );
+  }
+  if (r.stepRecords) {
+    const p = r.stepRecords;
+    lines.push(
+      '## Per-step records (time travel and fork), on SQLite',
+      '',
+      `The ${p.steps} steps of a real 200-turn session: a record per step (${p.keyframes} keyframes, patches between them).`,
+      '',
+      '| records per step | events and messages per step | records / all stored | encoding per step | its insert per step | whole commitStep per step |',
+      '|---|---|---|---|---|---|',
+      `| ${fmt(p.recordBytesPerStep, 0)} B | ${fmt(p.sessionBytesPerStep, 0)} B | ${fmt(p.recordShare * 100, 0)} % | ${fmt(p.encodeUs)} µs | ${fmt(p.insertUs)} µs | ${fmt(p.commitUs)} µs |`,
+      '',
+    );
+  }
+  return lines;
 }
 
 function storeCheck(l: StoreLatency, targetUs: number): TargetCheck {
@@ -190,16 +259,20 @@ export function renderMarkdown(r: BenchResults): string {
     '',
     `Generated by \`npm run bench\`${r.quick ? ' --quick (smoke run: fewer rounds, smaller sizes)' : ''} on ${r.generatedAt} — commit ${env.commit}, Node ${env.node}, ${env.cpus} × ${env.cpuModel}.`,
     `agentchart ran ${env.agentchartFrom === 'src' ? 'from its TypeScript sources through tsx (not its build: tsx wraps every closure in a name-keeping helper the build has not)' : 'as built by `npm run build` (dist/, plain tsc output), like the peers run their published JavaScript'}.`,
-    `Took ${env.durationSeconds} s. Peak RSS ${fmt(env.peakRssMB)} MB. Load average (1/5/15 min) ${env.loadBefore['1m']}/${env.loadBefore['5m']}/${env.loadBefore['15m']} before, ${env.loadAfter['1m']}/${env.loadAfter['5m']}/${env.loadAfter['15m']} after:`,
-    'the machine is shared, so every figure is a median over interleaved rounds' +
-      ' (the implementations take turns going first, in balanced orders).',
+    `Took ${env.durationSeconds} s. Peak RSS ${fmt(env.peakRssMB)} MB. Load average (1/5/15 min) ${env.loadBefore['1m']}/${env.loadBefore['5m']}/${env.loadBefore['15m']} before, ${env.loadAfter['1m']}/${env.loadAfter['5m']}/${env.loadAfter['15m']} after` +
+      (env.loadDuring
+        ? `; during the run (1 min, ${env.loadDuring.samples} samples) min ${fmt(env.loadDuring.min, 2)}, median ${fmt(env.loadDuring.median, 2)}, max ${fmt(env.loadDuring.max, 2)} on ${env.cpus} cores.`
+        : '.'),
+    'The machine is shared: a load above the core count stretches wall-clock figures (a process waits for a core), so every figure is a median over interleaved rounds' +
+      ' (the implementations take turns going first, in balanced orders) and ratios measured in the same rounds are what to read.',
     '',
     'Workload: `scriptedModel` (no delays, `recordRequests: false`), instant tools (synchronous `execute`). The hand loop',
     '(bench/hand-loop.ts) does the same bookkeeping with no statechart: the same events with runId/seq in a replayable log,',
     'counters, stream accumulator and argument validation; tools run with `Promise.all`. ' +
       `Parity check: both publish the same ${r.parity.agentchart} event types in the same order for a 3-turn × 2-tool session: ${r.parity.ok ? 'yes' : 'NO'}.`,
     '',
-    '## Targets (agentchart medians)',
+    ...renderRound3(r),
+    '## Earlier targets (agentchart medians)',
     '',
     '| target | measured | met | met on CPU time |',
     '|---|---|---|---|',
@@ -207,7 +280,7 @@ export function renderMarkdown(r: BenchResults): string {
       (t) => `| ${t.target} | ${t.measured} | ${yesNo(t.met)} | ${t.metOnCpu === null ? '—' : yesNo(t.metOnCpu)} |`,
     ),
     '',
-    ...renderPeerSections({ ...r, shortSession: r.peers.shortSession }, r.peers),
+    ...renderPeerSections({ ...r, shortSession: r.peers.shortSession, longSession: r.history }, r.peers),
     '## agentchart against the hand loop',
     '',
     "Wall-clock medians. The CPU column is process CPU time per unit (agentchart / hand loop): time spent waiting for a core is not in it, but V8's GC helper threads are, so it can exceed the wall clock.",
@@ -269,7 +342,7 @@ export function renderMarkdown(r: BenchResults): string {
     ),
     '',
     ...otelSection(r),
-    ...floorSection(r),
+    ...studioSection(r),
     `\`createAgent\` itself: ${fmt(r.agentCreationUs.median)} µs per agent (not included in the figures above).`,
     '',
     '## Peak RSS by step (MB, sampled between rounds)',
@@ -280,32 +353,6 @@ export function renderMarkdown(r: BenchResults): string {
     '',
   ];
   return `${lines.join('\n')}\n`;
-}
-
-/** The least XState work a turn of our charts does, timed with no-op effects, beside pi and agentchart. */
-function floorSection(r: BenchResults): string[] {
-  const f = r.floor;
-  if (!f) return [];
-  const row = (name: string, figure: { wallUs: number; cpuUs: number }, pi = true) =>
-    `| ${name} | ${fmt(figure.wallUs, 2)} | ${fmt(figure.cpuUs, 2)} | ${pi ? `${fmt(figure.cpuUs / f.piTurn.cpuUs, 2)} ×` : ''} |`;
-  const c = f.counts;
-  return [
-    '## The XState floor (bench/xstate-floor.ts; bench/README.md says what it would take to go below it)',
-    '',
-    `One agentchart turn (T=200 × K=1) asks XState for ${fmt(c.actors, 0)} actors, ${fmt(c.events, 0)} events, ` +
-      `${fmt(c.microsteps, 0)} microsteps and ${fmt(c.actions, 0)} actions (counted from its inspection stream). ` +
-      'The skeleton turn is that much XState work with every effect a no-op: the master invoking a turn machine, ' +
-      'the turn invoking a promise actor for the model and starting one light tool-call actor, each output assigned.',
-    '',
-    '| measurement (same process, medians) | µs | CPU µs | CPU / pi per turn |',
-    '|---|---|---|---|',
-    row('skeleton turn: XState alone, per turn', f.skeletonTurn),
-    row('a machine actor created, started, stopped', f.actor, false),
-    row('one event: a transition with an assign', f.transition, false),
-    row('pi agent core, per turn', f.piTurn),
-    row('agentchart, per turn', f.agentchartTurn),
-    '',
-  ];
 }
 
 /** The OpenTelemetry observer's cost: off, on with no SDK registered, on with the SDK recording. */

@@ -39,7 +39,7 @@ const read = defineTool({
 }) as unknown as AnyTool;
 
 /** The steps a 200-turn file-reading session writes. */
-async function recordedSteps(turns: number): Promise<SessionStep[]> {
+export async function recordedSteps(turns: number): Promise<SessionStep[]> {
   const store = memoryStore();
   const steps: SessionStep[] = [];
   const recording: SessionStore = {

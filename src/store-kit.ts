@@ -25,9 +25,20 @@ export {
 export { MessageSchema } from './domain/messages.js';
 export { AgentEventSchema } from './domain/events.js';
 
-// Step records: what a store keeps per step for time travel and forks.
+// Step records: what a store keeps per step for time travel and forks (steps, loadStep, fork): a
+// keyframe or a patch per step, and the messages a step replaced, as the stores of agentchart keep them.
 export { StepMachinesSchema } from './store/step-types.js';
 export type { StepCheckpoint, StepMachines, StepSummary } from './store/step-types.js';
+export {
+  StepRecorder,
+  replayStepRecords,
+  historyAsOf,
+  chainOf,
+  keyframeRow,
+  withCurrentStep,
+  MAX_CHAIN,
+} from './store/step-records.js';
+export type { StepRecordRow, StepRowTag, ReplacedMessage } from './store/step-records.js';
 
 // Validation: what a store reads back is parsed, and a step is checked before it is written.
 export {

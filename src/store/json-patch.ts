@@ -19,39 +19,46 @@ const setOwn = <T>(object: { [key: string]: T }, key: string, value: T): void =>
   Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
 };
 
+/** A plain assignment, but `__proto__` is defined as a key (an assignment would set the prototype). */
+const setKey = (patch: { [key: string]: JsonPatch }, key: string, value: JsonPatch): void => {
+  if (key === '__proto__') setOwn(patch, key, value);
+  else patch[key] = value;
+};
+
 /** What turns `before` into `after`; undefined when they are equal. */
 export function diffJson(before: JsonValue | undefined, after: JsonValue): JsonPatch | undefined {
   if (before === after) return undefined;
-  if (Array.isArray(before) && Array.isArray(after)) {
+  if (typeof after !== 'object' || after === null || typeof before !== 'object' || before === null) {
+    return ['=', after];
+  }
+  if (Array.isArray(after)) {
+    if (!Array.isArray(before)) return ['=', after];
     const limit = Math.min(before.length, after.length);
     let kept = 0;
     while (kept < limit && jsonEqual(before[kept], after[kept])) kept++;
     if (kept === before.length && kept === after.length) return undefined;
     return ['+', kept, after.slice(kept)];
   }
-  if (isObject(before) && isObject(after)) {
-    const patch: { [key: string]: JsonPatch } = {};
-    let changed = false;
-    for (const key of Object.keys(after)) {
-      // A key whose value is undefined is absent, as in JSON.
-      const value = own(after, key);
-      if (value === undefined) continue;
-      const previous = own(before, key);
-      const inner = previous !== undefined ? diffJson(previous, value) : ['=', value];
-      if (inner !== undefined) {
-        setOwn(patch, key, inner as JsonPatch);
-        changed = true;
-      }
-    }
-    for (const key of Object.keys(before)) {
-      if (own(before, key) !== undefined && own(after, key) === undefined) {
-        setOwn<JsonPatch>(patch, key, ['-']);
-        changed = true;
-      }
-    }
-    return changed ? patch : undefined;
+  if (Array.isArray(before)) return ['=', after];
+  // Steps call this for every key of every checkpoint: one pass over `after`, a second only when a key went away.
+  let patch: { [key: string]: JsonPatch } | undefined;
+  let shared = 0;
+  for (const key of Object.keys(after)) {
+    const next = after[key];
+    // A key whose value is undefined is absent, as in JSON.
+    if (next === undefined) continue;
+    const previous = own(before, key);
+    if (previous !== undefined) shared++;
+    const inner = previous === undefined ? (['=', next] as JsonPatch) : diffJson(previous, next);
+    if (inner !== undefined) setKey((patch ??= {}), key, inner);
   }
-  return jsonEqual(before, after) ? undefined : ['=', after];
+  const beforeKeys = Object.keys(before);
+  if (beforeKeys.length !== shared) {
+    for (const key of beforeKeys) {
+      if (before[key] !== undefined && own(after, key) === undefined) setKey((patch ??= {}), key, ['-']);
+    }
+  }
+  return patch;
 }
 
 /** `before` with `patch` applied (a new value; `before` is not changed). */

@@ -15,12 +15,13 @@ interface StoredSession {
   steps: MemoryStepLog;
 }
 
+/** A store in this process: it answers at once, so a run starts (or is refused) inside `prompt()`. */
+type EmbeddedStore = TimeTravelStore & Required<Pick<SessionStore, 'commitStepSync' | 'acquireSync' | 'loadSync'>>;
+
 /**
  * An in-memory store with the same semantics as the durable ones: it keeps serialized JSON, so a
  * resumed agent never shares objects with the one that wrote the session.
  */
-type EmbeddedStore = TimeTravelStore & Required<Pick<SessionStore, 'commitStepSync' | 'acquireSync' | 'loadSync'>>;
-
 export function memoryStore(options: StoreOptions = {}): EmbeddedStore {
   const now = options.now ?? Date.now;
   const sessions = new Map<string, StoredSession>();
@@ -94,6 +95,7 @@ export function memoryStore(options: StoreOptions = {}): EmbeddedStore {
       sessions.delete(sessionId);
       steps.forget(sessionId);
     },
+    loadEventsJson: async (sessionId, options) => sessions.get(sessionId)?.events.slice(options?.from ?? 0) ?? [],
     steps: async (sessionId) => steps.list(sessionId),
     loadStep: async (sessionId, version) => steps.load(sessionId, version),
     fork: async (from, to, version) => steps.fork(from, to, version),

@@ -283,6 +283,15 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         await steps.drop(client, sessionId);
       });
     },
+    async loadEventsJson(sessionId, loadOptions) {
+      return withClient(async (client) => {
+        const rows = await client.query(
+          'SELECT event FROM agentchart_events WHERE session_id = $1 AND position >= $2 ORDER BY position',
+          [sessionId, loadOptions?.from ?? 0],
+        );
+        return (rows.rows as Array<{ event: string }>).map((row) => row.event);
+      });
+    },
     steps: (sessionId) => steps.list(sessionId),
     loadStep: (sessionId, version) => steps.load(sessionId, version),
     fork: (from, to, version) => steps.fork(from, to, version),

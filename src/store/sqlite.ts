@@ -220,6 +220,12 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Syn
         }),
       );
     },
+    loadEventsJson: async (sessionId, options) =>
+      use('read', () => {
+        const row = sessionRow.get(sessionId) as SessionRow | undefined;
+        if (!row) return [];
+        return (selectEvents.all(row.sid, options?.from ?? 0) as Array<{ event: string }>).map((r) => r.event);
+      }),
     steps: async (sessionId) => use('read', () => steps.list(sessionId)),
     // One read transaction: a step committed meanwhile by another process is seen whole or not at all.
     loadStep: async (sessionId, version) => use('read', () => snapshot(() => steps.load(sessionId, version))),

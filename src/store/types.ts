@@ -189,6 +189,7 @@ export interface SessionStore {
   release(sessionId: string, lease: Lease): Promise<void>;
   /** Embedded stores answer at once: a run then starts (or is refused) inside `prompt()`. */
   acquireSync?(sessionId: string, owner: string, ttlMs: number, holder?: LeaseHolder): AcquiredLease;
+  /** `load`, answered at once by an embedded store. */
   loadSync?(sessionId: string): SessionCheckpoint | null;
   /** The session's stored version (-1: none), cheaper than `load` (a parked run watches it). */
   versionOf?(sessionId: string): Promise<number>;
@@ -210,10 +211,17 @@ export interface SessionStore {
    * up to there), in one transaction; `from` is only read. `to` must not exist (InvalidInput).
    */
   fork?(from: string, to: string, version: number): Promise<void>;
+  /**
+   * The session's events as stored, JSON text unparsed (`messages` fields may be history references):
+   * what a viewer sends on as it is (the studio opens a session of thousands of events without
+   * validating each one again). `from` as for `loadEvents`.
+   */
+  loadEventsJson?(sessionId: string, options?: { from?: number }): Promise<string[]>;
 }
 
 /** A store that keeps per-step records (time travel, fork): every store of agentchart. */
-export type TimeTravelStore = SessionStore & Required<Pick<SessionStore, 'steps' | 'loadStep' | 'fork'>>;
+export type TimeTravelStore = SessionStore &
+  Required<Pick<SessionStore, 'steps' | 'loadStep' | 'fork' | 'loadEventsJson'>>;
 
 export type { AcquiredLease, Lease, LeaseHolder };
 

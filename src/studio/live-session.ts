@@ -6,7 +6,7 @@ import type { AgentTap } from '../runtime/agent-tap.js';
 import type { SessionInfo, SessionView } from './protocol.js';
 import type { StreamClient } from './stream-client.js';
 import type { StepSummary } from '../store/step-types.js';
-import { helloJson, wireStoredEvents } from './views.js';
+import { helloJson, storedEventsForPage } from './views.js';
 import { wireEvent, wireMessages } from './wire.js';
 
 /** Events kept for a page that opens late (an agent with a store: the store has them all). */
@@ -118,12 +118,13 @@ export class LiveSession {
     let dropped = this.dropped;
     if (store && sessionId) {
       const summaries = (await store.steps?.(sessionId)) ?? [];
-      const stored = await store.loadEvents(sessionId);
-      const seen = new Set(stored.map(keyOf));
-      events = [
-        ...wireStoredEvents(stored, summaries),
-        ...live.filter((item) => !seen.has(keyOf(item.event))).map((item) => wireEvent(item.event, item.t)),
-      ];
+      const stored = await storedEventsForPage(store, sessionId, summaries);
+      // The store has every event before a step's end; what it lacks yet (a reply still streaming) is
+      // at the end of the live buffer, after the last stored event.
+      let lastStored = live.length - 1;
+      while (lastStored >= 0 && keyOf((live[lastStored] as Received).event) !== stored.lastKey) lastStored--;
+      const unstored = lastStored >= 0 || stored.lastKey === null ? live.slice(lastStored + 1) : [];
+      events = [...stored.events, ...unstored.map((item) => wireEvent(item.event, item.t))];
       steps = summaries;
       dropped = 0;
     } else {

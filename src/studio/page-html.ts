@@ -78,7 +78,7 @@ ${STUDIO_STYLE}
       <section id="events-panel" class="panel">
         <h2>Events</h2>
         <div id="event-filters"><span id="event-kinds"></span><input id="event-search" type="search" placeholder="filter by text…" aria-label="filter events"></div>
-        <div class="event-scroll"><table><tbody id="event-rows"></tbody></table></div>
+        <div class="event-scroll" id="event-scroll"><table><tbody id="event-rows"></tbody></table></div>
         <div id="event-status"></div>
       </section>
     </div>

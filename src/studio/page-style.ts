@@ -20,12 +20,12 @@ body:not(.loaded) main { display: grid; }
 #charts { grid-template-columns: 1fr 1fr; }
 #charts .chart-panel:first-child { grid-column: auto; }
 #charts .chart-panel[data-machine="turn"] { grid-column: 1 / -1; order: -1; }
-#charts .drawing.svg svg { max-height: 460px; }
+#charts .drawing.svg svg { max-height: 420px; }
 #studio { display: grid; grid-template-columns: minmax(380px, 34%) 1fr; gap: 12px; padding: 12px 16px 24px; align-items: start; }
 #right { display: grid; gap: 12px; min-width: 0; }
 .panel { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px; min-width: 0; }
 .panel h2 { margin: 0 0 6px; font-size: 14px; }
-#conversation-panel { position: sticky; top: 46px; max-height: calc(100vh - 60px); display: flex; flex-direction: column; }
+#conversation-panel { position: sticky; top: 46px; max-height: calc(100vh - 100px); display: flex; flex-direction: column; }
 #conversation { overflow: auto; flex: 1; min-height: 120px; }
 .msg { margin: 6px 0; padding: 6px 8px; border-radius: 6px; border: 1px solid var(--line); background: #fafbfc; }
 .msg pre, .tool pre { margin: 0; white-space: pre-wrap; word-break: break-word; font: 12px/1.4 ui-monospace, Menlo, Consolas, monospace; }

@@ -12,14 +12,18 @@ import type { StepMachines, StepSummary } from '../store/step-types.js';
 /**
  * An agent event as the page gets it: `t` is when it happened (ms since the epoch: received, or
  * for a stored event the time its step was written); `messages` fields (the context sent to the
- * model, the history at the end of a run) are replaced by their length, and long strings are cut.
+ * model, the history at the end of a run) are replaced by their length (or left as the store's
+ * history reference), and long strings are cut.
  */
 export type WireEvent = (
   | Exclude<AgentEvent, { type: 'beforeModelCall' | 'agentEnd' }>
   | WithLength<Extract<AgentEvent, { type: 'beforeModelCall' }>>
   | WithLength<Extract<AgentEvent, { type: 'agentEnd' }>>
 ) & { t: number };
-type WithLength<E> = Omit<E, 'messages'> & { messages: { length: number } };
+/** The page needs only how many messages: their length, or (a stored event as it is) a history reference. */
+type WithLength<E> = Omit<E, 'messages'> & {
+  messages: { length: number } | { historyPrefix: number; tail: unknown[] };
+};
 
 export interface SessionInfo {
   /** The page's key for the session: its session id, or `live-N` for an agent with no store. */

@@ -2,7 +2,7 @@ import type { StepSummary } from '../store/step-types.js';
 import type { SessionStore } from '../store/types.js';
 import type { SessionInfo, SessionView } from './protocol.js';
 import type { StreamClient } from './stream-client.js';
-import { helloJson, viewOfCheckpoint, wireStoredEvents, wireViewDelta } from './views.js';
+import { helloJson, storedEventsForPage, viewOfCheckpoint, wireViewDelta } from './views.js';
 
 /** How often a stored session that no agent of this process runs is read again while a page shows it. */
 export const STORED_POLL_MS = 1_000;
@@ -57,16 +57,13 @@ export class StoredFeed {
   }
 
   private async hello(resync: boolean): Promise<string> {
-    const [steps, events, view] = await Promise.all([
-      this.store.steps?.(this.id) ?? Promise.resolve([] as StepSummary[]),
-      this.store.loadEvents(this.id),
-      this.view(),
-    ]);
+    const steps = (await this.store.steps?.(this.id)) ?? [];
+    const [{ events }, view] = await Promise.all([storedEventsForPage(this.store, this.id, steps), this.view(steps)]);
     this.steps = steps;
     this.known = { events: events.length, version: steps.at(-1)?.version ?? -1 };
     return helloJson({
       info: this.info(),
-      events: wireStoredEvents(events, steps),
+      events,
       eventsDropped: 0,
       steps,
       view,
@@ -74,11 +71,14 @@ export class StoredFeed {
     });
   }
 
-  private async view(): Promise<SessionView> {
+  /** The session now: its latest step (with the charts' states), or its checkpoint for a store without steps. */
+  private async view(steps: readonly StepSummary[]): Promise<SessionView> {
+    const latest = steps.at(-1);
+    const step = latest && this.store.loadStep ? await this.store.loadStep(this.id, latest.version) : null;
+    if (step) return viewOfCheckpoint(step.checkpoint, step.machines);
     const checkpoint = await this.store.load(this.id);
     if (!checkpoint) throw new Error(`session "${this.id}" does not exist`);
-    const latest = this.store.loadStep ? await this.store.loadStep(this.id, checkpoint.version) : null;
-    return viewOfCheckpoint(checkpoint, latest?.machines ?? null);
+    return viewOfCheckpoint(checkpoint, null);
   }
 
   private schedule(): void {
@@ -92,12 +92,15 @@ export class StoredFeed {
     this.timer = null;
     if (this.clients.size === 0) return;
     try {
-      const events = await this.store.loadEvents(this.id, { from: this.known.events });
-      if (events.length > 0) {
+      const from = { from: this.known.events };
+      const added = this.store.loadEventsJson
+        ? (await this.store.loadEventsJson(this.id, from)).length
+        : (await this.store.loadEvents(this.id, from)).length;
+      if (added > 0) {
         const steps = (await this.store.steps?.(this.id)) ?? this.steps;
-        const view = await this.view();
-        const wired = wireStoredEvents(events, steps, this.known.events);
-        this.known = { events: this.known.events + events.length, version: steps.at(-1)?.version ?? -1 };
+        const { events: wired } = await storedEventsForPage(this.store, this.id, steps, this.known.events);
+        const view = await this.view(steps);
+        this.known = { events: this.known.events + wired.length, version: steps.at(-1)?.version ?? -1 };
         this.steps = steps;
         const message = `{"delta":{"events":[${wired.join(',')}],${wireViewDelta(view)},"info":${JSON.stringify(this.info())}}}`;
         for (const client of this.clients) client.send(message);

@@ -11,7 +11,7 @@ import type { AgentOptions } from '../runtime/options.js';
 import { forkSession } from '../store/fork.js';
 import type { SessionStore } from '../store/types.js';
 import { machineOutline } from '../trace/outline.js';
-import { CHART_SVGS } from './charts.generated.js';
+import { MACHINE_CHARTS } from '../trace/charts.generated.js';
 import { control } from './controls.js';
 import { LiveSession } from './live-session.js';
 import { studioPageHtml } from './page-html.js';
@@ -70,7 +70,7 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
   let stopping: Promise<void> | null = null;
   const page = studioPageHtml({
     script: STUDIO_SCRIPT,
-    charts: CHART_SVGS,
+    charts: MACHINE_CHARTS,
     outlines: {
       master: machineOutline(masterMachine),
       turn: machineOutline(turnMachine),

@@ -1,8 +1,9 @@
+import { AgentError } from '../domain/errors.js';
 import type { AgentEvent } from '../domain/events.js';
 import type { StepCheckpoint, StepMachines, StepSummary } from '../store/step-types.js';
-import type { SessionCheckpoint } from '../store/types.js';
+import type { SessionCheckpoint, SessionStore } from '../store/types.js';
 import type { SessionInfo, SessionView, StepView } from './protocol.js';
-import { wireEvent, wireMessages } from './wire.js';
+import { MAX_WIRE_STRING, wireEvent, wireMessages } from './wire.js';
 
 const NO_MACHINES: StepMachines = { master: null, turn: null, calls: [] };
 
@@ -41,19 +42,61 @@ function wireViewRest(view: SessionView): string {
   return `"queues":{"steering":${steering},"followUp":${followUp}},${JSON.stringify({ counters, machines, approvals, running }).slice(1, -1)}`;
 }
 
-/**
- * Stored events for the page, each stamped with the time its step was written (a store keeps no
- * time per event; the step that stored it is the closest it knows).
- */
-export function wireStoredEvents(events: readonly AgentEvent[], steps: readonly StepSummary[], offset = 0): string[] {
-  const wired: string[] = [];
+/** The time of each stored event: when its step was written (a store keeps no time per event). */
+function timesOf(count: number, steps: readonly StepSummary[], offset: number): number[] {
+  const times: number[] = [];
   let step = 0;
-  events.forEach((event, index) => {
-    const position = offset + index;
-    while (step < steps.length - 1 && (steps[step] as StepSummary).events <= position) step++;
-    wired.push(wireEvent(event, steps[step]?.committedAt ?? 0));
+  for (let index = 0; index < count; index++) {
+    while (step < steps.length - 1 && (steps[step] as StepSummary).events <= offset + index) step++;
+    times.push(steps[step]?.committedAt ?? 0);
+  }
+  return times;
+}
+
+export function wireStoredEvents(events: readonly AgentEvent[], steps: readonly StepSummary[], offset = 0): string[] {
+  const times = timesOf(events.length, steps, offset);
+  return events.map((event, index) => wireEvent(event, times[index] as number));
+}
+
+/**
+ * A stored session's events for the page, from `offset` on, and the key (`runId:seq`) of the last.
+ * From the store's JSON as it is when it offers it (a `messages` field stays a history reference,
+ * which the page reads the length of): a session of 10,000 events is not parsed and validated event
+ * by event again; a very long event is cut like a live one.
+ */
+export async function storedEventsForPage(
+  store: SessionStore,
+  sessionId: string,
+  steps: readonly StepSummary[],
+  offset = 0,
+): Promise<{ events: string[]; lastKey: string | null }> {
+  if (!store.loadEventsJson) {
+    const events = await store.loadEvents(sessionId, { from: offset });
+    const last = events.at(-1);
+    return { events: wireStoredEvents(events, steps, offset), lastKey: last ? `${last.runId}:${last.seq}` : null };
+  }
+  const rows = await store.loadEventsJson(sessionId, { from: offset });
+  const times = timesOf(rows.length, steps, offset);
+  const events = rows.map((row, index) => {
+    const t = times[index] as number;
+    if (row.length > MAX_WIRE_STRING) return wireEvent(parseRow(sessionId, row, offset + index) as AgentEvent, t);
+    const end = row.lastIndexOf('}');
+    if (row[0] !== '{' || end < 0 || row.slice(end + 1).trim() !== '') parseRow(sessionId, row, offset + index);
+    return `${row.slice(0, end)},"t":${t}}`;
   });
-  return wired;
+  const last =
+    rows.length > 0 ? (parseRow(sessionId, rows.at(-1) as string, offset + rows.length - 1) as AgentEvent) : null;
+  return { events, lastKey: last ? `${last.runId}:${last.seq}` : null };
+}
+
+function parseRow(sessionId: string, row: string, position: number): unknown {
+  try {
+    const value: unknown = JSON.parse(row);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value;
+  } catch {
+    // Reported below.
+  }
+  throw new AgentError('StoreCorrupted', `session "${sessionId}": stored event ${position} is not a JSON object`);
 }
 
 /** The first message of a stream, from parts already serialized. */

@@ -12,21 +12,27 @@ export const MAX_WIRE_STRING = 20_000;
  * a long session's log costs linear bytes; long strings are cut.
  */
 export function wireEvent(event: AgentEvent, t: number): string {
-  if (event.type !== 'beforeModelCall' && event.type !== 'agentEnd') return JSON.stringify({ ...event, t }, cutLong);
-  // Read through the view, never through `messages`: that would copy the history once per model call.
-  const fields: Record<string, unknown> = {};
-  for (const key of Object.keys(event)) {
-    fields[key] =
-      key === 'messages' ? { length: messagesLength(event) } : (event as unknown as Record<string, unknown>)[key];
+  let value: object = event;
+  if (event.type === 'beforeModelCall' || event.type === 'agentEnd') {
+    // Read through the view, never through `messages`: that would copy the history once per model call.
+    const fields: Record<string, unknown> = {};
+    for (const key of Object.keys(event)) {
+      fields[key] =
+        key === 'messages' ? { length: messagesLength(event) } : (event as unknown as Record<string, unknown>)[key];
+    }
+    value = fields;
   }
-  fields.t = t;
-  return JSON.stringify(fields, cutLong);
+  return `${cutJson(value).slice(0, -1)},"t":${t}}`;
 }
 
 function messagesLength(event: AgentEvent & { messages: unknown }): number {
   const view = contextViewOf(event);
   if (view) return view.length;
-  return Array.isArray(event.messages) ? event.messages.length : 0;
+  const messages = event.messages as unknown;
+  if (Array.isArray(messages)) return messages.length;
+  // A stored history reference: the history's first `historyPrefix` messages, then `tail`.
+  const ref = messages as { historyPrefix?: unknown; tail?: unknown } | null;
+  return typeof ref?.historyPrefix === 'number' && Array.isArray(ref.tail) ? ref.historyPrefix + ref.tail.length : 0;
 }
 
 const cutLong = (_key: string, value: unknown) =>
@@ -34,7 +40,13 @@ const cutLong = (_key: string, value: unknown) =>
 
 /** Messages for the page, with the same cut. */
 export function wireMessages(messages: readonly Message[]): string {
-  return JSON.stringify(messages, cutLong);
+  return cutJson(messages);
+}
+
+/** JSON with long strings cut: a plain stringify first (fast), the cutting replacer only when it could matter. */
+function cutJson(value: unknown): string {
+  const json = JSON.stringify(value);
+  return json.length > MAX_WIRE_STRING ? JSON.stringify(value, cutLong) : json;
 }
 
 function cut(text: string): string {

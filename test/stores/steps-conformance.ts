@@ -125,6 +125,11 @@ export function stepRecordsConformance(open: (now: () => number) => Promise<Stor
         expect(at?.machines).toEqual(step.machines);
         expect(at).toMatchObject({ version, events: 2 * (version + 1), historyLength: histories[version]?.length });
       }
+      // The events as stored, unparsed, for a viewer to pass on.
+      const json = await store.loadEventsJson!('s1');
+      expect(json.map((text) => JSON.parse(text))).toEqual(steps.flatMap((step) => step.events));
+      expect((await store.loadEventsJson!('s1', { from: 78 })).map((text) => JSON.parse(text).seq)).toEqual([18, 19]);
+      expect(await store.loadEventsJson!('nobody')).toEqual([]);
       expect(await store.loadStep!('s1', 40)).toBeNull();
       expect(await store.loadStep!('nobody', 0)).toBeNull();
       expect(await store.steps!('nobody')).toEqual([]);

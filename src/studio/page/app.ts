@@ -41,6 +41,8 @@ export interface StudioPageApi {
   readonly travel: Travel | null;
   /** Milliseconds from the page's start to its first complete drawing of the session shown. */
   readonly openedInMs: number | null;
+  /** When (ms from the page's start) the first snapshot arrived and was read. */
+  readonly helloInMs: number | null;
   select(id: string): void;
   goToStep(index: number): Promise<void>;
   live(): void;
@@ -66,6 +68,7 @@ export function startStudioPage(): StudioPageApi {
   let travel: Travel | null = null;
   let stream: AbortController | null = null;
   let openedInMs: number | null = null;
+  let helloInMs: number | null = null;
   let drawnCounters: SessionView['counters'] | null = null;
   let timeline: { events: number; data: TimelineData } | null = null;
   let frameRequested = false;
@@ -125,6 +128,7 @@ export function startStudioPage(): StudioPageApi {
     travel = null;
     timeline = null;
     drawnCounters = null;
+    receipts.replaceChildren();
     history.replaceState(null, '', `${location.pathname}${location.search}#session=${encodeURIComponent(id)}`);
     byId<HTMLSelectElement>('session-select').value = id;
     connect(id);
@@ -181,6 +185,7 @@ export function startStudioPage(): StudioPageApi {
     if ('hello' in message) {
       const wasTraveling = travel;
       session = sessionFromHello(message.hello);
+      helloInMs ??= performance.now();
       timeline = null;
       showError(null);
       if (wasTraveling && session.steps) void goToStep(wasTraveling.index);
@@ -309,7 +314,6 @@ export function startStudioPage(): StudioPageApi {
     renderEventLog(byId('event-rows'), byId('event-status'), session.events, filter, cursor, (index) => {
       if (session?.steps) void goToStep(stepIndexOfEvent(session.steps, index));
     });
-    if (!travel) scrollToEnd();
     renderQueues(view.queues);
     const controllable = session.info.controllable && !travel;
     approvals.render(view.approvals, controllable);
@@ -331,9 +335,17 @@ export function startStudioPage(): StudioPageApi {
       `${plural(session.events.length, 'event')}${session.eventsDropped > 0 ? ` (+${session.eventsDropped} before the studio attached)` : ''} · ${plural(view.history.length, 'message')}${session.steps && !session.info.live ? ` · ${plural(steps.length, 'step')}` : ''}`;
     document.body.classList.add('loaded');
     document.body.classList.toggle('traveling', travel !== null);
+    // Last: everything above may have changed the scrollers' sizes.
+    if (!travel) followEnds();
     if (openedInMs === null) {
-      openedInMs = performance.now();
-      document.body.dataset.openedInMs = openedInMs.toFixed(1);
+      openedInMs = -1;
+      // Once the frame is painted (style, layout and paint of the first drawing included).
+      requestAnimationFrame(() =>
+        setTimeout(() => {
+          openedInMs = performance.now();
+          document.body.dataset.openedInMs = openedInMs.toFixed(1);
+        }, 0),
+      );
     }
   };
 
@@ -378,9 +390,21 @@ export function startStudioPage(): StudioPageApi {
     } else label.textContent = 'now · pick a step to travel back';
   };
 
-  const scrollToEnd = () => {
-    const scroll = document.querySelector('#events-panel .event-scroll');
-    if (scroll) scroll.scrollTop = scroll.scrollHeight;
+  // The conversation and the event log follow their end while live, until a person scrolls up
+  // (a scroll right after a wheel, a key or a touch on it); scrolling back to the end follows again.
+  const following = new Map<HTMLElement, boolean>();
+  for (const scroller of [byId('conversation'), byId('event-scroll')]) {
+    following.set(scroller, true);
+    let touchedAt = 0;
+    for (const type of ['wheel', 'keydown', 'pointerdown', 'touchstart'])
+      scroller.addEventListener(type, () => (touchedAt = performance.now()), { passive: true });
+    scroller.addEventListener('scroll', () => {
+      if (performance.now() - touchedAt > 1_000) return;
+      following.set(scroller, scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 30);
+    });
+  }
+  const followEnds = () => {
+    for (const [scroller, follow] of following) if (follow) scroller.scrollTop = scroller.scrollHeight;
   };
 
   // ---- wiring -------------------------------------------------------------------------------
@@ -413,6 +437,13 @@ export function startStudioPage(): StudioPageApi {
     scheduleRender();
   });
 
+  window.addEventListener('hashchange', () => {
+    const wanted = new URLSearchParams(location.hash.slice(1)).get('session');
+    if (wanted && wanted !== selected) choose(wanted);
+  });
+  // A session named in the address is read at once, while the list of sessions is asked for.
+  const named = new URLSearchParams(location.hash.slice(1)).get('session');
+  if (named) choose(named);
   void refreshSessions();
   setInterval(() => void refreshSessions(), 3_000);
 
@@ -427,7 +458,10 @@ export function startStudioPage(): StudioPageApi {
       return travel;
     },
     get openedInMs() {
-      return openedInMs;
+      return openedInMs === -1 ? null : openedInMs;
+    },
+    get helloInMs() {
+      return helloInMs;
     },
     select: choose,
     goToStep,

@@ -11,7 +11,7 @@ import { h, pretty } from './dom.js';
 const PARTIAL_ARGUMENTS = '\u2026partial JSON';
 
 /** Messages drawn at most; earlier ones wait behind a button (a session of thousands of turns). */
-const SHOWN_MESSAGES = 200;
+const SHOWN_MESSAGES = 120;
 
 export interface ToolCallView {
   id: string;

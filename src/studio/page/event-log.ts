@@ -6,7 +6,7 @@ import { clockTime, h } from './dom.js';
  * The last rows up to the cursor are drawn (a long session's log is read through the filters).
  */
 
-const SHOWN_ROWS = 400;
+const SHOWN_ROWS = 250;
 
 export const EVENT_KINDS: Record<string, string> = {
   lifecycle: 'agentStart agentEnd turnStart turnEnd toolsChanged',
@@ -28,7 +28,7 @@ export function eventSummary(event: WireEvent): string {
     case 'turnEnd':
       return `turn ${event.turnIndex} · ${event.reason}`;
     case 'beforeModelCall':
-      return `${event.model} · ${event.messages.length} messages`;
+      return `${event.model} · ${messageCount(event.messages)} messages`;
     case 'messageUpdate':
       return event.delta.type === 'toolCall'
         ? `${event.delta.name} ${event.delta.argumentsDelta}`
@@ -61,11 +61,18 @@ export function eventSummary(event: WireEvent): string {
   }
 }
 
+/** How many messages a wire event's `messages` stands for. */
+function messageCount(messages: { length: number } | { historyPrefix: number; tail: unknown[] }): number {
+  return 'historyPrefix' in messages ? messages.historyPrefix + messages.tail.length : messages.length;
+}
+
+/** The kinds each event type belongs to. */
+const KINDS_OF_TYPE = new Map<string, string[]>();
+for (const [kind, types] of Object.entries(EVENT_KINDS))
+  for (const type of types.split(' ')) KINDS_OF_TYPE.set(type, [...(KINDS_OF_TYPE.get(type) ?? []), kind]);
+
 export function matchesFilter(event: WireEvent, filter: EventLogFilter): boolean {
-  const kind = Object.keys(EVENT_KINDS).some(
-    (name) => filter.kinds.has(name) && (EVENT_KINDS[name] as string).split(' ').includes(event.type),
-  );
-  if (!kind) return false;
+  if (!(KINDS_OF_TYPE.get(event.type) ?? []).some((kind) => filter.kinds.has(kind))) return false;
   if (filter.text === '') return true;
   const needle = filter.text.toLowerCase();
   return `${event.type} ${eventSummary(event)}`.toLowerCase().includes(needle);

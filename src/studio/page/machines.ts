@@ -21,7 +21,7 @@ export function createMachineCharts(
 ): MachineCharts {
   const machines = new Map(Object.entries(outlines));
   const model = chartModel(machines, { master: null, turn: null, calls: [] }).model;
-  return { panels: createChartPanels(document, container, model, svgs), outlines: machines };
+  return { panels: createChartPanels(document, container, model, svgs, true), outlines: machines };
 }
 
 export function chartModel(

@@ -36,6 +36,8 @@ export function createChartPanels(
   container: HTMLElement,
   model: ViewerModel,
   svgs: ReadonlyMap<string, string>,
+  /** Fit the labels after the first frame (measuring every label holds a page's first drawing back). */
+  fitLabelsLater = false,
 ): ChartPanel[] {
   container.replaceChildren();
   const panels: ChartPanel[] = [];
@@ -68,7 +70,7 @@ export function createChartPanels(
     };
     const svg = svgs.get(machineId);
     if (svg) {
-      attachSvg(drawing, svg, panel);
+      attachSvg(drawing, svg, panel, fitLabelsLater);
       if (panel.view) heading.append(followToggle(doc, panel.view));
     } else drawTree(doc, drawing, root, panel, true);
     panels.push(panel);
@@ -89,7 +91,7 @@ function compoundIds(root: MachineOutlineNode): Set<string> {
 const addTo = (map: Map<string, Element[]>, key: string, element: Element) =>
   map.set(key, [...(map.get(key) ?? []), element]);
 
-function attachSvg(drawing: HTMLElement, svgText: string, panel: ChartPanel): void {
+function attachSvg(drawing: HTMLElement, svgText: string, panel: ChartPanel, fitLater: boolean): void {
   drawing.classList.add('svg');
   drawing.innerHTML = svgText;
   const svg = drawing.querySelector('svg');
@@ -102,7 +104,8 @@ function attachSvg(drawing: HTMLElement, svgText: string, panel: ChartPanel): vo
   drawing.title = 'Click to zoom';
   const element = svg as unknown as SVGSVGElement;
   panel.view = { svg: element, whole: viewBoxOf(element), follow: true };
-  fitLabels(element);
+  if (fitLater) requestAnimationFrame(() => setTimeout(() => fitLabels(element), 0));
+  else fitLabels(element);
   for (const group of Array.from(svg.querySelectorAll('g.node, g.cluster, g.edge'))) {
     const title = group.querySelector('title')?.textContent ?? '';
     if (group.classList.contains('edge')) addTo(panel.edges, title, group);
