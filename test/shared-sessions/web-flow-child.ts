@@ -4,12 +4,15 @@
 import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
 import { AgentError, createAgent, defineTool, type AgentEvent, type PendingApproval } from 'agentchart';
+import { postgresStore } from 'agentchart/postgres';
 import { sqliteStore } from 'agentchart/sqlite';
 import { scriptedModel } from 'agentchart/testing';
 import { runAsProcess } from '../support/processes.js';
 
 export interface WebFlowConfig {
   db: string;
+  /** A Postgres database instead of the SQLite file `db`. */
+  postgres?: string;
   role: 'starter' | 'approver';
   /** Lines `deploy <target> <pid>` per run of the tool. */
   journal: string;
@@ -54,7 +57,7 @@ const model = scriptedModel(
 );
 
 async function main(): Promise<void> {
-  const store = sqliteStore(config.db);
+  const store = config.postgres ? postgresStore({ connectionString: config.postgres }) : sqliteStore(config.db);
   // A short lease: a parked run checks every third of it whether another process moved it on.
   const agent = createAgent({ model, tools: [deploy], store, sessionId: 'web', lease: { ttlMs: 600 } });
   const { resumedRun } = await agent.ready;
@@ -70,6 +73,7 @@ async function main(): Promise<void> {
     const result = await run.result;
     print({ role: 'starter', result: { status: result.status, endReason: result.endReason } });
     clearInterval(server);
+    await store.close();
     return;
   }
   const pending = agent.pendingApprovals();
@@ -97,7 +101,7 @@ async function main(): Promise<void> {
     print({ role: 'approver', pending, refused: { code: error.code, message: error.message } });
   }
   await agent.close();
-  store.close();
+  await store.close();
 }
 
 runAsProcess(main);
