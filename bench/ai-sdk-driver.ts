@@ -7,11 +7,11 @@ import type {
 import { generateText, stepCountIs, streamText, tool } from 'ai';
 import { z } from 'zod';
 import {
-  FINAL_ANSWER,
   scriptedCallId,
   threePieces,
-  turnsScript,
+  turnsReplies,
   type ArgumentsKind,
+  type ReplyScript,
   type WorkDone,
 } from './workload.js';
 
@@ -43,14 +43,14 @@ const overrun = (index: number) => new Error(`ai-sdk scripted model: call #${ind
 
 /**
  * The script as a LanguageModelV4. `doStream` returns a stream with every part enqueued when it
- * starts (no timers), in the order an AI SDK provider emits them: `stream-start`; per tool call
- * `tool-input-start`, the JSON input in three `tool-input-delta`s, `tool-input-end` and the
- * `tool-call` with the input text; or `text-start`, text deltas, `text-end`; then `finish`.
- * `doGenerate` returns the same content at once.
+ * starts (no timers), in the order an AI SDK provider emits them: `stream-start`; the text as
+ * `text-start`, one `text-delta` per delta, `text-end`; per tool call `tool-input-start`, the JSON
+ * input in three `tool-input-delta`s, `tool-input-end` and the `tool-call` with the input text;
+ * then `finish`. `doGenerate` returns the same content at once.
  */
-export function scriptedLanguageModel(turns: number, calls: number, kind: ArgumentsKind = 'valid'): LanguageModelV4 {
-  const script = turnsScript(turns, calls, kind);
+export function scriptedLanguageModel(script: ReplyScript): LanguageModelV4 {
   let callIndex = 0;
+  const finishReason = (calls: number) => ({ unified: calls > 0 ? 'tool-calls' : 'stop', raw: undefined }) as const;
   return {
     specificationVersion: 'v4',
     provider: 'scripted',
@@ -58,45 +58,45 @@ export function scriptedLanguageModel(turns: number, calls: number, kind: Argume
     supportedUrls: {},
     doGenerate() {
       const index = callIndex++;
-      const entry = script(index);
-      if (!entry) return Promise.reject(overrun(index));
-      const toolCalls = entry.toolCalls ?? [];
-      const content: LanguageModelV4Content[] =
-        toolCalls.length > 0
-          ? toolCalls.map((call, i) => ({
-              type: 'tool-call',
-              toolCallId: scriptedCallId(index, i),
-              toolName: call.name,
-              input: JSON.stringify(call.arguments ?? {}),
-            }))
-          : [{ type: 'text', text: entry.text ?? FINAL_ANSWER.text ?? '' }];
-      const finishReason = { unified: toolCalls.length > 0 ? 'tool-calls' : 'stop', raw: undefined } as const;
-      return Promise.resolve({ content, finishReason, usage: USAGE, warnings: [] });
+      const reply = script(index);
+      if (!reply) return Promise.reject(overrun(index));
+      const content: LanguageModelV4Content[] = [
+        ...(reply.text.length > 0 ? [{ type: 'text' as const, text: reply.text.join('') }] : []),
+        ...reply.toolCalls.map((call, i): LanguageModelV4Content => ({
+          type: 'tool-call',
+          toolCallId: scriptedCallId(index, i),
+          toolName: call.name,
+          input: JSON.stringify(call.arguments),
+        })),
+      ];
+      return Promise.resolve({
+        content,
+        finishReason: finishReason(reply.toolCalls.length),
+        usage: USAGE,
+        warnings: [],
+      });
     },
     doStream() {
       const index = callIndex++;
-      const entry = script(index);
+      const reply = script(index);
       const parts: LanguageModelV4StreamPart[] = [{ type: 'stream-start', warnings: [] }];
-      if (!entry) {
+      if (!reply) {
         parts.push({ type: 'error', error: overrun(index) });
-      } else if (entry.toolCalls?.length) {
-        entry.toolCalls.forEach((call, i) => {
+      } else {
+        if (reply.text.length > 0) {
+          const id = `text_${index}`;
+          parts.push({ type: 'text-start', id });
+          for (const delta of reply.text) parts.push({ type: 'text-delta', id, delta });
+          parts.push({ type: 'text-end', id });
+        }
+        reply.toolCalls.forEach((call, i) => {
           const id = scriptedCallId(index, i);
-          const input = JSON.stringify(call.arguments ?? {});
+          const input = JSON.stringify(call.arguments);
           parts.push({ type: 'tool-input-start', id, toolName: call.name });
           for (const delta of threePieces(input)) parts.push({ type: 'tool-input-delta', id, delta });
           parts.push({ type: 'tool-input-end', id }, { type: 'tool-call', toolCallId: id, toolName: call.name, input });
         });
-        parts.push({ type: 'finish', usage: USAGE, finishReason: { unified: 'tool-calls', raw: undefined } });
-      } else {
-        const id = `text_${index}`;
-        parts.push({ type: 'text-start', id });
-        for (const delta of threePieces(entry.text ?? FINAL_ANSWER.text ?? ''))
-          parts.push({ type: 'text-delta', id, delta });
-        parts.push(
-          { type: 'text-end', id },
-          { type: 'finish', usage: USAGE, finishReason: { unified: 'stop', raw: undefined } },
-        );
+        parts.push({ type: 'finish', usage: USAGE, finishReason: finishReason(reply.toolCalls.length) });
       }
       const stream = new ReadableStream<LanguageModelV4StreamPart>({
         start(controller) {
@@ -109,6 +109,22 @@ export function scriptedLanguageModel(turns: number, calls: number, kind: Argume
   };
 }
 
+/** The call options of a session of `turns` tool turns then an answer: the noop tool, a step limit past the answer. */
+export function aiSdkOptions(model: LanguageModelV4, turns: number) {
+  return { model, tools, prompt: 'go', stopWhen: stepCountIs(turns + 2) };
+}
+
+/** Turns = steps; tool calls executed = tool results (the SDK's own record of the session). */
+export function aiSdkWorkDone(steps: readonly { toolResults: readonly unknown[] }[], finishReason: string): WorkDone {
+  let toolCallsExecuted = 0;
+  for (const step of steps) toolCallsExecuted += step.toolResults.length;
+  return {
+    status: finishReason === 'stop' ? 'completed' : `finishReason ${finishReason}`,
+    turns: steps.length,
+    toolCallsExecuted,
+  };
+}
+
 /** Builds the model (untimed) and returns the timed part: one session, then the work read back from its steps. */
 export function prepareAiSdk(
   path: AiSdkPath,
@@ -116,26 +132,17 @@ export function prepareAiSdk(
   calls: number,
   kind: ArgumentsKind = 'valid',
 ): () => Promise<WorkDone> {
-  const model = scriptedLanguageModel(turns, calls, kind);
-  const options = { model, tools, prompt: 'go', stopWhen: stepCountIs(turns + 2) };
-  const workDone = (steps: readonly { toolResults: readonly unknown[] }[], finishReason: string): WorkDone => {
-    let toolCallsExecuted = 0;
-    for (const step of steps) toolCallsExecuted += step.toolResults.length;
-    return {
-      status: finishReason === 'stop' ? 'completed' : `finishReason ${finishReason}`,
-      turns: steps.length,
-      toolCallsExecuted,
-    };
-  };
+  const model = scriptedLanguageModel(turnsReplies(turns, calls, kind));
+  const options = aiSdkOptions(model, turns);
   if (path === 'generate') {
     return async () => {
       const result = await generateText(options);
-      return workDone(result.steps, result.finishReason);
+      return aiSdkWorkDone(result.steps, result.finishReason);
     };
   }
   return async () => {
     const result = streamText(options);
     await result.consumeStream();
-    return workDone(await result.steps, await result.finishReason);
+    return aiSdkWorkDone(await result.steps, await result.finishReason);
   };
 }

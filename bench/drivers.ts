@@ -86,9 +86,11 @@ export async function timeTurns(
   turns: number,
   calls: number,
   kind: ArgumentsKind = 'valid',
+  /** agentchart and the hand loop: called as each model call starts (the peers' models are not stamped). */
+  onCall?: (callIndex: number) => void,
 ): Promise<TimedRun> {
   if (contender === 'agentchart' || contender === 'hand')
-    return timeRun(contender, turnsModel(turns, calls, undefined, kind));
+    return timeRun(contender, turnsModel(turns, calls, onCall, kind));
   const session = peerSessions[contender](turns, calls, kind);
   const clock = startClock();
   const work = await session();

@@ -9,11 +9,12 @@ import {
   type Usage,
 } from '@mariozechner/pi-ai';
 import {
-  FINAL_ANSWER,
   scriptedCallId,
   threePieces,
-  turnsScript,
+  turnsReplies,
   type ArgumentsKind,
+  type Reply,
+  type ReplyScript,
   type WorkDone,
 } from './workload.js';
 
@@ -57,17 +58,16 @@ const noopTool: AgentTool = {
 
 /**
  * The script as a pi stream: every event pushed at once (no timers), in the order a pi provider
- * emits them — `start`; per tool call `toolcall_start`, the JSON arguments in three
- * `toolcall_delta`s, `toolcall_end` with the arguments parsed once; or `text_start`, text deltas,
- * `text_end`; then `done`. `partial` is the one message being built, as pi's providers pass it.
+ * emits them — `start`; the text as `text_start`, one `text_delta` per delta, `text_end`; per tool
+ * call `toolcall_start`, the JSON arguments in three `toolcall_delta`s, `toolcall_end` with the
+ * arguments parsed once; then `done`. `partial` is the one message being built, as pi's providers pass it.
  */
-export function scriptedStreamFn(turns: number, calls: number, kind: ArgumentsKind = 'valid'): StreamFn {
-  const script = turnsScript(turns, calls, kind);
+export function scriptedStreamFn(script: ReplyScript): StreamFn {
   let callIndex = 0;
   return () => {
     const index = callIndex++;
     const stream = createAssistantMessageEventStream();
-    const entry = script(index);
+    const reply = script(index);
     const output: AssistantMessage = {
       role: 'assistant',
       content: [],
@@ -78,16 +78,15 @@ export function scriptedStreamFn(turns: number, calls: number, kind: ArgumentsKi
       stopReason: 'stop',
       timestamp: Date.now(),
     };
-    if (!entry) {
+    if (!reply) {
       const errorMessage = `pi scripted model: call #${index} is beyond the script`;
       stream.push({ type: 'error', reason: 'error', error: { ...output, stopReason: 'error', errorMessage } });
       return stream;
     }
     stream.push({ type: 'start', partial: output });
-    const toolCalls = entry.toolCalls ?? [];
-    if (toolCalls.length > 0) streamToolCalls(stream, output, index, toolCalls);
-    else streamText(stream, output, entry.text ?? FINAL_ANSWER.text ?? '');
-    output.stopReason = toolCalls.length > 0 ? 'toolUse' : 'stop';
+    if (reply.text.length > 0) streamText(stream, output, reply.text);
+    if (reply.toolCalls.length > 0) streamToolCalls(stream, output, index, reply.toolCalls);
+    output.stopReason = reply.toolCalls.length > 0 ? 'toolUse' : 'stop';
     stream.push({ type: 'done', reason: output.stopReason, message: output });
     return stream;
   };
@@ -97,13 +96,13 @@ function streamToolCalls(
   stream: AssistantMessageEventStream,
   output: AssistantMessage,
   callIndex: number,
-  toolCalls: readonly { name: string; arguments?: Record<string, unknown> }[],
+  toolCalls: Reply['toolCalls'],
 ): void {
   toolCalls.forEach((call, i) => {
     const block: ToolCall = { type: 'toolCall', id: scriptedCallId(callIndex, i), name: call.name, arguments: {} };
     const contentIndex = output.content.push(block) - 1;
     stream.push({ type: 'toolcall_start', contentIndex, partial: output });
-    const json = JSON.stringify(call.arguments ?? {});
+    const json = JSON.stringify(call.arguments);
     for (const delta of threePieces(json))
       stream.push({ type: 'toolcall_delta', contentIndex, delta, partial: output });
     block.arguments = JSON.parse(json) as Record<string, unknown>;
@@ -111,23 +110,25 @@ function streamToolCalls(
   });
 }
 
-function streamText(stream: AssistantMessageEventStream, output: AssistantMessage, text: string): void {
+function streamText(stream: AssistantMessageEventStream, output: AssistantMessage, deltas: readonly string[]): void {
   const block = { type: 'text' as const, text: '' };
   const contentIndex = output.content.push(block) - 1;
   stream.push({ type: 'text_start', contentIndex, partial: output });
-  for (const delta of threePieces(text)) {
+  for (const delta of deltas) {
     block.text += delta;
     stream.push({ type: 'text_delta', contentIndex, delta, partial: output });
   }
-  stream.push({ type: 'text_end', contentIndex, content: text, partial: output });
+  stream.push({ type: 'text_end', contentIndex, content: block.text, partial: output });
+}
+
+/** A pi agent on `script` with `tools` (untimed). */
+export function piAgent(script: ReplyScript, tools: AgentTool[] = [noopTool]): Agent {
+  return new Agent({ initialState: { model: MODEL, tools }, streamFn: scriptedStreamFn(script) });
 }
 
 /** Builds the agent (untimed) and returns the timed part: one prompt, then the work read back from pi's transcript. */
 export function preparePi(turns: number, calls: number, kind: ArgumentsKind = 'valid'): () => Promise<WorkDone> {
-  const agent = new Agent({
-    initialState: { model: MODEL, tools: [noopTool] },
-    streamFn: scriptedStreamFn(turns, calls, kind),
-  });
+  const agent = piAgent(turnsReplies(turns, calls, kind));
   return async () => {
     await agent.prompt('go');
     return piWorkDone(agent);

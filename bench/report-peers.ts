@@ -21,6 +21,8 @@ export interface PeerWorkloads {
   perTool: Comparison;
   batch: Record<string, Comparison>;
   shortSession: Comparison;
+  /** One long session, µs per turn. */
+  longSession?: { turns: number; perTurn: Comparison };
 }
 
 export const PEER_LABELS: Record<Peer, string> = { pi: 'pi', aiSdk: 'AI SDK', aiSdkGenerate: 'AI SDK generateText' };
@@ -29,14 +31,6 @@ const LABELS: Record<Contender, string> = { agentchart: 'agentchart', hand: 'han
 const fmt = (value: number, digits = 1) =>
   value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const times = (value: number) => `${fmt(value, 2)} ×`;
-const yesNo = (met: boolean) => (met ? 'yes' : '**no**');
-
-interface PeerTarget {
-  target: string;
-  measured: string;
-  met: boolean;
-  metOnCpu: boolean;
-}
 
 function workloads(w: PeerWorkloads): [string, Comparison][] {
   return [
@@ -47,38 +41,15 @@ function workloads(w: PeerWorkloads): [string, Comparison][] {
       c,
     ]),
     ['short session, T=1 × K=1 (µs/session)', w.shortSession],
+    ...(w.longSession
+      ? [
+          [`${w.longSession.turns.toLocaleString('en-US')}-turn session (µs/turn)`, w.longSession.perTurn] as [
+            string,
+            Comparison,
+          ],
+        ]
+      : []),
   ];
-}
-
-const short = (label: string) => label.replace(/ \(.*\)$/, '');
-const ratios = (f: PeerFigures) => `${times(f.ratio)} (paired ${times(f.pairedRatio)}, CPU ${times(f.cpuRatio)})`;
-
-/** A ratio target: agentchart / peer ≤ 1 (wall and CPU). */
-function atMostPeer(target: string, f: PeerFigures): PeerTarget {
-  return { target, measured: ratios(f), met: f.ratio <= 1, metOnCpu: f.cpuRatio <= 1 };
-}
-
-/** Issue 17's targets: ratios from this one run, one process for every library; the AI SDK on its streaming path. */
-export function peerTargets(w: PeerWorkloads): PeerTarget[] {
-  const k1000 = w.batch['1000'];
-  const checks: PeerTarget[] = [
-    atMostPeer('per turn (T=200 × K=1) ≤ 1 × pi', w.perTurn.peers.pi),
-    atMostPeer('per tool call (T=50 × K=20) ≤ 1 × pi', w.perTool.peers.pi),
-    ...workloads(w).map(([label, c]) => atMostPeer(`ahead of the AI SDK (streamText): ${short(label)}`, c.peers.aiSdk)),
-  ];
-  if (k1000) {
-    const wall = k1000.agentchart.median / w.perTool.agentchart.median;
-    const cpu = k1000.cpu.agentchart.median / w.perTool.cpu.agentchart.median;
-    checks.push({
-      target: 'per tool call at K=1,000 ≤ 1 × the K=20 figure (agentchart)',
-      measured:
-        `${fmt(k1000.agentchart.median)} / ${fmt(w.perTool.agentchart.median)} µs = ${times(wall)}` +
-        ` (CPU ${times(cpu)})`,
-      met: wall <= 1,
-      metOnCpu: cpu <= 1,
-    });
-  }
-  return checks;
 }
 
 function wallRow(label: string, c: Comparison): string {
@@ -112,10 +83,6 @@ export function renderPeerSections(w: PeerWorkloads, info: PeersInfo): string[] 
   const heads = PEERS.map((p) => PEER_LABELS[p]);
   const ratioHeads = heads.map((h) => `agentchart / ${h}`);
   const columns = (n: number) => `|${Array.from({ length: n }, () => '---').join('|')}|`;
-  const generate = rows.map(
-    ([label, c]) =>
-      `${short(label)} ${times(c.peers.aiSdkGenerate.ratio)} (CPU ${times(c.peers.aiSdkGenerate.cpuRatio)})`,
-  );
   return [
     '## agentchart against pi and the AI SDK',
     '',
@@ -128,16 +95,6 @@ export function renderPeerSections(w: PeerWorkloads, info: PeersInfo): string[] 
     'Ratios are agentchart / peer (below 1: agentchart is faster); "paired" is the median of the per-round ratios.',
     'On a loaded machine the wall clock inflates long runs more than short ones, so between implementations of',
     'very different speed the CPU ratio is the fairer one (bench/README.md).',
-    '',
-    '### Targets (issue 17)',
-    '',
-    '| target | agentchart / peer | met | met on CPU time |',
-    '|---|---|---|---|',
-    ...peerTargets(w).map((t) => `| ${t.target} | ${t.measured} | ${yesNo(t.met)} | ${yesNo(t.metOnCpu)} |`),
-    '',
-    "The AI SDK's target is taken on `streamText`, the path equivalent to agentchart's (which always streams",
-    `its model's output as events). Not a target, for scale — against \`generateText\` (no streaming):`,
-    `${generate.join('; ')}.`,
     '',
     '### Wall clock (medians; ratio, paired ratio in brackets)',
     '',

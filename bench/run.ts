@@ -2,7 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { durableRatio } from './durable-ratio.js';
+import { loadScenario } from './load-scenario.js';
 import { longSession } from './long-session.js';
+import { memoryBenchmark } from './memory.js';
 import { otelCost } from './otel.js';
 import { relayBenchmark } from './relay.js';
 import { renderRestateMarkdown, restateBenchmark } from './restate.js';
@@ -11,9 +14,14 @@ import type { PeersInfo } from './report-peers.js';
 import { sessionsBenchmark } from './sessions.js';
 import { stepRecordCost } from './step-records.js';
 import { storesBenchmark } from './stores.js';
+import { durableCost } from './durable.js';
+import { createAgent, defineTool, memoryStore } from 'agentchart';
+import { sqliteStore } from 'agentchart/sqlite';
+import { scriptedModel } from 'agentchart/testing';
 import { studioCost } from './studio.js';
+import { streamingBenchmark } from './streaming.js';
 import { xstateFloor } from './xstate-floor.js';
-import { loadAverage, MB, peakRssBytes, round2, rssBytes } from './stats.js';
+import { loadAverage, MB, median, peakRssBytes, round2, rssBytes } from './stats.js';
 import {
   agentCreation,
   historyGrowth,
@@ -24,10 +32,11 @@ import {
 } from './throughput.js';
 
 /**
- * `npm run bench`: every benchmark in one process, agentchart against the hand-written loop (and,
- * on the turn workloads, against pi's agent core and the AI SDK), then bench/results.md and
- * bench/results.json. `npm run bench -- --quick` is a smoke run (fewer rounds, 1,000 sessions,
- * 10,000 updates) that writes results.quick.{md,json} instead.
+ * `npm run bench`: every benchmark, agentchart against the hand-written loop, pi's agent core and
+ * the AI SDK (the memory and load scenarios in processes of their own), then bench/results.md and
+ * bench/results.json. `npm run bench -- --quick` is a smoke run for development (fewer rounds,
+ * 1,000 idle sessions, 10,000 updates, 1,000 concurrent sessions at most) that writes
+ * results.quick.{md,json} instead.
  */
 
 const quick = process.argv.includes('--quick');
@@ -37,6 +46,10 @@ const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 const startedAt = performance.now();
 const loadBefore = loadAverage();
+// The machine is shared: its load is sampled through the run, so readers can discount noisy figures.
+const loadSamples: number[] = [loadBefore['1m']];
+const loadSampler = setInterval(() => loadSamples.push(loadAverage()['1m']), 5_000);
+loadSampler.unref();
 const peaks: Record<string, number> = {};
 let peakSeen = 0;
 const samplePeak = () => {
@@ -76,8 +89,9 @@ for (const [calls, n] of [
   const runs = rounds(n);
   batch[String(calls)] = await step(`batch K=${calls}`, () => turnsBenchmark(1, calls, 'toolCall', runs, warmups(2)));
 }
-const floor = await step('xstate floor', () => xstateFloor(rounds(10)));
-const history = await step('history', () => historyGrowth(2_000, rounds(7), 1));
+const floor = await step('xstate floor', () => xstateFloor(rounds(12), warmups(2)));
+const streaming = await step('streaming', () => streamingBenchmark(50, 200, rounds(12), warmups(2)));
+const history = await step('history', () => historyGrowth(2_000, rounds(7), 1, quick ? 1 : 2));
 const inspection = await step('inspection', () => inspectionCost(200, 1, rounds(15), 2));
 const inspectionTools = await step('inspection K=20', () => inspectionCost(50, 20, rounds(9), 2));
 const otelTurn = await step('otel', () => otelCost(200, 1, rounds(15), 2));
@@ -92,8 +106,32 @@ const longSessions = {
   sqlite: await step('long session (SQLite)', () => longSession(longTurns, longPoints, true)),
   noReplay: await step('long session (replayBuffer 0)', () => longSession(longTurns, longPoints, false, 0)),
 };
+const durableVsMemory = {
+  perTurn: await step('durable (SQLite) per turn', () => durableRatio(200, 1, 'turn', rounds(10), warmups(2))),
+  perTool: await step('durable (SQLite) per tool call', () => durableRatio(50, 20, 'toolCall', rounds(10), warmups(2))),
+};
 const stores = await step('stores (commitStep)', () => storesBenchmark(quick ? 1 : 3));
+const durableImpl = { createAgent, defineTool, memoryStore, sqliteStore, scriptedModel };
+const durable = await step(
+  'durable run (per turn, per step)',
+  async () => (await durableCost({ agentchart: durableImpl }, 200, rounds(10), warmups(2))).agentchart,
+);
 const sessions = await step('sessions', () => sessionsBenchmark(quick ? 1_000 : 10_000, rounds(5), samplePeak));
+// In processes of their own, last: their peak RSS is not this process's.
+const memory = await step('memory (own processes)', () => memoryBenchmark(10_000, 2_000, quick ? 1 : 2));
+const loadSizes = quick
+  ? [{ sessions: 200, rounds: 1 }]
+  : [
+      { sessions: 1_000, rounds: 1 },
+      { sessions: 10_000, rounds: 1 },
+    ];
+const load = await step('load (own processes)', () =>
+  loadScenario(loadSizes, quick ? 200 : 1_000, 20, 3, (run) =>
+    process.stderr.write(`[${run.library} ${run.sessions}: ${(run.wallMs / 1000).toFixed(1)} s] `),
+  ),
+);
+clearInterval(loadSampler);
+loadSamples.push(loadAverage()['1m']);
 
 const results: BenchResults = {
   generatedAt: new Date().toISOString(),
@@ -106,6 +144,12 @@ const results: BenchResults = {
     agentchartFrom: import.meta.resolve('agentchart').includes('/dist/') ? 'dist' : 'src',
     loadBefore,
     loadAfter: loadAverage(),
+    loadDuring: {
+      samples: loadSamples.length,
+      min: Math.min(...loadSamples),
+      median: median(loadSamples),
+      max: Math.max(...loadSamples),
+    },
     durationSeconds: Math.round((performance.now() - startedAt) / 1000),
     peakRssMB: round2(peakRssBytes() / MB),
     peakRssMBByStep: peaks,
@@ -118,6 +162,7 @@ const results: BenchResults = {
   sessions,
   longSessions,
   stores,
+  durable,
   relay,
   inspection: { perTurn: inspection, perTool: inspectionTools },
   otel: { perTurn: otelTurn, perTool: otelTools },
@@ -125,6 +170,10 @@ const results: BenchResults = {
   studio,
   stepRecords,
   floor,
+  streaming,
+  durableRatio: durableVsMemory,
+  memory,
+  load,
   peers: { ...peers, shortSession },
 };
 

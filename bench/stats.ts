@@ -35,6 +35,11 @@ export function sampled(samples: readonly number[], digits = 2): Sampled {
 setFlagsFromString('--expose-gc');
 const collect = runInNewContext('gc') as () => void;
 
+/** One full garbage collection, synchronous (where a wait for finalizers cannot be had). */
+export function collectNow(): void {
+  collect();
+}
+
 /** Full garbage collection, repeated so weak references and finalizers settle. */
 export async function fullGc(): Promise<void> {
   for (let i = 0; i < 3; i++) {

@@ -115,10 +115,17 @@ export interface HistoryGrowth {
   ratio: Record<Implementation, number>;
   /** The same ratio on process CPU time, which other processes' load disturbs less. */
   cpuRatio: Record<Implementation, number>;
+  /** µs per turn of the whole session (all T+1 turns), every contender in interleaved rounds. */
+  perTurn: Comparison;
 }
 
 /** One session of `turns` turns (K=1); model-call timestamps split the first and last 100 turns. */
-export async function historyGrowth(turns: number, rounds: number, warmups: number): Promise<HistoryGrowth> {
+export async function historyGrowth(
+  turns: number,
+  rounds: number,
+  warmups: number,
+  peerRounds: number,
+): Promise<HistoryGrowth> {
   const window = 100;
   const both = <T>(make: () => T): Record<Implementation, T> => ({ agentchart: make(), hand: make() });
   const first = both((): number[] => []);
@@ -151,6 +158,8 @@ export async function historyGrowth(turns: number, rounds: number, warmups: numb
     last100: { agentchart: sampled(last.agentchart), hand: sampled(last.hand) },
     ratio: { agentchart: ratio(ratios.agentchart), hand: ratio(ratios.hand) },
     cpuRatio: { agentchart: ratio(cpuRatios.agentchart), hand: ratio(cpuRatios.hand) },
+    // The same session on every contender; few rounds: the AI SDK's steps make a long session slow on its side.
+    perTurn: await turnsBenchmark(turns, 1, 'turn', peerRounds, 0),
   };
 }
 

@@ -74,6 +74,29 @@ export function scriptedCallId(callIndex: number, index: number): string {
   return `call_${callIndex}_${index}`;
 }
 
+/**
+ * What one model call streams, as the peers' adapters and the replay model replay it: the text as
+ * its deltas, then the tool calls (each call's arguments JSON streamed in three pieces).
+ */
+export interface Reply {
+  text: readonly string[];
+  toolCalls: readonly { name: string; arguments: Record<string, unknown> }[];
+}
+
+/** A script of replies by model call (0-based); `undefined` past the end (an overrun). */
+export type ReplyScript = (callIndex: number) => Reply | undefined;
+
+/** `turnsScript` as replies: the text in about three pieces, as `scriptedModel` streams it. */
+export function turnsReplies(turns: number, callsPerTurn: number, kind: ArgumentsKind = 'valid'): ReplyScript {
+  const replyOf = (entry: ScriptEntry): Reply => ({
+    text: threePieces(entry.text ?? ''),
+    toolCalls: (entry.toolCalls ?? []).map((call) => ({ name: call.name, arguments: call.arguments ?? {} })),
+  });
+  const tool = replyOf(toolTurn(callsPerTurn, kind));
+  const answer = replyOf(FINAL_ANSWER);
+  return (callIndex) => (callIndex < turns ? tool : callIndex === turns ? answer : undefined);
+}
+
 /** Splits a delta into about three pieces, as `scriptedModel` does, so every model streams as many events. */
 export function threePieces(text: string): string[] {
   const size = Math.max(1, Math.ceil(text.length / 3));

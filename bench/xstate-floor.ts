@@ -1,8 +1,18 @@
-import { assign, createActor, fromPromise, setup, type ActorLogic, type EventObject, type Snapshot } from 'xstate';
+import {
+  assign,
+  createActor,
+  fromPromise,
+  setup,
+  type ActorLogic,
+  type EventObject,
+  type InspectionEvent,
+  type Snapshot,
+} from 'xstate';
 import { createAgent } from 'agentchart';
-import { timeTurns } from './drivers.js';
+import { expectWork, interleave, timeTurns, type TimedRun } from './drivers.js';
 import { median, startClock } from './stats.js';
 import { benchTools, turnsModel } from './workload.js';
+import { agentchartMachines, countAssignsOf, xstateCounter, type XStateCounts } from './xstate-counts.js';
 
 /**
  * The floor XState v5 sets under agentchart's turn (bench/README.md, "The XState floor"): the
@@ -137,9 +147,9 @@ const masterLogic = setup({
   },
 });
 
-function runSkeleton(turns: number): Promise<void> {
+function runSkeleton(turns: number, inspect?: (event: InspectionEvent) => void): Promise<void> {
   return new Promise((resolve, reject) => {
-    const actor = createActor(masterLogic, { input: { turns } });
+    const actor = createActor(masterLogic, { input: { turns }, ...(inspect ? { inspect } : {}) });
     actor.subscribe({
       complete: () => {
         const { turnIndex } = actor.getSnapshot().context;
@@ -182,88 +192,87 @@ async function measure(units: number, work: () => void | Promise<void>): Promise
   return { wallUs: (ms * 1000) / units, cpuUs: (cpuMs * 1000) / units };
 }
 
-/** What one agentchart turn asks of XState (T=200 × K=1), counted from its inspection stream. */
-export interface TurnCounts {
-  actors: number;
-  events: number;
-  microsteps: number;
-  actions: number;
-}
-
-export async function agentchartTurnCounts(turns = TURNS): Promise<TurnCounts> {
-  const counts = { actors: 0, events: 0, microsteps: 0, actions: 0 };
-  const agent = createAgent({
-    model: turnsModel(turns, 1),
-    tools: benchTools,
-    inspect: (event) => {
-      if (event.type === '@xstate.actor') counts.actors++;
-      else if (event.type === '@xstate.event') counts.events++;
-      else if (event.type === '@xstate.microstep') counts.microsteps++;
-      else if (event.type === '@xstate.action') counts.actions++;
-    },
-  });
+/** What one turn asks of XState (T=200 × K=1): agentchart's turn and the skeleton's, counted the same way. */
+export async function turnCounts(turns = TURNS): Promise<{ agentchart: XStateCounts; skeleton: XStateCounts }> {
+  for (const machine of [...(await agentchartMachines()), masterLogic, turnLogic]) countAssignsOf(machine);
+  const ours = xstateCounter();
+  const agent = createAgent({ model: turnsModel(turns, 1), tools: benchTools, inspect: ours.inspect });
   const result = await agent.prompt('go').result;
   if (result.status !== 'completed') throw new Error(`xstate floor: the counted session ended ${result.status}`);
-  const per = (n: number) => Number((n / (turns + 1)).toFixed(2));
-  return {
-    actors: per(counts.actors),
-    events: per(counts.events),
-    microsteps: per(counts.microsteps),
-    actions: per(counts.actions),
-  };
+  const skeleton = xstateCounter();
+  await runSkeleton(turns, skeleton.inspect);
+  return { agentchart: ours.per(turns + 1), skeleton: skeleton.per(turns + 1) };
 }
 
+export type FloorContender = 'agentchart' | 'skeleton' | 'pi';
+
 export interface FloorResult {
-  /** agentchart's own turn, counted (not timed). */
-  counts: TurnCounts;
+  /** agentchart's own turn and the skeleton's, counted (not timed). */
+  counts: XStateCounts;
+  skeletonCounts: XStateCounts;
   /** The skeleton turn (3 actors, 9 events), µs per turn. */
   skeletonTurn: Figure;
   /** One machine actor (12 context keys) created, started and stopped. */
   actor: Figure;
   /** One event, one transition with an assign, on a started actor. */
   transition: Figure;
-  /** pi's agent core and agentchart, T=200 × K=1, µs per turn, in the same process. */
+  /** pi's agent core and agentchart, T=200 × K=1, µs per turn, in the same rounds as the skeleton. */
   piTurn: Figure;
   agentchartTurn: Figure;
+  /** agentchart / skeleton per turn: medians (wall, CPU) and the median of the per-round ratios (wall). */
+  overSkeleton: { wall: number; cpu: number; paired: number };
+  rounds: number;
 }
 
-export async function xstateFloor(rounds: number): Promise<FloorResult> {
-  const samples: Record<Exclude<keyof FloorResult, 'counts'>, Figure[]> = {
-    skeletonTurn: [],
-    actor: [],
-    transition: [],
-    piTurn: [],
-    agentchartTurn: [],
-  };
-  for (let round = 0; round < rounds + 2; round++) {
-    const skeleton = await measure(TURNS + 1, () => runSkeleton(TURNS));
+/**
+ * agentchart, the skeleton and pi in interleaved rounds (balanced orders), each a session of
+ * T=200 × K=1; then the parts (an actor's life, one transition), and the counts.
+ */
+export async function xstateFloor(rounds: number, warmups = 2): Promise<FloorResult> {
+  const contenders: readonly FloorContender[] = ['agentchart', 'skeleton', 'pi'];
+  const samples = await interleave(contenders, rounds, warmups, async (contender) => {
+    if (contender === 'skeleton') return measure(TURNS + 1, () => runSkeleton(TURNS));
+    let run: TimedRun | null = null;
+    const figure = await measure(TURNS + 1, async () => void (run = await timeTurns(contender, TURNS, 1)));
+    expectWork(`xstate floor ${contender}`, run as unknown as TimedRun, TURNS + 1, TURNS);
+    return figure;
+  });
+  const parts = { actor: [] as Figure[], transition: [] as Figure[] };
+  for (let round = 0; round < rounds + warmups; round++) {
     const actor = await measure(2_000, () => perActor(2_000));
     const transition = await measure(20_000, () => perTransition(20_000));
-    const pi = await measure(TURNS + 1, async () => void (await timeTurns('pi', TURNS, 1)));
-    const agentchart = await measure(TURNS + 1, async () => void (await timeTurns('agentchart', TURNS, 1)));
-    if (round < 2) continue; // warm-up
-    samples.agentchartTurn.push(agentchart);
-    samples.skeletonTurn.push(skeleton);
-    samples.actor.push(actor);
-    samples.transition.push(transition);
-    samples.piTurn.push(pi);
+    if (round < warmups) continue;
+    parts.actor.push(actor);
+    parts.transition.push(transition);
   }
   const med = (figures: Figure[]): Figure => ({
     wallUs: median(figures.map((f) => f.wallUs)),
     cpuUs: median(figures.map((f) => f.cpuUs)),
   });
+  const agentchartTurn = med(samples.agentchart);
+  const skeletonTurn = med(samples.skeleton);
+  const ratio = (a: number, b: number) => Number((a / b).toFixed(2));
+  const paired = samples.agentchart.map((f, round) => f.wallUs / (samples.skeleton[round] as Figure).wallUs);
+  const counts = await turnCounts();
   return {
-    counts: await agentchartTurnCounts(),
-    skeletonTurn: med(samples.skeletonTurn),
-    actor: med(samples.actor),
-    transition: med(samples.transition),
-    piTurn: med(samples.piTurn),
-    agentchartTurn: med(samples.agentchartTurn),
+    counts: counts.agentchart,
+    skeletonCounts: counts.skeleton,
+    skeletonTurn,
+    actor: med(parts.actor),
+    transition: med(parts.transition),
+    piTurn: med(samples.pi),
+    agentchartTurn,
+    overSkeleton: {
+      wall: ratio(agentchartTurn.wallUs, skeletonTurn.wallUs),
+      cpu: ratio(agentchartTurn.cpuUs, skeletonTurn.cpuUs),
+      paired: ratio(median(paired), 1),
+    },
+    rounds,
   };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const result = await xstateFloor(Number(process.argv[2] ?? 10));
+  const result = await xstateFloor(Number(process.argv[2] ?? 12));
   const row = (name: string, f: Figure) =>
     `${name.padEnd(44)} ${f.wallUs.toFixed(2).padStart(8)} µs  CPU ${f.cpuUs.toFixed(2)}`;
   console.log(row('skeleton turn (3 actors, 9 events) per turn', result.skeletonTurn));
@@ -272,5 +281,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   console.log(row('pi agent core, per turn (T=200 × K=1)', result.piTurn));
   console.log(row('agentchart, per turn (T=200 × K=1)', result.agentchartTurn));
   console.log('agentchart, per turn:', result.counts);
-  console.log(`skeleton / pi: ${(result.skeletonTurn.cpuUs / result.piTurn.cpuUs).toFixed(2)} × (CPU)`);
+  console.log('skeleton, per turn:', result.skeletonCounts);
+  console.log('agentchart / skeleton:', result.overSkeleton);
 }

@@ -29,7 +29,12 @@ export const masterMachine = masterSetup.createMachine({
     followUpQueue: input.followUpQueue,
     turnIndex: input.turnIndex,
     modelIndex: input.modelIndex ?? 0,
-    counts: { turnsThisRun: input.turnsThisRun ?? 0, modelCalls: 0, attemptsOnModel: 0, failedTurnRetries: 0 },
+    counts: {
+      turnsThisRun: input.turnsThisRun ?? 0,
+      modelCalls: input.modelCalls ?? 0,
+      attemptsOnModel: input.attemptsOnModel ?? 0,
+      failedTurnRetries: 0,
+    },
     turn: FRESH_TURN,
     lastOutcome: null,
     retryDelayMs: 0,

@@ -35,9 +35,14 @@ export interface MasterInput {
   turnIndex: number;
   /** Set when the run resumes after a restart (started with RESUME instead of START). */
   resume: MasterResume | null;
-  /** A resumed run continues its turn count and model (a fresh run starts at 0 and the primary model). */
+  /**
+   * A resumed run continues its turn count, model and retry budget (a fresh run starts at 0 and the
+   * primary model).
+   */
   turnsThisRun?: number;
   modelIndex?: number;
+  modelCalls?: number;
+  attemptsOnModel?: number;
 }
 
 /** Model calls and turns this run has used (one object: they change together, one copy per step). */

@@ -18,6 +18,7 @@ import { SessionHistory } from './history.js';
 import { safeReporter } from './isolation.js';
 import type { LeaseOptions } from './lease.js';
 import { resolveOptions, type AgentOptions } from './options.js';
+import { ephemeralSessionKey } from './idempotency.js';
 import { errorMessage } from './policy-runner.js';
 import { reportToolProblem } from './report.js';
 import { abortUnstarted, beginRun } from './run-start.js';
@@ -153,6 +154,7 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
   const state: AgentState = {
     options,
     resolved,
+    sessionKey: options.sessionId ?? ephemeralSessionKey(),
     registry,
     toolSources: new ToolSourceFollower(options.tools ?? []),
     get guard() {

@@ -166,7 +166,27 @@ function runCheckpoint(
     pending: [...(uncommitted ? context.turnInput : []), ...context.pending],
     turnsThisRun: context.counts.turnsThisRun + closedNow,
     modelIndex: context.modelIndex,
+    ...retryBudget(context, master, closedNow),
     turn,
+  };
+}
+
+/**
+ * The model calls the run has made, and the open turn's attempts on its model, as a resumed run
+ * continues them. Entering the turn counts an attempt, and a resumed run enters it again: the
+ * attempt in progress is left out (the resumed one is that attempt, re-run). A turn that just closed
+ * leaves the next one a fresh allowance.
+ */
+function retryBudget(
+  context: MasterContext,
+  master: Snapshot<MasterContext> | undefined,
+  closedNow: number,
+): { modelCalls: number; attemptsOnModel: number } {
+  const inTurn = !closedNow && master?.matches({ running: 'turn' }) ? 1 : 0;
+  const { modelCalls, attemptsOnModel } = context.counts;
+  return {
+    modelCalls: Math.max(0, modelCalls - inTurn),
+    attemptsOnModel: closedNow ? 0 : Math.max(0, attemptsOnModel - inTurn),
   };
 }
 

@@ -113,7 +113,7 @@ async function attemptReply(run: RunSession, messages: Message[], model: Model, 
       : (delta: MessageDelta) => void deltas.push(delta);
     return { ...(await streamReply(run, messages, model, { onDelta, clock: run.clock, track: true })), deltas };
   }
-  const recorded = await host.modelAttempt(`model ${turnIndex}:${run.nextSeq}`, async () => {
+  const recorded = await host.modelAttempt(`model ${turnIndex}:${run.seqNow}`, async () => {
     const deltas: MessageDelta[] = [];
     const reply = await streamReply(run, messages, model, {
       onDelta: (delta) => void deltas.push(delta),

@@ -46,6 +46,38 @@ export class Persister implements StepWriter {
     private readonly onFailure: (failure: AgentError) => void,
   ) {
     this.approvals = { durable: !agent.options.approval, pending: null };
+    this.written = version;
+  }
+
+  /** Publications in seq order, each waiting for what it needs written (see publishWhenWritten). */
+  private readonly outbox: Array<{ publish: () => void; after: AgentEvent | number | null }> = [];
+  /** The version of the step each recorded event was written in. */
+  private readonly stepOf = new WeakMap<AgentEvent, number>();
+  /** The last version known to be in the store. */
+  private written: number;
+
+  /** The session was reloaded at `version`: the next step follows it. */
+  rebase(version: number): void {
+    this.version = version;
+    this.written = version;
+  }
+
+  publishWhenWritten(publish: () => void, after: AgentEvent | number | null): void {
+    this.outbox.push({ publish, after });
+    this.publishWritten();
+  }
+
+  /** Publishes the head of the outbox while what it waits for is written (all of it once nothing more will be). */
+  private publishWritten(): void {
+    while (this.outbox.length > 0) {
+      const head = this.outbox[0] as { publish: () => void; after: AgentEvent | number | null };
+      if (head.after !== null && !this.failure && !this.detached) {
+        const version = typeof head.after === 'number' ? head.after : this.stepOf.get(head.after);
+        if (version === undefined || version > this.written) return;
+      }
+      this.outbox.shift();
+      head.publish();
+    }
   }
 
   record(event: AgentEvent): void {
@@ -65,13 +97,14 @@ export class Persister implements StepWriter {
   /** The agent let the session go (`close()`): nothing more is written, as if the process had stopped here. */
   detach(): void {
     this.detached = true;
+    this.publishWritten();
   }
 
   private detached = false;
 
-  step(): void {
+  step(): number | null {
     this.dirty = false;
-    if (this.failure || this.detached) return;
+    if (this.failure || this.detached) return null;
     const { agent } = this;
     const events = this.buffered;
     this.buffered = [];
@@ -86,15 +119,17 @@ export class Persister implements StepWriter {
       });
     } catch (error) {
       this.fail(error);
-      return;
+      return null;
     }
     this.version += 1;
+    for (const event of events) this.stepOf.set(event, this.version);
     if (this.store.commitStepSync && !this.writing) {
       this.writeNow(step);
-      return;
+      return this.version;
     }
     this.queue.push(step);
     if (!this.writing) this.drain();
+    return this.version;
   }
 
   private writeNow(step: SessionStep): void {
@@ -102,12 +137,22 @@ export class Persister implements StepWriter {
       this.store.commitStepSync?.(this.sessionId, step);
     } catch (error) {
       this.fail(error);
+      return;
     }
+    this.landed(step.checkpoint.version);
+  }
+
+  /** A step is in the store: what waited for it is published. */
+  private landed(version: number): void {
+    this.written = Math.max(this.written, version);
+    this.publishWritten();
   }
 
   fail(error: unknown): void {
     if (this.failure) return;
     this.failure = storeFailure(this.sessionId, error);
+    // Nothing more will be written: what waited is published (the run ends failed, saying why).
+    this.publishWritten();
     this.onFailure(this.failure);
   }
 
@@ -138,7 +183,10 @@ export class Persister implements StepWriter {
     }
     this.writing = true;
     this.store.commitStep(this.sessionId, next).then(
-      () => this.drain(),
+      () => {
+        this.landed(next.checkpoint.version);
+        this.drain();
+      },
       (error: unknown) => {
         this.fail(error);
         this.drain();

@@ -53,13 +53,16 @@ export function createPostLoopRunner() {
 }
 
 /**
- * Post-turn policies see the committed snapshot. A replacement assistant message is used only if
- * its tool-call blocks are exactly the original ones (parity with the committed results).
+ * Post-turn policies see the committed snapshot, and run only once it is stored: a crash inside a
+ * slow policy (even one that blocks the process) never loses the turn's results. A replacement
+ * assistant message is used only if its tool-call blocks are exactly the original ones (parity
+ * with the committed results).
  */
 export function createPostTurnRunner() {
   type Input = { turnIndex: number; assistant: AssistantMessage | null; toolResults: ToolResultMessage[] };
   return fromPromise<ResponseOutput, Input>(async ({ input, system, signal }) => {
     const run = runOf(system);
+    await new Promise<void>((resolve) => run.boundary.afterStep(resolve));
     let assistant = input.assistant;
     const injected: Message[] = [];
     let stopped = false;

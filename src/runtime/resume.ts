@@ -20,6 +20,8 @@ export type RunStart =
       pending: Message[];
       turnsThisRun: number;
       modelIndex: number;
+      modelCalls: number;
+      attemptsOnModel: number;
       at: MasterResume;
       /** A durable approval the interrupted turn was waiting for (with the version to quote). */
       pendingApproval: PendingApproval | null;
@@ -45,7 +47,7 @@ export function restoreSession(state: AgentState, checkpoint: SessionCheckpoint 
   for (const message of between.steeringQueue) state.sources.set(message, 'steering');
   for (const message of between.followUpQueue) state.sources.set(message, 'followUp');
   if (state.persister) {
-    state.persister.version = checkpoint?.version ?? -1;
+    state.persister.rebase(checkpoint?.version ?? -1);
     state.persister.approvals.pending = null;
   }
 }
@@ -79,6 +81,8 @@ export function planResume(state: AgentState, checkpoint: RunCheckpoint): RunSta
     pending: checkpoint.pending,
     modelIndex: checkpoint.modelIndex,
     turnsThisRun: checkpoint.turnsThisRun,
+    modelCalls: checkpoint.modelCalls ?? 0,
+    attemptsOnModel: checkpoint.attemptsOnModel ?? 0,
   };
   const turn = checkpoint.turn;
   if (turn) {

@@ -151,7 +151,14 @@ function masterInput(state: AgentState, start: RunStart): MasterInput {
     followUpQueue: drained ? [] : between.followUpQueue,
     turnIndex: between.turnIndex,
     resume: start.kind === 'resumed' ? start.at : null,
-    ...(start.kind === 'resumed' ? { turnsThisRun: start.turnsThisRun, modelIndex: start.modelIndex } : {}),
+    ...(start.kind === 'resumed'
+      ? {
+          turnsThisRun: start.turnsThisRun,
+          modelIndex: start.modelIndex,
+          modelCalls: start.modelCalls,
+          attemptsOnModel: start.attemptsOnModel,
+        }
+      : {}),
   };
 }
 
@@ -214,7 +221,7 @@ function finishRun(
   state.persister?.step();
   // The lease goes once the last step has landed: an agent with no run holds nothing.
   state.access?.leave();
-  run.log.close();
+  run.closeEvents();
   const report = finalReportOf(state, endReason);
   const result: RunResult = {
     status,

@@ -48,15 +48,22 @@ export interface SteerReceipt {
 /** Writes the session's steps; persistence.ts implements it (the run only tells it when something changed). */
 export interface StepWriter {
   readonly sessionId: string;
-  /** The store's version of the last step taken (set again when the session is reloaded). */
-  version: number;
+  /** The store's version of the last step taken. */
+  readonly version: number;
+  /** The session was reloaded at `version`: the next step follows it. */
+  rebase(version: number): void;
   record(event: AgentEvent): void;
   /** Something durable changed (an event, history, a queue): the next step boundary writes a step. */
   markDirty(): void;
   /** Writes a step now if anything changed since the last one. */
   flushStep(): void;
-  /** Writes a step now (between runs: the queues changed). */
-  step(): void;
+  /** Writes a step now (between runs: the queues changed); its version, or null when nothing was written. */
+  step(): number | null;
+  /**
+   * Publishes once `after` is written: an event (once the step holding it is written), a step's
+   * version, or null (nothing of its own to wait for). In order: nothing overtakes what came before.
+   */
+  publishWhenWritten(publish: () => void, after: AgentEvent | number | null): void;
   /** A write is in flight (an async store). */
   readonly busy: boolean;
   /** Resolves when every step so far is written or the store failed (never rejects). */
@@ -90,6 +97,8 @@ export interface BetweenRuns {
 export interface AgentState {
   readonly options: AgentOptions;
   readonly resolved: ResolvedOptions;
+  /** The session's id (or, without a store, one made for the agent): what idempotency keys name. */
+  readonly sessionKey: string;
   /** Replaced only at a turn's start, when a tool source (e.g. an MCP server) changed its list. */
   registry: ToolRegistry;
   readonly toolSources: ToolSourceFollower;
@@ -132,6 +141,9 @@ export interface LiveAttempt {
 }
 
 let runCounter = 0;
+
+/** Seqs reserved in the store at a time for ephemeral events (one step per this many). */
+export const SEQ_RESERVATION = 256;
 
 /** One run of an agent: its event log, seq, abort signal and the actors it runs. */
 export class RunSession {
@@ -219,17 +231,70 @@ export class RunSession {
    */
   private held: AgentEvent[] | null = null;
 
-  /** Publishes an event; `view` backs a `messages` field (beforeModelCall, agentEnd) instead of a copy. */
-  emit(body: AgentEventBody, view?: ContextView): AgentEvent | null {
+  /**
+   * Publishes an event; `view` backs a `messages` field (beforeModelCall, agentEnd) instead of a
+   * copy. With a store, a lifecycle event reaches subscribers only once the step holding it is
+   * written (what a subscriber saw survives a crash). `ephemeral` events — progress updates and a
+   * live stream's messageStart and deltas — are published at once and stored later (a crash may
+   * lose them); their seqs are reserved in the store ahead of them, so a resumed run never reuses
+   * a seq a subscriber saw.
+   */
+  emit(body: AgentEventBody, view?: ContextView, ephemeral = false): AgentEvent | null {
     if (this.ended) return null;
     const fields = { ...body, runId: this.runId, seq: this.seq++ };
     const event = view && 'messages' in fields ? eventWithView<AgentEvent>(fields, view) : (fields as AgentEvent);
     this.ledger.observe(event);
     const persister = this.agent.persister;
-    if (persister) this.persist(persister, event);
+    if (!persister) {
+      this.publish(event);
+      return event;
+    }
+    this.persist(persister, event);
+    const reservation = ephemeral && !this.agent.host ? this.reserveSeq(persister, event.seq) : null;
+    persister.publishWhenWritten(() => this.publish(event), ephemeral ? reservation : event);
+    if (!ephemeral) this.flushSoon(persister);
+    return event;
+  }
+
+  private flushScheduled = false;
+
+  /**
+   * A step is written after each actor step; an event published outside one (by an effect's async
+   * code: a model call's beforeModelCall, a policy's error) is written once the current task's
+   * synchronous work is over — between steps, where the checkpoint reads a settled chart.
+   */
+  private flushSoon(persister: StepWriter): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    queueMicrotask(() => {
+      this.flushScheduled = false;
+      persister.flushStep();
+    });
+  }
+
+  private publish(event: AgentEvent): void {
     this.log.push(event);
     this.agent.feed.push(event);
-    return event;
+  }
+
+  /** Closes the run's event stream after everything published before it. */
+  closeEvents(): void {
+    const persister = this.agent.persister;
+    if (persister) persister.publishWhenWritten(() => this.log.close(), null);
+    else this.log.close();
+  }
+
+  /** Seqs up to this one (excluded) are reserved in the store: a resumed run starts at or above it. */
+  private reservedSeq = 0;
+
+  /**
+   * An ephemeral event past the reserved seqs reserves the next SEQ_RESERVATION in a step written
+   * now; the event waits for that step (returned: its version), later ones up to the reservation do not.
+   */
+  private reserveSeq(persister: StepWriter, seq: number): number | null {
+    if (seq < this.reservedSeq) return null;
+    this.reservedSeq = seq + SEQ_RESERVATION;
+    return persister.step();
   }
 
   private persist(persister: StepWriter, event: AgentEvent): void {
@@ -246,9 +311,14 @@ export class RunSession {
     persister.markDirty();
   }
 
-  /** The seq the stored log continues from: held events are not stored yet. */
+  /** The seq a resumed run continues from: past every seq published so far, and every seq reserved. */
   get nextSeq(): number {
-    return this.held?.[0]?.seq ?? this.seq;
+    return Math.max(this.seq, this.reservedSeq);
+  }
+
+  /** The seq the next event gets (a durable host names its journaled steps by it). */
+  get seqNow(): number {
+    return this.seq;
   }
 
   /** The agent's clock (XState's): every runtime timer uses it, so tests run on a SimulatedClock. */
@@ -303,9 +373,9 @@ export class RunSession {
     const live = this.live ?? (this.live = { open: false, accumulator: null });
     if (!live.open) {
       live.open = true;
-      this.emit({ type: 'messageStart', turnIndex, message: emptyMessage(modelName) });
+      this.emit({ type: 'messageStart', turnIndex, message: emptyMessage(modelName) }, undefined, true);
     }
-    this.emit({ type: 'messageUpdate', turnIndex, delta });
+    this.emit({ type: 'messageUpdate', turnIndex, delta }, undefined, true);
   }
 
   countersSnapshot(): Counters {

@@ -3,6 +3,7 @@ import { unfinishedText } from '../../machines/tool-results.js';
 import { runToolNow, type ToolRunResult } from '../tools/run.js';
 import type { AnyTool } from '../tools/types.js';
 import { elicit } from './elicitation.js';
+import { idempotencyKeyOf } from './idempotency.js';
 import { runAction, runOf } from './run-registry.js';
 import type { RunSession } from './run-session.js';
 
@@ -57,13 +58,14 @@ function execute(
   const { id: toolCallId, name: toolName } = call;
   let ended = false;
   const publish = (partial: unknown) => {
-    if (!signal.aborted && !ended) run.emit({ type: 'toolExecutionUpdate', turnIndex, toolCallId, toolName, partial });
+    if (!signal.aborted && !ended)
+      run.emit({ type: 'toolExecutionUpdate', turnIndex, toolCallId, toolName, partial }, undefined, true);
   };
   const runWith = (update: (partial: unknown) => void) =>
     runToolNow(tool, call.arguments, {
       toolCallId,
       signal,
-      idempotencyKey: `${run.agent.persister?.sessionId ?? run.runId}:${toolCallId}`,
+      idempotencyKey: idempotencyKeyOf(run.agent.sessionKey, turnIndex, toolCallId),
       elicit: (request) => elicit(run, call, turnIndex, signal, request),
       // Awaited relay: delivery happens before the promise resolves, so a slow consumer slows the
       // tool and nothing is dropped. An update after the call ended has no call to belong to.

@@ -15,6 +15,7 @@ interface StoredSession {
   steps: MemoryStepLog;
 }
 
+/** A store in this process: it answers at once, so a run starts (or is refused) inside `prompt()`. */
 type EmbeddedStore = TimeTravelStore & Required<Pick<SessionStore, 'commitStepSync' | 'acquireSync' | 'loadSync'>>;
 
 /**

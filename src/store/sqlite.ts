@@ -1,15 +1,26 @@
-import { createRequire } from 'node:module';
-import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { StatementSync } from 'node:sqlite';
 import { AgentError } from '../domain/errors.js';
 import type { AgentEvent } from '../domain/events.js';
 import { acquireLease, holderOf, holderText, releasedLease, renewLease, type Lease } from './lease.js';
 import type { SessionStore, SessionSummary, StoreOptions, TimeTravelStore } from './types.js';
-import { migrateSqlite, SCHEMA_VERSION } from './sqlite-schema.js';
-import { ensureStepTables, sqliteSteps } from './sqlite-steps.js';
+import { SCHEMA_VERSION } from './sqlite-schema.js';
+import { DEFAULT_BUSY_TIMEOUT_MS, guarded, openSqliteFile, SqliteUsers } from './sqlite-file.js';
+import { sqliteSteps } from './sqlite-steps.js';
 import { assembleCheckpoint, checkStep, expandEvents, parseHead, parseMessage, parseStoredEvent } from './validate.js';
 
 type SyncStore = TimeTravelStore &
-  Required<Pick<SessionStore, 'commitStepSync' | 'acquireSync' | 'loadSync'>> & { close(): void };
+  Required<Pick<SessionStore, 'commitStepSync' | 'acquireSync' | 'loadSync' | 'attach'>> & {
+    /**
+     * The creator lets the store go: its write-ahead log is moved into the main file, and the file
+     * is closed once every agent on it has closed too.
+     */
+    close(): void;
+  };
+
+export interface SqliteStoreOptions extends StoreOptions {
+  /** How long a statement waits for another connection's lock before the store says the file is locked (default 5 s). */
+  busyTimeoutMs?: number;
+}
 
 interface SessionRow {
   sid: number | bigint;
@@ -23,9 +34,11 @@ interface SessionRow {
  * transaction per committed step. A step appends its messages and events (rows keyed by position)
  * and rewrites only the small checkpoint row, so its cost does not grow with the session. Calls
  * complete synchronously inside their promise: a step is on disk before the runtime moves on (a
- * SIGKILL right after a step loses nothing of it).
+ * SIGKILL right after a step loses nothing of it). When an agent on it closes, and when the store
+ * closes, the write-ahead log is moved into the main file: after a clean shutdown the .db alone
+ * holds every session.
  */
-export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore {
+export function sqliteStore(path: string, options: SqliteStoreOptions = {}): SyncStore {
   const now = options.now ?? Date.now;
   if (typeof path !== 'string' || path.length === 0) {
     throw new AgentError(
@@ -33,8 +46,14 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
       `sqliteStore needs a file path (or ":memory:"), got ${JSON.stringify(path)}.`,
     );
   }
-  const db = openDatabase(path);
-  const statement = (sql: string): StatementSync => guarded(path, () => db.prepare(sql));
+  const db = openSqliteFile(path, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS);
+  const users = new SqliteUsers(db);
+  const statement = (sql: string): StatementSync => guarded(path, 'open', () => db.prepare(sql));
+  /** Every call on a store whose file was closed (by its creator and every agent) is refused, typed. */
+  const use = <T>(phase: 'read' | 'write', run: () => T): T => {
+    if (!users.open) throw new AgentError('StoreUnavailable', `session store "${path}" was closed`);
+    return guarded(path, phase, run);
+  };
   const sessionRow = statement('SELECT sid, version, history_length, event_count FROM sessions WHERE session_id = ?');
   const headRow = statement('SELECT sid, head FROM sessions WHERE session_id = ?');
   const insertSession = statement(
@@ -79,7 +98,7 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
   };
   /** Reads the lease, decides, writes the decision: one transaction, so two processes never both win. */
   const changeLease = (sessionId: string, decide: (current: Lease | null) => Lease | null): Lease | null =>
-    guarded(path, () =>
+    use('write', () =>
       transaction(() => {
         const next = decide(leaseOf(sessionId));
         if (next) upsertLease.run(sessionId, next.owner, next.token, next.expiresAt, holderText(next));
@@ -116,10 +135,10 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
       return store.loadSync(sessionId);
     },
     async versionOf(sessionId) {
-      return guarded(path, () => versionOf(sessionId));
+      return use('read', () => versionOf(sessionId));
     },
     loadSync(sessionId) {
-      return guarded(path, () => {
+      return use('read', () => {
         const row = headRow.get(sessionId) as { sid: number | bigint; head: string } | undefined;
         if (!row || row.head === '') return null;
         return assembleCheckpoint(sessionId, parseHead(sessionId, row.head), historyOf(sessionId, row.sid));
@@ -132,7 +151,7 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
       const head = JSON.stringify(step.checkpoint);
       const messages = step.history.messages.map((message) => JSON.stringify(message));
       const events = step.events.map((event) => JSON.stringify(event));
-      guarded(path, () =>
+      use('write', () =>
         transaction(() => {
           const row = (sessionRow.get(sessionId) as SessionRow | undefined) ?? {
             ...(insertSession.get(sessionId) as { sid: number | bigint }),
@@ -167,7 +186,7 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
       );
     },
     async loadEvents(sessionId, options): Promise<AgentEvent[]> {
-      return guarded(path, () => {
+      return use('read', () => {
         const row = sessionRow.get(sessionId) as SessionRow | undefined;
         if (!row) return [];
         const rows = selectEvents.all(row.sid, options?.from ?? 0) as Array<{ event: string }>;
@@ -176,7 +195,7 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
       });
     },
     async list(): Promise<SessionSummary[]> {
-      const rows = guarded(path, () => selectAll.all()) as Array<{
+      const rows = use('read', () => selectAll.all()) as Array<{
         session_id: string;
         version: number;
         running: number;
@@ -190,7 +209,7 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
       }));
     },
     async delete(sessionId) {
-      guarded(path, () =>
+      use('write', () =>
         transaction(() => {
           const row = sessionRow.get(sessionId) as SessionRow | undefined;
           if (!row) return;
@@ -202,15 +221,15 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
       );
     },
     loadEventsJson: async (sessionId, options) =>
-      guarded(path, () => {
+      use('read', () => {
         const row = sessionRow.get(sessionId) as SessionRow | undefined;
         if (!row) return [];
         return (selectEvents.all(row.sid, options?.from ?? 0) as Array<{ event: string }>).map((r) => r.event);
       }),
-    steps: async (sessionId) => guarded(path, () => steps.list(sessionId)),
+    steps: async (sessionId) => use('read', () => steps.list(sessionId)),
     // One read transaction: a step committed meanwhile by another process is seen whole or not at all.
-    loadStep: async (sessionId, version) => guarded(path, () => snapshot(() => steps.load(sessionId, version))),
-    fork: async (from, to, version) => guarded(path, () => transaction(() => steps.fork(from, to, version))),
+    loadStep: async (sessionId, version) => use('read', () => snapshot(() => steps.load(sessionId, version))),
+    fork: async (from, to, version) => use('write', () => transaction(() => steps.fork(from, to, version))),
     async acquire(sessionId, owner, ttlMs, holder) {
       return store.acquireSync(sessionId, owner, ttlMs, holder);
     },
@@ -228,68 +247,10 @@ export function sqliteStore(path: string, options: StoreOptions = {}): SyncStore
     async release(sessionId, lease) {
       changeLease(sessionId, (current) => releasedLease(current, lease, now()));
     },
-    close: () => {
-      if (db.isOpen) db.close();
-    },
+    attach: () => users.attach(),
+    close: () => users.close(),
   };
   return store;
 }
 
-function openDatabase(path: string): DatabaseSync {
-  // Loaded on use so the core stays browser-safe and Node < 22.13 gets a typed error, not a crash at import.
-  let sqlite: typeof import('node:sqlite');
-  try {
-    sqlite = createRequire(import.meta.url)('node:sqlite') as typeof import('node:sqlite');
-  } catch (error) {
-    throw new AgentError(
-      'MissingDependency',
-      `sqliteStore needs node:sqlite (Node ≥ 22.13; this is ${process.version}): ${(error as Error).message}`,
-    );
-  }
-  let db: DatabaseSync;
-  try {
-    db = new sqlite.DatabaseSync(path);
-  } catch (error) {
-    throw new AgentError('StoreUnavailable', `session store "${path}" cannot be opened: ${(error as Error).message}`);
-  }
-  try {
-    return guarded(path, () => {
-      db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
-      migrateSqlite(db);
-      ensureStepTables(db);
-      return db;
-    });
-  } catch (error) {
-    db.close();
-    throw error;
-  }
-}
-
 export { SCHEMA_VERSION };
-
-// SQLite's primary result codes (the low byte of an extended code).
-const SQLITE_IOERR = 10;
-const SQLITE_CORRUPT = 11;
-const SQLITE_CANTOPEN = 14;
-const SQLITE_READONLY = 8;
-const SQLITE_FULL = 13;
-const SQLITE_NOTADB = 26;
-
-/** A damaged or foreign file surfaces as a typed error naming the file, never as a silent reset. */
-export function guarded<T>(path: string, run: () => T): T {
-  try {
-    return run();
-  } catch (error) {
-    if (error instanceof AgentError) throw error;
-    const errcode = (error as { errcode?: unknown }).errcode;
-    const primary = typeof errcode === 'number' ? errcode & 0xff : -1;
-    const message = (error as Error).message;
-    if (primary === SQLITE_CORRUPT || primary === SQLITE_NOTADB || primary === SQLITE_IOERR) {
-      throw new AgentError('StoreCorrupted', `session store "${path}" is corrupted or truncated: ${message}`);
-    }
-    if (primary === SQLITE_CANTOPEN || primary === SQLITE_READONLY || primary === SQLITE_FULL) {
-      throw new AgentError('StoreUnavailable', `session store "${path}" is unavailable: ${message}`);
-    }
-    throw error;
-  }
-}

@@ -67,6 +67,12 @@ export const RunCheckpointSchema = z.object({
   pending: z.array(MessageSchema),
   turnsThisRun: z.number().int().nonnegative(),
   modelIndex: z.number().int().nonnegative(),
+  /**
+   * Model calls this run made, and attempts of the open turn on its model: a resumed run keeps its
+   * retry budget instead of starting it over. Absent in sessions stored before they existed.
+   */
+  modelCalls: z.number().int().nonnegative().optional(),
+  attemptsOnModel: z.number().int().nonnegative().optional(),
   turn: TurnCheckpointSchema.nullable(),
 });
 export type RunCheckpoint = z.infer<typeof RunCheckpointSchema>;

@@ -113,8 +113,9 @@ export function chatHandler(options: ChatHandlerOptions): ChatRequestHandler {
       chatRun = follow(sdk, chatId, agent, resumed).start();
     }
     const steered = chatRun;
+    const receipt = steered.agent.steer(text); // a refusal (a closed handle) answers before any response exists
     const slot = new ResponseSlot(request.signal, () => steered.stop());
-    steered.queue(slot, steered.agent.steer(text));
+    steered.queue(slot, receipt);
     return slot.response(sdk);
   };
 
@@ -146,7 +147,10 @@ export function chatHandler(options: ChatHandlerOptions): ChatRequestHandler {
     // A parked run answered by another handle than the one that started it: this handle runs the rest.
     if (!carrying) {
       const takenOver = agent.currentRun;
-      if (!takenOver) throw new AgentError('UnknownToolCall', `chatHandler: chat "${chatId}" has no run to continue.`);
+      if (!takenOver) {
+        await agent.close();
+        throw new AgentError('UnknownToolCall', `chatHandler: chat "${chatId}" has no run to continue.`);
+      }
       carrying = follow(sdk, chatId, agent, takenOver, refs);
       carrying.carry(slot, messageId);
       carrying.start();
@@ -220,8 +224,11 @@ function resolveAnswers(agent: Agent, answers: ApprovalAnswer[]): boolean {
   return resolved;
 }
 
-const CONFLICTS = new Set([
+/** Refusals of the session's state at that moment: the same request may succeed later (409). */
+const CONFLICTS = new Set<string>([
   'SessionBusy',
+  'SessionLost',
+  'Closed',
   'StaleVersion',
   'UnknownToolCall',
   'AlreadyRunning',

@@ -52,10 +52,12 @@ export class ChatRun {
       answered,
     );
     // A run that moved on to another handle (a parked run taken over) ends here without an agentEnd.
-    const movedOn = run.result.then(
-      () => this.feed.idle(),
-      () => this.feed.idle(),
-    );
+    // Events reach subscribers once their step is written: the last ones are in once the writes are.
+    const movedOn = run.result
+      .then(() => agent.flush())
+      .catch(() => undefined)
+      .then(() => new Promise((resolve) => setTimeout(resolve, 0)))
+      .then(() => this.feed.idle());
     this.done = Promise.race([feedEnded, movedOn])
       .then(async () => {
         this.feed.stop();

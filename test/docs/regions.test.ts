@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { REGION_PAGES, withRegions } from '../../scripts/doc-regions.js';
+import { REGION_PAGES, withRegions } from '../../docs/tools/regions.js';
 import { FailureCodeSchema, RunErrorCodeSchema } from '../../src/domain/errors.js';
 
 /** The generated parts of docs/ (error codes from the enums, bench figures from bench/results.json). */

@@ -7,6 +7,16 @@ import type { ChildConfig } from './session-child.js';
 
 export { inPool, lastJson, lines as journalLines } from '../support/processes.js';
 
+/** Where the crash test kills its sessions (its count is a README figure: `npm run figures`). */
+export const KILL_POINTS: Array<{ name: string; killAfterStep?: number; killInStream?: number }> = [
+  { name: 'during the first model stream', killInStream: 0 },
+  { name: 'during the deploy model stream (after the retry)', killInStream: 2 },
+  // The session commits 13 steps (one per actor step that changed something): every boundary between
+  // them but step 11, which stores the deploy call's start before it runs (a 'never' tool is then
+  // not re-run, by design, and this test counts one deploy).
+  ...[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12].map((step) => ({ name: `after committed step ${step}`, killAfterStep: step })),
+];
+
 export interface ChildExit {
   code: number | null;
   signal: NodeJS.Signals | null;

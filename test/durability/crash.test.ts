@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { INTERRUPTED_BY_RESTART, toolCallsOf } from 'agentchart';
 import { checkInvariants } from 'agentchart/testing';
-import { freshSession, inPool, journalLines, lastJson, runChild, type SessionReport } from './child-process.js';
+import {
+  freshSession,
+  inPool,
+  journalLines,
+  KILL_POINTS,
+  lastJson,
+  runChild,
+  type SessionReport,
+} from './child-process.js';
 import { reportStats } from '../support/stats.js';
 
 /**
@@ -9,15 +17,6 @@ import { reportStats } from '../support/stats.js';
  * backoff, approval, after commits, between turns), then a fresh process resumes it at once: the
  * dead owner ran on this host, so its lease (30 s) is taken over without waiting.
  */
-const KILL_POINTS: Array<{ name: string; killAfterStep?: number; killInStream?: number }> = [
-  { name: 'during the first model stream', killInStream: 0 },
-  { name: 'during the deploy model stream (after the retry)', killInStream: 2 },
-  // The session commits 13 steps (one per actor step that changed something): every boundary between
-  // them but step 11, which stores the deploy call's start before it runs (a 'never' tool is then
-  // not re-run, by design, and this test counts one deploy).
-  ...[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12].map((step) => ({ name: `after committed step ${step}`, killAfterStep: step })),
-];
-
 describe('durable sessions survive SIGKILL at every step boundary', () => {
   it(`resumes ${KILL_POINTS.length} killed sessions with nothing lost and nothing run twice by surprise`, async () => {
     const outcomes = await inPool(KILL_POINTS, 2, async (point) => {

@@ -14,6 +14,7 @@ import { scriptedModel } from 'agentchart/testing';
 import {
   expectIdle,
   expectTrusted,
+  logOf,
   macrotask,
   macrotasks,
   ofType,
@@ -256,8 +257,11 @@ describe('store calls never hold a run', () => {
     agent.abort('the store is stuck');
     await macrotask();
     expect(settled.settled).toBe(true);
-    const { result } = await expectTrusted(run, [PROMPT]);
+    const result = await run.result;
     expect(result.status).toBe('completed');
+    expect(result.messages).toMatchObject([{ role: 'user', content: PROMPT }, { role: 'assistant' }]);
+    // What a subscriber sees is stored first: the store never stored a step, so nothing was published.
+    expect(logOf(run)).toEqual([]);
     expect(settledFlag(agent.flush()).settled).toBe(false);
     await macrotasks(2);
   });

@@ -9,6 +9,8 @@ import { masterEnvironment, provideMaster, session, type MasterConfig, type Mast
 import { PROGRESS_TOOL, REPORT_TOOL, STANDARD_REPLIES } from './turn-fixtures.js';
 import { NO_FEATURES, type TurnConfig } from './turn-model.js';
 import { reportStats } from '../support/stats.js';
+import { expectFigure } from '../figures/expect.js';
+import { PathTally, render } from '../figures/figures.js';
 
 const POLICIES = { ...NO_FEATURES, preTurnPolicies: true, postTurnPolicies: true };
 const turn: TurnConfig = { name: 'no approvals', approvals: false, partition: 'valid', replies: STANDARD_REPLIES };
@@ -72,6 +74,7 @@ const CASES: MasterConfig[] = [
 // What the configurations reached together (the last test checks that nothing was left out).
 const visited = new Set<string>();
 const endings = new Set<string>();
+const tally = new PathTally();
 
 const endsAborted = (walk: MasterWalk) =>
   walk.snapshot.output?.status === 'aborted'
@@ -91,6 +94,7 @@ describe('model checking: master machine', () => {
           `${abortChecked} abort checks, ${checks.count} invariants checked`,
       );
       expect(checks.violations).toEqual([]);
+      tally.add(stats.paths, graph.nodes.size);
 
       for (const id of visitedStates(graph)) visited.add(id);
       for (const node of graph.nodes.values()) {
@@ -111,5 +115,10 @@ describe('model checking: master machine', () => {
       'failed/maxTurns',
       'failed/retryExhausted',
     ]);
+  });
+
+  it('the docs state the paths these configurations explored (npm run figures writes them)', () => {
+    expect(tally.configurations).toBe(CASES.length);
+    expectFigure('paths-master', render.paths(tally));
   });
 });

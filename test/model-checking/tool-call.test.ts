@@ -11,6 +11,8 @@ import {
   toolCallMonitor,
 } from './tool-call-model.js';
 import { reportStats } from '../support/stats.js';
+import { expectFigure } from '../figures/expect.js';
+import { PathTally, render } from '../figures/figures.js';
 
 const CASES = [
   { name: 'no time limit', timeoutMs: null, finals: ['cancelled', 'failed', 'skipped', 'succeeded'] },
@@ -20,6 +22,8 @@ const CASES = [
     finals: ['cancelled', 'failed', 'skipped', 'succeeded', 'timedOut'],
   },
 ];
+
+const tally = new PathTally();
 
 describe('model checking: tool-call machine', () => {
   it.each(CASES)(
@@ -43,6 +47,7 @@ describe('model checking: tool-call machine', () => {
           `${abortChecked} abort checks, ${checks.count} invariants checked`,
       );
       expect(checks.violations).toEqual([]);
+      tally.add(stats.paths, graph.nodes.size);
       // Every final state is reachable, each with its own paths (the exploration is not vacuous).
       const finals = [...graph.nodes.values()]
         .filter((node) => node.walk.status === 'done')
@@ -89,5 +94,10 @@ describe('model checking: tool-call machine', () => {
         expect({ from: key, label, ...edge }).toEqual({ from: key, label, ...expected });
       }
     }
+  });
+
+  it('the docs state the paths these configurations explored (npm run figures writes them)', () => {
+    expect(tally.configurations).toBe(CASES.length);
+    expectFigure('paths-tool-call', render.paths(tally));
   });
 });

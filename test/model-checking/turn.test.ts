@@ -18,6 +18,8 @@ import {
   type TurnConfig,
 } from './turn-model.js';
 import { reportStats } from '../support/stats.js';
+import { expectFigure } from '../figures/expect.js';
+import { PathTally, render } from '../figures/figures.js';
 
 const approvals: TurnConfig = { name: 'approvals', approvals: true, partition: 'valid', replies: STANDARD_REPLIES };
 const plain: TurnConfig = { ...approvals, name: 'no approvals', approvals: false };
@@ -76,6 +78,7 @@ const CASES: Array<{ config: TurnConfig; features: TurnFeatures; attempt: Attemp
 // What the configurations reached together (the last test checks that nothing was left out).
 const visited = new Set<string>();
 const endings = new Set<string>();
+const tally = new PathTally();
 
 describe('model checking: turn machine', () => {
   it.each(CASES)(
@@ -91,6 +94,7 @@ describe('model checking: turn machine', () => {
           `${stats.paths} paths (longest ${stats.longest}), ${abortChecked} abort checks, ${checks.count} invariants checked`,
       );
       expect(checks.violations).toEqual([]);
+      tally.add(stats.paths, graph.nodes.size);
 
       for (const id of visitedStates(graph)) visited.add(id);
       for (const node of graph.nodes.values()) {
@@ -122,5 +126,10 @@ describe('model checking: turn machine', () => {
     ]);
     const kinds = new Set([...endings].map((ending) => ending.split('/')[0]));
     expect([...kinds].sort()).toEqual(['aborted', 'failure', 'finished', 'success']);
+  });
+
+  it('the docs state the paths these configurations explored (npm run figures writes them)', () => {
+    expect(tally.configurations).toBe(CASES.length);
+    expectFigure('paths-turn', render.paths(tally));
   });
 });

@@ -39,7 +39,7 @@ describe('the Node version check', () => {
     expect(readFileSync(join(ROOT, '.ci/run'), 'utf8')).toContain(
       `a>${MINIMUM_NODE.major}||(a===${MINIMUM_NODE.major}&&b>=${MINIMUM_NODE.minor})`,
     );
-    expect(pkg.scripts.test).toMatch(/^tsx scripts\/require-node\.ts "npm test" && /);
+    expect(pkg.scripts.test).toMatch(/^tsx test\/support\/require-node\.ts "npm test" && /);
     expect(pkg.scripts.demo).toBe('tsx src/demo/main.ts');
   });
 });
@@ -86,8 +86,9 @@ describe('on an unsupported Node', () => {
     skipWithoutOldNode(context);
     const tsx = join(ROOT, 'node_modules/tsx/dist/cli.mjs');
     for (const [args, command] of [
-      [[tsx, 'scripts/require-node.ts', 'npm test'], 'npm test'],
+      [[tsx, 'test/support/require-node.ts', 'npm test'], 'npm test'],
       [[tsx, 'src/demo/main.ts', '--offline'], 'npm run demo'],
+      [[tsx, 'src/cli/agentchart.ts', 'studio', '--store', 'nowhere.db'], 'npx agentchart studio'],
       [[tsx, 'src/cli/agentchart.ts', 'studio', '--store', 'sessions.db'], 'npx agentchart studio'],
     ] as const) {
       const ran = onOldNode(oldNode ?? 'node', [...args], ROOT);

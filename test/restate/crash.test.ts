@@ -87,11 +87,15 @@ describe.runIf(serverInstalled('the Restate crash suite'))('Restate: a session s
       expect(countLines(logs, sessionId, 'model 1')).toBe(2);
       expect(countLines(logs, sessionId, 'model 2')).toBe(1);
       expect(countLines(logs, sessionId, 'model 3')).toBe(0);
-      // Tools: the 'never' tool ran once and got the interrupted result; the 'safe' one ran again.
+      // Tools: the 'never' tool ran once and got the interrupted result; the 'safe' one ran again, with
+      // the same idempotency key (the session, the call's turn, its id: the rule of every host).
       expect(recordedLines(logs, sessionId).filter((line) => line.startsWith('tool-start w1'))).toEqual([
-        'tool-start w1 crash-1:w1',
+        'tool-start w1 crash-1:0:w1',
       ]);
-      expect(countLines(logs, sessionId, 'tool-start f1')).toBe(2);
+      expect(recordedLines(logs, sessionId).filter((line) => line.startsWith('tool-start f1'))).toEqual([
+        'tool-start f1 crash-1:0:f1',
+        'tool-start f1 crash-1:0:f1',
+      ]);
       expect(countLines(logs, sessionId, 'tool-start d1')).toBe(1);
       const results = result.messages.filter((message) => message.role === 'toolResult');
       expect(results.map((message) => [message.toolCallId, message.content, message.isError])).toEqual([

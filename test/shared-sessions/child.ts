@@ -30,6 +30,8 @@ export interface ChildReport {
   /** The resumer: SessionBusy answers before it took the session over, and how long that took. */
   refusals?: number;
   takeoverMs?: number;
+  /** When the session was taken over (ms since the epoch). */
+  takenOverAt?: number;
 }
 
 const config = JSON.parse(process.env.AGENTCHART_SHARED ?? '{}') as SharedChildConfig;
@@ -127,6 +129,7 @@ async function main(): Promise<void> {
       try {
         const { resumedRun } = await agent.ready;
         const takeoverMs = performance.now() - began;
+        const takenOverAt = Date.now();
         const result = await resumedRun?.result;
         await agent.flush();
         await agent.close();
@@ -137,6 +140,7 @@ async function main(): Promise<void> {
           history: [...agent.messages],
           refusals,
           takeoverMs,
+          takenOverAt,
         });
         break;
       } catch (error) {

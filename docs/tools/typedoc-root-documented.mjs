@@ -1,4 +1,4 @@
-// A TypeDoc plugin (typedoc.config.mjs loads it): every export of the root entry point `agentchart`, and every
+// A TypeDoc plugin (docs/typedoc.config.mjs loads it): every export of the root entry point `agentchart`, and every
 // own member of its interfaces and classes, has documentation. TypeDoc's own `notDocumented` check cannot be
 // limited to one entry point, and the kits' entry points document their own way.
 import { Application, ReflectionKind } from 'typedoc';

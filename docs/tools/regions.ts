@@ -8,7 +8,7 @@ import {
   type ErrorKind,
   type FailureCode,
   type RunErrorCode,
-} from '../src/domain/errors.js';
+} from '../../src/domain/errors.js';
 
 /**
  * The parts of docs/ that are written from the code and from measurements, never by hand: the error codes
@@ -18,7 +18,7 @@ import {
  * A region sits between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`.
  */
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** When each `AgentError` is thrown, and what to do about it. */
 const AGENT_ERRORS: Record<AgentErrorCode, string> = {
