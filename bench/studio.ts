@@ -60,8 +60,10 @@ export async function studioCost(turns: number, calls: number, rounds: number, w
         wall[mode].push((run.ms * 1000) / (turns + 1));
         cpu[mode].push(run.cpuMs);
         if (mode === 'watched') bytes.push(run.bytes);
-        if (mode === 'stalled') dropped.push(run.dropped);
-        peakBuffered = Math.max(peakBuffered, mode === 'stalled' ? run.peakBuffered : 0);
+        if (mode === 'stalled') {
+          dropped.push(run.dropped);
+          peakBuffered = Math.max(peakBuffered, run.peakBuffered);
+        }
       }
       await macrotask();
     }

@@ -1,10 +1,8 @@
-import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent, defineTool, type AgentEvent } from 'agentchart';
+import type { AgentEvent } from 'agentchart';
 import { startStudio, type Studio } from 'agentchart/studio';
-import { checkInvariants, scriptedModel } from 'agentchart/testing';
-import { CLIENT_BUFFER_LIMIT } from '../../src/studio/stream-client.js';
-import { MAX_MESSAGE, SNAPSHOT_EVENT_BYTES } from '../../src/studio/live-session.js';
+import { checkInvariants } from 'agentchart/testing';
+import { chattyAgent, sampleBuffered, STALLED_PAGE_BOUND } from './chatty.js';
 import { isLocal, openBrowser, texts, type Browser } from './support.js';
 
 /**
@@ -30,20 +28,7 @@ afterAll(async () => {
 
 describe('a frozen tab', () => {
   it('never holds the run nor grows the studio without bound; woken, it shows the run as it ended', async () => {
-    const UPDATES = 20_000;
-    const chatty = defineTool({
-      name: 'chatty',
-      description: 'reports a lot of progress',
-      parameters: z.object({}),
-      async execute(_args, ctx) {
-        for (let i = 0; i < UPDATES; i++) await ctx.update({ i, padding: 'x'.repeat(2_000) });
-        return 'done';
-      },
-    });
-    const agent = createAgent({
-      model: scriptedModel([{ toolCalls: [{ id: 'c1', name: 'chatty', arguments: {} }] }, { text: 'finished' }]),
-      tools: [chatty],
-    });
+    const agent = chattyAgent();
     await agent.ready;
     const id = studio.attach(agent);
     const { page } = browser;
@@ -56,13 +41,10 @@ describe('a frozen tab', () => {
     await cdp.send('Page.setWebLifecycleState', { state: 'frozen' });
     const events: AgentEvent[] = [];
     agent.events.subscribe((event) => events.push(event));
-    let peak = 0;
-    const sampler = setInterval(() => {
-      for (const client of studio.stats().clients) peak = Math.max(peak, client.bufferedBytes);
-    }, 5);
+    const stopSampling = sampleBuffered(studio);
     const result = await agent.prompt('go').result;
     await new Promise((resolve) => setTimeout(resolve, 200));
-    clearInterval(sampler);
+    const peak = stopSampling();
 
     expect(result.status).toBe('completed');
     expect(checkInvariants(events, result.messages).violations).toEqual([]);
@@ -72,7 +54,7 @@ describe('a frozen tab', () => {
     // dropped its messages rather than keep them, and held at most its bound meanwhile.
     const [frozen] = studio.stats().clients;
     expect(frozen!.dropped).toBeGreaterThan(0);
-    expect(peak).toBeLessThan(CLIENT_BUFFER_LIMIT + 2 * MAX_MESSAGE + SNAPSHOT_EVENT_BYTES + 2 ** 16);
+    expect(peak).toBeLessThan(STALLED_PAGE_BOUND);
 
     // Woken: it drains what was buffered, gets a fresh snapshot, and shows the run as it ended.
     await cdp.send('Page.setWebLifecycleState', { state: 'active' });
