@@ -5,6 +5,7 @@ import type { ApprovalDecision } from '../policies/types.js';
 import { checkApprovalDecision } from '../policies/verdicts.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { errorMessage } from './policy-runner.js';
+import { parkIfWaiting } from './parking.js';
 import { runOf } from './run-registry.js';
 import type { RunSession } from './run-session.js';
 import { ABORTED, raceAbort } from './timers.js';
@@ -25,7 +26,9 @@ export function createApprovalAsker() {
     run.boundary.afterStep(() => {
       if (controller.signal.aborted) return;
       sendBack({ type: 'APPROVAL_REQUESTED' });
-      // A stored session with no handler waits for resolveApproval; a subscriber of the request may have ended it.
+      // A stored session with no handler waits for resolveApproval (parked once the wait is stored);
+      // a subscriber of the request may have answered it already.
+      if (durable(run)) queueMicrotask(() => parkIfWaiting(run));
       if (controller.signal.aborted || durable(run)) return;
       void run.awaitUser(askHandler(run, call, input.turnIndex, controller.signal)).then((decision) => {
         if (controller.signal.aborted) return;
