@@ -55,6 +55,9 @@ describe('a frozen tab', () => {
     const [frozen] = studio.stats().clients;
     expect(frozen!.dropped).toBeGreaterThan(0);
     expect(peak).toBeLessThan(STALLED_PAGE_BOUND);
+    console.log(
+      `[frozen tab] ${(produced / 2 ** 20).toFixed(1)} MB of events; ${frozen!.dropped} messages dropped for it; the studio held at most ${(peak / 2 ** 20).toFixed(2)} MB`,
+    );
 
     // Woken: it drains what was buffered, gets a fresh snapshot, and shows the run as it ended.
     await cdp.send('Page.setWebLifecycleState', { state: 'active' });
