@@ -140,8 +140,14 @@ export const turnSetup = setup({
     verdictApproves: ({ event }) =>
       // Stryker disable next-line ConditionalExpression: only APPROVAL_VERDICT reaches it (the check narrows)
       event.type === 'APPROVAL_VERDICT' && (event.verdict.kind === 'approved' || event.verdict.kind === 'approvedWith'),
-    /** The request for the call being asked is published (a withdrawal then resolves it as denied). */
-    approvalWasRequested: stateIn('#turn.TOOL_EXECUTION.askingApproval.waiting'),
+    /**
+     * The request for the call being asked is published, here or before a restart (a turn resumed
+     * by another handle waits for it without publishing it again): a withdrawal resolves it as denied.
+     */
+    approvalWasRequested: ({ context }) => {
+      const asked = approvalAsked(context);
+      return asked !== null && context.asked.includes(asked.call.id);
+    },
     decisionApproves: ({ context }) => {
       const asked = approvalAsked(context);
       const verdict = asked && context.decision?.toolCallId === asked.call.id ? context.decision.verdict : null;

@@ -107,17 +107,13 @@ describe('chatHandler: a run parked at an approval', () => {
       ['assistant', ['Fine, no deploy.']],
     ]);
     expect(deployPart(reloaded.messages[1])?.state).toMatch(/^output-(error|denied)$/);
-    // The stored log checks but for the withdrawn request (see the next test).
-    expect((await storedLog('steer-parked')).violations).toEqual([
-      expect.stringMatching(/^pairing: toolApprovalRequested for d1 at seq \d+ is never resolved$/),
-    ]);
+    // The stored log checks: the withdrawn request is resolved (denied).
+    expect((await storedLog('steer-parked')).violations).toEqual([]);
   });
 
-  // The turn a fresh handle resumes from the store starts asking again with its request published
-  // before: a steer that withdraws it then gives the call its result (`skipped: steering`) but no
-  // toolApprovalResolved (the turn machine tells "published" by its waiting state alone). A fix
-  // in the turn machine makes this pass: then make it `it`.
-  it.fails('the stored log of a parked run steered from a fresh handle resolves the withdrawn request', async () => {
+  // The turn a fresh handle resumes from the store waits again for a request published before: a steer
+  // that withdraws it resolves it (toolApprovalResolved, denied) before the call gets its result.
+  it('the stored log of a parked run steered from a fresh handle resolves the withdrawn request', async () => {
     const { handler, storedLog } = server(
       [{ text: 'Deploying.', toolCalls: [{ id: 'd1', name: 'deploy', arguments: { env: 'prod' } }] }, { text: 'No.' }],
       [deployTool()],
