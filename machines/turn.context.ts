@@ -37,8 +37,11 @@ export interface TurnContext {
   injected: Message[];
   /** The assistant message as committed (a post-turn policy may replace it). */
   assistant: AssistantMessage | null;
-  /** A `resolveApproval` answer, kept until the turn asks about that call (it may come first after a restart). */
-  decision: { toolCallId: string; verdict: ApprovalVerdict } | null;
+  /**
+   * `resolveApproval` answers, kept until the turn waits for those calls (an answer may come first after a
+   * restart); each is taken once, when the turn decides its call.
+   */
+  decisions: readonly KeptDecision[];
   /** Calls whose toolApprovalRequested was published (never asked twice, also across a restart). */
   asked: string[];
 }
@@ -46,10 +49,13 @@ export interface TurnContext {
 export type TurnEvent =
   | { type: 'ABORT' }
   | { type: 'STEERING_ARRIVED' }
-  /** From the approval effect: the request can be published now (the step that chose the call is over). */
-  | { type: 'APPROVAL_REQUESTED' }
-  /** From the approval effect: the handler's verdict (already checked). */
-  | { type: 'APPROVAL_VERDICT'; verdict: ApprovalVerdict }
+  /**
+   * From the approval effect, once per call in call order: its request can be published now (the step
+   * that chose the calls is over).
+   */
+  | { type: 'APPROVAL_REQUESTED'; toolCallId: string }
+  /** From the approval effect: the handler's verdict on one of the calls asked (already checked). */
+  | { type: 'APPROVAL_VERDICT'; toolCallId: string; verdict: ApprovalVerdict }
   /** A durable approval answered by `agent.resolveApproval` (the verdict already checked). */
   | { type: 'APPROVAL_DECIDED'; toolCallId: string; verdict: ApprovalVerdict };
 
@@ -65,7 +71,7 @@ export function initialContext(input: TurnInput): TurnContext {
     inputInjected: [],
     injected: [],
     assistant: null,
-    decision: null,
+    decisions: [],
     // Stryker disable next-line ArrayDeclaration: a stray id in a fresh turn's list matches no call
     asked: input.resume?.requestedCallIds ?? [],
   };
@@ -76,9 +82,34 @@ export function replyOf<T>(event: { type: string }): T {
   return (event as unknown as { output: T }).output;
 }
 
-/** The call whose approval is being asked: the first prepared call not approved yet. */
-export function approvalAsked(context: Pick<TurnContext, 'prepared'>): PreparedCall | null {
-  return context.prepared.find((entry) => !entry.approved) ?? null;
+/** A `resolveApproval` answer the turn holds until it decides that call. */
+export interface KeptDecision {
+  toolCallId: string;
+  verdict: ApprovalVerdict;
+}
+
+/**
+ * The calls of the batch that wait for approval, in call order: every prepared call not approved yet.
+ * They are asked together and decided one by one, in any order.
+ */
+export function awaitingApproval(context: Pick<TurnContext, 'prepared'>): PreparedCall[] {
+  return context.prepared.filter((entry) => !entry.approved);
+}
+
+/** The call awaiting approval with this id, if it still waits. */
+export function awaitingCall(context: Pick<TurnContext, 'prepared'>, toolCallId: string): PreparedCall | null {
+  return context.prepared.find((entry) => !entry.approved && entry.call.id === toolCallId) ?? null;
+}
+
+/** The first kept `resolveApproval` answer whose call still waits, with that call. */
+export function keptDecision(
+  context: Pick<TurnContext, 'prepared' | 'decisions'>,
+): { call: PreparedCall; verdict: ApprovalVerdict } | null {
+  for (const decision of context.decisions) {
+    const call = awaitingCall(context, decision.toolCallId);
+    if (call) return { call, verdict: decision.verdict };
+  }
+  return null;
 }
 
 /** The prepared calls and results after a verdict on `asked`. */

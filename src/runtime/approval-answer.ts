@@ -8,21 +8,19 @@ import { planResume } from './resume.js';
 import type { AgentState, RunSession } from './run-session.js';
 import { beginRun } from './run-start.js';
 
-/** Durable approvals (and running calls' questions) waiting for `resolveApproval`, with the version to quote. */
+/**
+ * Durable approvals (every call of the batch that waits, in call order) and running calls' questions
+ * waiting for `resolveApproval`, each with the version to quote.
+ */
 export function pendingApprovalsOf(state: AgentState): PendingApproval[] {
-  const pending = sessionView(state).pendingApproval;
+  const approvals = sessionView(state).pendingApprovals.map(({ toolCallId, toolName, arguments: args, version }) => ({
+    toolCallId,
+    toolName,
+    arguments: args,
+    version,
+  }));
   const questions = [...(state.run?.elicitations.values() ?? [])].map((question) => question.pending);
-  const approval = pending
-    ? [
-        {
-          toolCallId: pending.toolCallId,
-          toolName: pending.toolName,
-          arguments: pending.arguments,
-          version: pending.version,
-        },
-      ]
-    : [];
-  return [...approval, ...questions];
+  return [...approvals, ...questions];
 }
 
 /**
@@ -52,11 +50,11 @@ export function answerApproval(
   }
   const question = state.run?.elicitations.get(toolCallId);
   if (question) {
-    checkPending(question.pending, toolCallId, version);
+    checkPending([question.pending], toolCallId, version);
     question.answer(checked.value);
     return state.run as RunSession;
   }
-  const pending = checkPending(sessionView(state).pendingApproval, toolCallId, version);
+  const pending = checkPending(sessionView(state).pendingApprovals, toolCallId, version);
   const call = { id: pending.toolCallId, name: pending.toolName, arguments: pending.arguments };
   const verdict = verdictOf(state.registry, call, checked.value);
   const run = state.run;
@@ -69,7 +67,7 @@ export function answerApproval(
     plan: () => {
       // Reloaded under the lease: the approval must still wait, at the version quoted.
       const current = state.between?.run;
-      checkPending(sessionView(state).pendingApproval, toolCallId, version);
+      checkPending(sessionView(state).pendingApprovals, toolCallId, version);
       return planResume(state, current as NonNullable<typeof current>);
     },
     ...(stored ? { runId: stored.runId } : {}),
@@ -78,12 +76,14 @@ export function answerApproval(
   });
 }
 
-function checkPending(pending: PendingApproval | null, toolCallId: string, version: number): PendingApproval {
-  if (!pending || pending.toolCallId !== toolCallId) {
-    const which = pending ? ` (pending: "${pending.toolCallId}")` : '';
+/** The approval of this call among those waiting, at the version quoted; else a typed refusal. */
+function checkPending(waiting: readonly PendingApproval[], toolCallId: string, version: number): PendingApproval {
+  const pending = waiting.find((candidate) => candidate.toolCallId === toolCallId);
+  if (!pending) {
+    const which = waiting.map((candidate) => `"${candidate.toolCallId}"`).join(', ');
     throw new AgentError(
       'UnknownToolCall',
-      `resolveApproval: no approval is pending for tool call "${toolCallId}"${which}.`,
+      `resolveApproval: no approval is pending for tool call "${toolCallId}"${which ? ` (pending: ${which})` : ''}.`,
     );
   }
   if (version !== pending.version) {
