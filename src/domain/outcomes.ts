@@ -11,9 +11,17 @@ export const FinalReportSchema = z.object({
 /** Report mode's result: the report tool's arguments (`source: 'model'`), or a synthetic failure report. */
 export type FinalReport = z.infer<typeof FinalReportSchema>;
 
+/**
+ * How a run ended for the agent that started it. Besides the ends of `agentEnd`: `movedOn` — the
+ * run parked at a durable approval and another agent (a handle in this process or another) answered
+ * it and continues it; its events and end are that agent's (and the store's). Not an error.
+ */
+export const RunResultStatusSchema = z.enum([...RunStatusSchema.options, 'movedOn']);
+export const RunResultEndReasonSchema = z.enum([...EndReasonSchema.options, 'movedOn']);
+
 export const RunResultSchema = z.object({
-  status: RunStatusSchema,
-  endReason: EndReasonSchema,
+  status: RunResultStatusSchema,
+  endReason: RunResultEndReasonSchema,
   messages: z.array(MessageSchema),
   counters: CountersSchema,
   finalReport: FinalReportSchema.optional(),

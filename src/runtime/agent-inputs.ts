@@ -1,5 +1,6 @@
 import type { Message } from '../domain/messages.js';
 import type { RunCheckpoint } from '../store/types.js';
+import { unpark, unparkSync } from './parking.js';
 import { planResume } from './resume.js';
 import type { AgentState, BetweenRuns, MessageSource, RunSession, SteerReceipt } from './run-session.js';
 import { beginRun } from './run-start.js';
@@ -21,6 +22,17 @@ export function deliver(
   if (run && !run.closing) {
     // A run waiting for its lease (a server store): the message goes to it once it has started.
     if (!run.master) return run.launched.promise.then(() => deliver(state, message, source, onSubscriberError));
+    // Parked at an approval: the run takes its lease back first (another agent may have moved it on).
+    if (run.parked) {
+      const goOn = (goesOn: boolean) =>
+        goesOn ? sendToRun(state, run, message, source) : deliver(state, message, source, onSubscriberError);
+      if (!state.access?.sync) return unpark(run).then(goOn);
+      try {
+        return goOn(unparkSync(run));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
     return sendToRun(state, run, message, source);
   }
   return queueBetweenRuns(state, message, source, onSubscriberError);

@@ -21,6 +21,7 @@ import { resolveOptions, type AgentOptions } from './options.js';
 import { ephemeralSessionKey } from './idempotency.js';
 import { errorMessage } from './policy-runner.js';
 import { reportToolProblem } from './report.js';
+import { unpark, unparkSync } from './parking.js';
 import { abortUnstarted, beginRun } from './run-start.js';
 import { ToolSourceFollower } from './tool-sources.js';
 import { tapAgent } from './agent-tap.js';
@@ -202,6 +203,8 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
   // A failed load rejects `ready` for whoever awaits it, without an unhandled rejection otherwise.
   ready.catch(() => {});
 
+  /** A store failure taking a parked run back: the run ends with it (nothing more is written). */
+  const fail = (error: unknown) => state.persister?.fail(error);
   const assertOpen = (what: string) => {
     if (closed) throw closedError(what);
   };
@@ -247,8 +250,23 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
         return;
       }
       if (!run.master) return abortUnstarted(state, run, text);
-      run.controller.abort(text);
-      run.master.send({ type: 'ABORT' });
+      const abortRun = () => {
+        run.controller.abort(text);
+        run.master?.send({ type: 'ABORT' });
+      };
+      // Parked at an approval: the run takes its lease back to write its end (unless it moved on).
+      if (run.parked && !closed) {
+        if (!state.access?.sync) {
+          void unpark(run).then((goesOn) => goesOn && abortRun(), fail);
+          return;
+        }
+        try {
+          if (!unparkSync(run)) return;
+        } catch (error) {
+          fail(error);
+        }
+      }
+      abortRun();
     },
     resolveApproval(toolCallId, decision, approvalOptions) {
       assertOpen('resolveApproval()');
@@ -265,6 +283,8 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
       await state.persister?.settled();
       state.persister?.detach();
       const run = state.run;
+      run?.parked?.stop();
+      if (run) run.parked = null;
       if (run?.master) {
         run.controller.abort('the agent was closed');
         run.master.send({ type: 'ABORT' });

@@ -4,6 +4,7 @@ import { checkApprovalDecision } from '../policies/verdicts.js';
 import type { PendingApproval } from '../store/types.js';
 import { verdictOf } from './approvals.js';
 import { sessionView } from './checkpoint.js';
+import { parkIfWaiting, unpark, unparkSync } from './parking.js';
 import { planResume } from './resume.js';
 import type { AgentState, RunSession } from './run-session.js';
 import { beginRun } from './run-start.js';
@@ -58,8 +59,24 @@ export function answerApproval(
   const call = { id: pending.toolCallId, name: pending.toolName, arguments: pending.arguments };
   const verdict = verdictOf(state.registry, call, checked.value);
   const run = state.run;
+  const decided = (to: RunSession) => {
+    to.master?.send({ type: 'APPROVAL_DECIDED', toolCallId, verdict });
+    // Other calls of the batch may still wait: the run parks again once this decision is stored.
+    queueMicrotask(() => parkIfWaiting(to));
+  };
+  if (run?.parked) {
+    // This agent's own parked run: it takes its lease back and goes on, unless another agent moved it on.
+    if (!state.access?.sync) {
+      void unpark(run).then(
+        (goesOn) => goesOn && decided(run),
+        (error: unknown) => state.persister?.fail(error),
+      );
+      return run;
+    }
+    if (!unparkSync(run)) return answerApproval(state, onSubscriberError, toolCallId, decision, options);
+  }
   if (run?.master) {
-    run.master.send({ type: 'APPROVAL_DECIDED', toolCallId, verdict });
+    decided(run);
     return run;
   }
   const stored = state.between?.run;
@@ -72,7 +89,7 @@ export function answerApproval(
     },
     ...(stored ? { runId: stored.runId } : {}),
     continuesStoredRun: true,
-    afterStart: (started) => started.master?.send({ type: 'APPROVAL_DECIDED', toolCallId, verdict }),
+    afterStart: decided,
   });
 }
 

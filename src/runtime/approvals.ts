@@ -5,6 +5,7 @@ import type { ApprovalDecision } from '../policies/types.js';
 import { checkApprovalDecision } from '../policies/verdicts.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { errorMessage } from './policy-runner.js';
+import { parkIfWaiting } from './parking.js';
 import { runOf } from './run-registry.js';
 import type { RunSession } from './run-session.js';
 import { ABORTED, raceAbort } from './timers.js';
@@ -25,6 +26,8 @@ export function createApprovalAsker() {
     // Aborted when the turn leaves the requests (abort, steering): the handlers are signalled.
     const controller = new AbortController();
     run.boundary.afterStep(() => {
+      // A stored session with no handler waits for resolveApproval: parked once the wait is stored.
+      if (durable(run)) queueMicrotask(() => parkIfWaiting(run));
       for (const { call } of input.calls) {
         // A subscriber of an earlier request may have ended the asking (abort, steering): no request after it.
         if (controller.signal.aborted) return;

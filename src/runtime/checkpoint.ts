@@ -323,11 +323,26 @@ function decided(context: TurnContext, toolCallId: string): boolean {
 
 /** The durable approvals the run waits for now (for `pendingApprovals()` and `resolveApproval`). */
 export function currentPendingApprovals(run: RunSession | null, approvals: ApprovalVersions): PendingApproval[] {
-  if (!approvals.durable) return [];
+  const snapshot = approvals.durable ? turnSnapshotOf(run) : null;
+  // Not stored yet (version -1): not listed until the step that asks is stored.
+  return snapshot ? waitingApprovals(snapshot, approvals.pending, -1).filter((pending) => pending.version >= 0) : [];
+}
+
+/**
+ * The run has nothing to do but wait for durable approvals (its turn waits on stored requests): it can
+ * park. A resumed turn on its way to its requests is still working.
+ */
+export function waitsOnlyForApprovals(run: RunSession, approvals: ApprovalVersions): boolean {
+  const snapshot = turnSnapshotOf(run);
+  return (
+    snapshot !== null &&
+    snapshot.matches({ TOOL_EXECUTION: { askingApproval: 'waiting' } }) &&
+    currentPendingApprovals(run, approvals).length > 0
+  );
+}
+
+function turnSnapshotOf(run: RunSession | null): Snapshot<TurnContext> | null {
   const master = run && !run.ended ? (run.master?.getSnapshot() as Snapshot<MasterContext> | undefined) : undefined;
   const actor = master ? turnActorOf(master) : null;
-  if (!actor) return [];
-  const snapshot = actor.getSnapshot() as Snapshot<TurnContext>;
-  // Not stored yet (version -1): not listed until the step that asks is stored.
-  return waitingApprovals(snapshot, approvals.pending, -1).filter((pending) => pending.version >= 0);
+  return actor ? (actor.getSnapshot() as Snapshot<TurnContext>) : null;
 }

@@ -11,6 +11,7 @@ import {
 } from '../store/types.js';
 import { checkpointOf, type ApprovalVersions } from './checkpoint.js';
 import { contextViewOf, type SessionHistory } from './history.js';
+import { sessionWritten } from './parking.js';
 import { machinesOf } from './step-machines.js';
 import type { AgentState, RunStop, StepWriter } from './run-session.js';
 
@@ -142,10 +143,11 @@ export class Persister implements StepWriter {
     this.landed(step.checkpoint.version);
   }
 
-  /** A step is in the store: what waited for it is published. */
+  /** A step is in the store: what waited for it is published; a parked run of the session in this process moved on. */
   private landed(version: number): void {
     this.written = Math.max(this.written, version);
     this.publishWritten();
+    sessionWritten(this.store, this.sessionId, this.agent, version);
   }
 
   fail(error: unknown): void {

@@ -54,6 +54,10 @@ export function prepareRun(state: AgentState, onSubscriberError: (error: unknown
     resolveResult(value);
     run.launched.resolve();
   };
+  run.moveOn = (value) => {
+    run.closeEvents();
+    resolveResult(value);
+  };
   run.handle = { result, events: run.log.observable() };
   state.run = run;
   return run;
@@ -189,6 +193,8 @@ function finishRun(
   resolveResult: (result: RunResult) => void,
 ): void {
   if (run.ended) return;
+  run.parked?.stop();
+  run.parked = null;
   // A run the runtime stopped (store failure, lost lease) ends failed, whatever the chart decided.
   const end: MasterOutput = run.stopped ? { ...ended, status: 'failed', endReason: 'fatalError', error: null } : ended;
   // From here steer()/followUp() queue between runs: the master takes nothing more.

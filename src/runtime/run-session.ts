@@ -18,6 +18,7 @@ import { AgentEventFeed, DEFAULT_REPLAY_BUFFER, RunEventLog } from './event-stre
 import { eventWithView, type ContextView, type SessionHistory } from './history.js';
 import type { EffectHost } from './effects.js';
 import type { PendingElicitation } from './elicitation.js';
+import type { Parked } from './parking.js';
 import type { SessionAccess } from './session-access.js';
 import type { RunCheckpoint } from '../store/types.js';
 import type { AgentOptions, ResolvedOptions } from './options.js';
@@ -186,6 +187,10 @@ export class RunSession {
   refuse: (error: unknown) => void = () => {};
   /** A run that never started and ends quietly (aborted before the lease was taken). */
   settleUnstarted: (result: RunResult) => void = () => {};
+  /** Another agent continues this (parked) run: its result says so; its events end here. */
+  moveOn: (result: RunResult) => void = () => {};
+  /** Parked at a durable approval: the lease is given up until this agent takes the run back (parking.ts). */
+  parked: Parked | null = null;
   /** Resolves once the master started (or the run was refused): what arrives meanwhile waits for it. */
   readonly launched = deferredVoid();
 

@@ -14,7 +14,7 @@ import type { AgentState } from './run-session.js';
 export class SessionAccess {
   constructor(
     private readonly state: AgentState,
-    private readonly store: SessionStore,
+    readonly store: SessionStore,
     private readonly sessionId: string,
     readonly keeper: LeaseKeeper,
   ) {}
@@ -45,6 +45,31 @@ export class SessionAccess {
       void this.keeper.release();
       throw error;
     }
+  }
+
+  /**
+   * Takes the lease without reloading (a parked run's own agent): the version it returns tells
+   * whether another agent moved the session on meanwhile.
+   */
+  takeLeaseSync(): AcquiredLease {
+    this.checkUsable();
+    return this.held(this.keeper.acquireSync());
+  }
+
+  async takeLease(): Promise<AcquiredLease> {
+    this.checkUsable();
+    return this.held(await this.keeper.acquire());
+  }
+
+  /** Loads the stored session again (another agent moved it on). */
+  async reloadNow(): Promise<void> {
+    this.reload(this.store.loadSync ? this.store.loadSync(this.sessionId) : await this.store.load(this.sessionId));
+  }
+
+  private held(lease: AcquiredLease): AcquiredLease {
+    const persister = this.state.persister;
+    if (persister) persister.token = lease.token;
+    return lease;
   }
 
   /** Gives the lease up once every step written under it has landed. */

@@ -1,21 +1,25 @@
 // A session run in a child process by the durability tests: started, killed with SIGKILL at a
-// chosen step, then resumed by a fresh process on the same SQLite file.
+// chosen step, then resumed by a fresh process on the same SQLite file or Postgres database.
 import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
 import {
   AgentError,
   createAgent,
+  type Agent,
   defineTool,
   type AgentEvent,
   type AgentRun,
   type Message,
   type SessionStore,
 } from 'agentchart';
+import { postgresStore } from 'agentchart/postgres';
 import { sqliteStore } from 'agentchart/sqlite';
 import { scriptedModel, type ScriptEntry } from 'agentchart/testing';
 
 export interface ChildConfig {
   db: string;
+  /** A Postgres database instead of the SQLite file `db`. */
+  postgres?: string;
   sessionId: string;
   mode: 'start' | 'resume';
   /** SIGKILL right after this many committed steps. */
@@ -33,15 +37,25 @@ const config = JSON.parse(process.env.AGENTCHART_CHILD ?? '{}') as ChildConfig;
 const journal = (line: string) => appendFileSync(config.journal, `${line}\n`);
 
 /** The store, with a SIGKILL right after the chosen committed step (synchronously, at the boundary). */
-function killingStore(store: ReturnType<typeof sqliteStore>): SessionStore {
+function killingStore(store: SessionStore): SessionStore {
   let steps = 0;
-  const commitStepSync: NonNullable<SessionStore['commitStepSync']> = (sessionId, step) => {
-    store.commitStepSync(sessionId, step);
+  const committed = () => {
     steps += 1;
     if (steps === config.killAfterStep) process.kill(process.pid, 'SIGKILL');
   };
-  return { ...store, commitStepSync, commitStep: async (sessionId, step) => commitStepSync(sessionId, step) };
+  const { commitStepSync } = store;
+  if (!commitStepSync) {
+    return { ...store, commitStep: async (sessionId, step) => (await store.commitStep(sessionId, step), committed()) };
+  }
+  const sync: NonNullable<SessionStore['commitStepSync']> = (sessionId, step) => {
+    commitStepSync(sessionId, step);
+    committed();
+  };
+  return { ...store, commitStepSync: sync, commitStep: async (sessionId, step) => sync(sessionId, step) };
 }
+
+/** The agent on the session (the model kills the process from inside its stream once its steps are stored). */
+let current: Agent | null = null;
 
 const assistants = (messages: Message[]) => messages.filter((m) => m.role === 'assistant').length;
 let rateLimited = false;
@@ -65,8 +79,9 @@ const model = scriptedModel(
             ? { text: 'Deploying.', toolCalls: [{ id: 'd1', name: 'deploy', arguments: { target: 'prod' } }] }
             : { text: 'All done.' };
     if (call === config.killInStream) {
-      // The stream has started (beforeModelCall is out) and stays open: the process dies inside it.
-      setTimeout(() => process.kill(process.pid, 'SIGKILL'), 5);
+      // The stream has started (beforeModelCall is out) and stays open: the process dies inside it, once
+      // the step before it is stored (a server store's write may still be on its way when the stream starts).
+      setTimeout(() => void current?.flush().finally(() => process.kill(process.pid, 'SIGKILL')), 5);
       return { ...entry, stall: true };
     }
     return entry;
@@ -123,7 +138,7 @@ async function readyAgent(store: SessionStore) {
   const began = performance.now();
   let refusals = 0;
   for (;;) {
-    const agent = createAgent({
+    const agent = (current = createAgent({
       model,
       tools,
       store,
@@ -131,7 +146,7 @@ async function readyAgent(store: SessionStore) {
       steeringInterrupts: false,
       retry: { jitter: false },
       ...(config.approvals === 'auto' ? { approval: async () => ({ approved: true as const }) } : {}),
-    });
+    }));
     try {
       const ready = await agent.ready;
       const readyAt = performance.now();
@@ -145,7 +160,7 @@ async function readyAgent(store: SessionStore) {
 }
 
 async function main(): Promise<void> {
-  const raw = sqliteStore(config.db);
+  const raw = config.postgres ? postgresStore({ connectionString: config.postgres }) : sqliteStore(config.db);
   const store = killingStore(raw);
   const { agent, resumedRun, refusals, readyMs, readyAt } = await readyAgent(store);
   if (config.mode === 'start') {
@@ -155,7 +170,9 @@ async function main(): Promise<void> {
       if (event.type === 'toolExecutionStart' && !steered) {
         steered = true;
         void agent.steer('Also mention the changelog.');
-        journal('steer-accepted');
+        // Stored at once on SQLite; a server store's write is on its way until flush() resolves.
+        if (config.postgres) void agent.flush().then(() => journal('steer-accepted'));
+        else journal('steer-accepted');
       }
       if (event.type === 'toolApprovalRequested' && config.approvals === 'durable') {
         void agent.flush().then(async () => {
@@ -201,7 +218,7 @@ async function main(): Promise<void> {
       sinceStartMs: readyAt,
     }),
   );
-  raw.close();
+  await raw.close();
 }
 
 main().catch((error) => {

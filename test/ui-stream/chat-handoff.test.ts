@@ -10,10 +10,6 @@ import { deployTool } from './tools.js';
  * approval answer reaches the server that did not start the run. Sessions are handles: the run that
  * waits for a durable approval parks (stored, its lease let go), and the handle that answers it takes
  * the run over and streams the rest.
- *
- * Depends on the durable-sessions work (leases per run, parked runs taken over by the handle that
- * answers). Until it lands, the second server is refused with SessionBusy: `it.fails` marks the
- * expectation; make these `it` when it lands.
  */
 describe('a durable approval answered through another server', () => {
   const setup = () => {
@@ -33,7 +29,7 @@ describe('a durable approval answered through another server', () => {
     return { store, ran, balanced };
   };
 
-  it.fails('the answer runs the tool once and the rest of the run streams into the same message', async () => {
+  it('the answer runs the tool once and the rest of the run streams into the same message', async () => {
     const { store, ran, balanced } = setup();
     const chat = new NodeChat(balanced, { id: 'handoff', sendAutomaticallyWhen: approvalsAnswered });
 
