@@ -39,7 +39,7 @@ function observer() {
         interruptedAfter.add(`${step.kind} after ${before}`);
       }
     const requested = log.filter((event) => event.type === 'toolApprovalRequested');
-    const lastDecision = log.findLastIndex((event) => event.type === 'toolApprovalResolved');
+    const lastDecision = log.reduce((last, event, index) => (event.type === 'toolApprovalResolved' ? index : last), -1);
     const firstStart = log.findIndex((event) => event.type === 'toolExecutionStart');
     if (requested.length > 0 && firstStart >= 0 && firstStart < lastDecision)
       return 'a call of the batch started before its last approval was decided';

@@ -147,7 +147,10 @@ describe('a batch of approvals asked together (handler)', () => {
         { text: 'Done.' },
       ]),
       tools: [idTool('deploy', (args) => `deployed ${args.id}`, { requiresApproval: true })],
-      approval: ({ toolCallId }) => (seen.push(toolCallId), { approved: toolCallId !== 'y' }),
+      approval: ({ toolCallId }): ApprovalDecision => (
+        seen.push(toolCallId),
+        toolCallId === 'y' ? { approved: false } : { approved: true }
+      ),
     });
     const { result, events } = await finished(agent.prompt('go'));
     expect(seen).toEqual(['x', 'y', 'z']);
