@@ -1,6 +1,7 @@
 import type { AssistantMessage, Message } from '../src/domain/messages.js';
 import { toolCallsOf } from '../src/domain/messages.js';
-import { errorResult, rejectedText, resultsInCallOrder, settle } from './tool-results.js';
+import { resultsInCallOrder } from './tool-results.js';
+import type { KeptDecision } from './turn.approvals.js';
 import type {
   ApprovalVerdict,
   Batch,
@@ -80,68 +81,6 @@ export function initialContext(input: TurnInput): TurnContext {
 /** The output of an invoked actor, from its done event (the chart reads it only where one arrives). */
 export function replyOf<T>(event: { type: string }): T {
   return (event as unknown as { output: T }).output;
-}
-
-/** A `resolveApproval` answer the turn holds until it decides that call. */
-export interface KeptDecision {
-  toolCallId: string;
-  verdict: ApprovalVerdict;
-}
-
-/**
- * The calls of the batch that wait for approval, in call order: every prepared call not approved yet.
- * They are asked together and decided one by one, in any order.
- */
-export function awaitingApproval(context: Pick<TurnContext, 'prepared'>): PreparedCall[] {
-  return context.prepared.filter((entry) => !entry.approved);
-}
-
-/** The call awaiting approval with this id, if it still waits. */
-export function awaitingCall(context: Pick<TurnContext, 'prepared'>, toolCallId: string): PreparedCall | null {
-  return context.prepared.find((entry) => !entry.approved && entry.call.id === toolCallId) ?? null;
-}
-
-/** The first kept `resolveApproval` answer whose call still waits, with that call. */
-export function keptDecision(
-  context: Pick<TurnContext, 'prepared' | 'decisions'>,
-): { call: PreparedCall; verdict: ApprovalVerdict } | null {
-  for (const decision of context.decisions) {
-    const call = awaitingCall(context, decision.toolCallId);
-    if (call) return { call, verdict: decision.verdict };
-  }
-  return null;
-}
-
-/** The prepared calls and results after a verdict on `asked`. */
-export function callDecided(
-  context: Pick<TurnContext, 'prepared' | 'settled'>,
-  asked: PreparedCall,
-  verdict: ApprovalVerdict,
-): Pick<TurnContext, 'prepared' | 'settled'> {
-  const others = (replacement: PreparedCall | null) =>
-    context.prepared.flatMap((entry) => (entry === asked ? (replacement ? [replacement] : []) : [entry]));
-  switch (verdict.kind) {
-    case 'approved':
-      return { prepared: others({ ...asked, approved: true }), settled: context.settled };
-    case 'approvedWith': {
-      const call = { ...asked.call, arguments: verdict.arguments };
-      return { prepared: others({ ...asked, call, approved: true, cleared: false }), settled: context.settled };
-    }
-    case 'denied':
-      return {
-        prepared: others(null),
-        settled: settle(context.settled, asked.position, errorResult(asked.call, rejectedText(verdict.reason))),
-      };
-    case 'failed':
-      return {
-        prepared: others(null),
-        settled: settle(
-          context.settled,
-          asked.position,
-          errorResult(asked.call, `approval failed: ${verdict.message}`),
-        ),
-      };
-  }
 }
 
 /** The turn's ending as its output says it: the decision made, or (never expected) a plain success. */

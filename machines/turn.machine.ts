@@ -1,7 +1,8 @@
 import { and, not, or } from 'xstate';
 import { unfinishedText } from './tool-results.js';
-import { awaitingApproval, initialContext, outputOf, type TurnContext, type TurnEvent } from './turn.context.js';
-import { keptResolution, turnSetup, verdictResolution } from './turn.setup.js';
+import { awaitingApproval, keptResolution, verdictResolution } from './turn.approvals.js';
+import { initialContext, outputOf, type TurnContext, type TurnEvent } from './turn.context.js';
+import { turnSetup } from './turn.setup.js';
 import type { ResponseOutput, Settled, TurnEnding } from './turn.types.js';
 
 export type { TurnContext, TurnEvent } from './turn.context.js';

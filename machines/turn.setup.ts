@@ -12,19 +12,16 @@ import {
   openBatch,
 } from './turn.batch.js';
 import {
+  approves,
   awaitingApproval,
   awaitingCall,
   callDecided,
   keptDecision,
-  ended,
-  outputOf,
-  replyOf,
-  resumedEnding,
-  type TurnContext,
-  type TurnEvent,
-} from './turn.context.js';
+  requestsOut,
+  type ApprovalResolution,
+} from './turn.approvals.js';
+import { ended, outputOf, replyOf, resumedEnding, type TurnContext, type TurnEvent } from './turn.context.js';
 import type {
-  ApprovalVerdict,
   PartitionOutput,
   PreDispatchOutput,
   PreparedCall,
@@ -312,32 +309,6 @@ export const turnSetup = setup({
     steeringGrace: ({ context }) => context.input.features.steeringGraceMs,
   },
 });
-
-/** Which call a toolApprovalResolved is about, and how it was decided. */
-export interface ApprovalResolution {
-  toolCallId: string;
-  toolName: string;
-  approved: boolean;
-}
-
-/** The calls whose request is published and not decided yet, in call order. */
-export function requestsOut(context: Pick<TurnContext, 'prepared' | 'asked'>): PreparedCall[] {
-  return awaitingApproval(context).filter(({ call }) => context.asked.includes(call.id));
-}
-
-const approves = (verdict: ApprovalVerdict) => verdict.kind === 'approved' || verdict.kind === 'approvedWith';
-
-/** The resolution of the call a handler's verdict is about. */
-export function verdictResolution(context: TurnContext, event: TurnEvent, approved: boolean): ApprovalResolution {
-  const call = event.type === 'APPROVAL_VERDICT' ? awaitingCall(context, event.toolCallId) : null;
-  return { toolCallId: call?.call.id ?? '', toolName: call?.call.name ?? '', approved };
-}
-
-/** The resolution of the call the first kept `resolveApproval` answer decides. */
-export function keptResolution(context: TurnContext, approved: boolean): ApprovalResolution {
-  const call = keptDecision(context)?.call;
-  return { toolCallId: call?.call.id ?? '', toolName: call?.call.name ?? '', approved };
-}
 
 const steeringInterrupts = (context: TurnContext) => context.steered && context.input.features.steeringInterrupts;
 

@@ -1,7 +1,8 @@
 import { createActor, type AnyActorRef } from 'xstate';
-import { awaitingCall, outputOf, type TurnContext } from '../../machines/turn.context.js';
+import { awaitingCall, requestsOut, type ApprovalResolution } from '../../machines/turn.approvals.js';
+import { outputOf, type TurnContext } from '../../machines/turn.context.js';
 import { callActorId, callSystemId } from '../../machines/turn.batch.js';
-import { callInput, requestsOut, type ApprovalResolution } from '../../machines/turn.setup.js';
+import { callInput } from '../../machines/turn.setup.js';
 import type { PreparedCall } from '../../machines/turn.types.js';
 import { turnMachine } from '../../machines/turn.machine.js';
 import { resultsInCallOrder, syntheticInCallOrder } from '../../machines/tool-results.js';

@@ -1,8 +1,8 @@
 import type { ToolCallOutput } from '../../machines/tool-call.machine.js';
 import { resultsInCallOrder } from '../../machines/tool-results.js';
 import { callActorId, dispatchedIndices } from '../../machines/turn.batch.js';
-import { requestsOut } from '../../machines/turn.setup.js';
-import { awaitingApproval, type TurnContext } from '../../machines/turn.context.js';
+import { awaitingApproval, requestsOut } from '../../machines/turn.approvals.js';
+import type { TurnContext } from '../../machines/turn.context.js';
 import { turnMachine } from '../../machines/turn.machine.js';
 import type {
   ApprovalVerdict,

@@ -1,4 +1,4 @@
-import { awaitingApproval } from '../../machines/turn.context.js';
+import { awaitingApproval } from '../../machines/turn.approvals.js';
 import type { TurnInput, TurnOutput } from '../../machines/turn.types.js';
 import { toolCallsOf } from '../../src/domain/messages.js';
 import { activeInvocations, type Effect } from './harness/explore.js';
