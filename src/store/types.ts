@@ -56,20 +56,20 @@ const TurnCheckpointObject = z.object({
    * The durable approvals the turn waits for: every call of its batch that needs approval, in call order,
    * each with the version it was requested at.
    */
-  pendingApprovals: z.array(PendingApprovalSchema),
+  pendingApprovals: z.array(PendingApprovalSchema).optional(),
+  /** Sessions stored when a turn waited for one approval at a time: that approval (read as the list of it). */
+  pendingApproval: PendingApprovalSchema.nullable().optional(),
   /** Running calls with a question out (elicitationRequested, not yet resolved). Absent in older sessions. */
   questions: z.array(z.string()).optional(),
   /** The assistant message and its results are in history (only turnEnd was missing). */
   committed: z.boolean(),
 });
-/** Sessions stored when a turn waited for one approval at a time hold it as `pendingApproval`: read as a list of it. */
-function withPendingList(value: unknown): unknown {
-  if (typeof value !== 'object' || value === null || 'pendingApprovals' in value || !('pendingApproval' in value))
-    return value;
-  const { pendingApproval, ...rest } = value as { pendingApproval: unknown };
-  return { ...rest, pendingApprovals: pendingApproval == null ? [] : [pendingApproval] };
-}
-export const TurnCheckpointSchema = z.preprocess(withPendingList, TurnCheckpointObject);
+export const TurnCheckpointSchema = TurnCheckpointObject.transform(
+  ({ pendingApproval, pendingApprovals, ...rest }) => ({
+    ...rest,
+    pendingApprovals: pendingApprovals ?? (pendingApproval ? [pendingApproval] : []),
+  }),
+);
 export type TurnCheckpoint = z.infer<typeof TurnCheckpointSchema>;
 
 export const RunCheckpointSchema = z.object({

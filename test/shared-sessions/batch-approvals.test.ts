@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, memoryStore, type AgentEvent, type SessionStore } from 'agentchart';
+import { zeroCounters } from 'agentchart/model-kit';
+import { SessionHeadSchema } from 'agentchart/store-kit';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 
 /**
@@ -216,5 +218,35 @@ describe('a durable batch of approvals', () => {
     expect(result.counters).toMatchObject({ approvalsRequested: 3, approvalsDenied: 2, toolCallsExecuted: 0 });
     expect(first.pendingApprovals()).toEqual([]);
     expect((await store.load('batch'))?.run).toBeNull();
+  });
+});
+
+describe('sessions stored before batches were asked together', () => {
+  it('a turn stored with its one pendingApproval reads as the list of it; a new one as its list', () => {
+    const pending = { toolCallId: 'd1', toolName: 'deploy', arguments: { region: 'eu' }, version: 3 };
+    const turn = {
+      turnIndex: 0,
+      reply: null,
+      results: [],
+      started: [],
+      approved: [],
+      requested: ['d1'],
+      committed: false,
+    };
+    const head = (stored: object) => ({
+      sessionId: 's',
+      version: 4,
+      historyLength: 0,
+      steeringQueue: [],
+      followUpQueue: [],
+      counters: zeroCounters(),
+      turnIndex: 0,
+      run: { runId: 'r', nextSeq: 9, pending: [], turnsThisRun: 0, modelIndex: 0, turn: { ...turn, ...stored } },
+    });
+    expect(SessionHeadSchema.parse(head({ pendingApproval: pending })).run?.turn?.pendingApprovals).toEqual([pending]);
+    expect(SessionHeadSchema.parse(head({ pendingApproval: null })).run?.turn?.pendingApprovals).toEqual([]);
+    const two = [pending, { ...pending, toolCallId: 'd2' }];
+    expect(SessionHeadSchema.parse(head({ pendingApprovals: two })).run?.turn?.pendingApprovals).toEqual(two);
+    expect(SessionHeadSchema.parse(head({ pendingApprovals: two })).run?.turn).not.toHaveProperty('pendingApproval');
   });
 });
