@@ -24,6 +24,9 @@ export function pendingApprovalsOf(state: AgentState): PendingApproval[] {
   return [...approvals, ...questions];
 }
 
+/** Parked runs of this process taking their lease back (a server store answers asynchronously). */
+const unparking = new WeakMap<RunSession, Promise<boolean>>();
+
 /**
  * `resolveApproval`: checked at once (an invalid answer leaves the approval pending, untouched),
  * then given to the run that waits: this agent's, or the run the stored session holds parked, which
@@ -64,11 +67,15 @@ export function answerApproval(
     // Other calls of the batch may still wait: the run parks again once this decision is stored.
     queueMicrotask(() => parkIfWaiting(to));
   };
-  if (run?.parked) {
+  const taking = run ? unparking.get(run) : undefined;
+  if (run && (run.parked || taking)) {
     // This agent's own parked run: it takes its lease back and goes on, unless another agent moved it on.
     if (!state.access?.sync) {
-      void unpark(run).then(
-        (goesOn) => goesOn && decided(run),
+      // Answers given while the lease is on its way (a batch answered in one go) wait for the same unpark.
+      const goesOn = taking ?? unpark(run).finally(() => unparking.delete(run));
+      unparking.set(run, goesOn);
+      void goesOn.then(
+        (on) => on && decided(run),
         (error: unknown) => state.persister?.fail(error),
       );
       return run;

@@ -221,6 +221,44 @@ describe('a durable batch of approvals', () => {
   });
 });
 
+describe('a durable batch answered in one go by the handle that parked it', () => {
+  it.each([
+    ['an embedded store', memoryStore],
+    ['a store that answers asynchronously', serverLike],
+  ])(
+    '%s: three answers back to back (approve all but one): each decided once, the run goes on here',
+    async (_, make) => {
+      const { store, ran, handle } = setup(make());
+      const agent = await handle('only');
+      const run = agent.prompt('Deploy everywhere.');
+      for (let i = 0; i < 50 && agent.pendingApprovals().length < 3; i++) await macrotasks();
+      await untilParked(store);
+      const [{ version } = { version: -1 }] = agent.pendingApprovals();
+      // The lease is still on its way back when the second and third answers come (a server store).
+      const answers = [
+        ['c', { approved: true }],
+        ['a', { approved: true }],
+        ['b', { approved: false }],
+      ] as const;
+      for (const [id, decision] of answers)
+        expect(agent.resolveApproval(id, decision, { version }).runId).toBe(run.runId);
+      const result = await run.result;
+      expect(result).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
+      expect(ran.sort()).toEqual(['ap', 'eu']);
+      const stored = await store.loadEvents('batch');
+      expect(checkInvariants(stored, agent.messages).violations).toEqual([]);
+      expect(
+        stored.flatMap((event) => (event.type === 'toolApprovalResolved' ? [[event.toolCallId, event.approved]] : [])),
+      ).toEqual([
+        ['c', true],
+        ['a', true],
+        ['b', false],
+      ]);
+      expect(result.counters).toMatchObject({ approvalsRequested: 3, approvalsDenied: 1, toolCallsExecuted: 2 });
+    },
+  );
+});
+
 describe('sessions stored before batches were asked together', () => {
   it('a turn stored with its one pendingApproval reads as the list of it; a new one as its list', () => {
     const pending = { toolCallId: 'd1', toolName: 'deploy', arguments: { region: 'eu' }, version: 3 };
