@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { Session as InspectorSession } from 'node:inspector/promises';
 import { createAgent, defineTool, type AnyTool } from 'agentchart';
 import { scriptedModel, type ScriptEntry } from 'agentchart/testing';
 import type { AgentTool } from '@mariozechner/pi-agent-core';
@@ -16,7 +18,11 @@ import type { ReplyScript, WorkDone } from './workload.js';
  * recorded), to show what that costs. Prints one JSON line: wall and CPU time, peak RSS, the heap
  * at its peak and after the sessions are dropped, and the work done.
  *
- *   npx tsx bench/load.ts <agentchart|pi|scripted> <sessions> [turns] [tools]
+ * With `--heap-live=<file>` it also writes a sampling heap profile of the objects alive when the
+ * first session ends (every session is then near its end: the live set at its largest), for
+ * bench/where-time-goes.ts.
+ *
+ *   npx tsx bench/load.ts <agentchart|pi|scripted> <sessions> [turns] [tools] [--heap-live=<file>]
  */
 
 export type LoadLibrary = 'agentchart' | 'pi' | 'scripted';
@@ -114,8 +120,16 @@ function scriptEntries(session: number, turns: number, tools: number): ScriptEnt
   });
 }
 
-async function runSessions(library: LoadLibrary, count: number, turns: number, tools: number) {
+async function runSessions(
+  library: LoadLibrary,
+  count: number,
+  turns: number,
+  tools: number,
+  whenFirstEnds: () => Promise<void> = () => Promise.resolve(),
+) {
   const sessions = Array.from({ length: count }, (_, index) => startSession(library, index, turns, tools));
+  await Promise.race(sessions.map((session) => session.done));
+  await whenFirstEnds();
   const outcomes = await Promise.all(sessions.map((session) => session.done));
   const completed = outcomes.filter(
     (o) => o.status === 'completed' && o.turns === turns + 1 && o.toolCallsExecuted === turns * tools,
@@ -124,7 +138,27 @@ async function runSessions(library: LoadLibrary, count: number, turns: number, t
   return { completed, eventsPerSession: events[Math.floor(events.length / 2)] ?? 0, first: outcomes[0] };
 }
 
-export async function loadRun(library: LoadLibrary, count: number, turns: number, tools: number): Promise<LoadRun> {
+/** Samples live objects from now on; `take` writes what is alive at that moment to `file`. */
+async function liveHeapProfile(file: string): Promise<() => Promise<void>> {
+  const session = new InspectorSession();
+  session.connect();
+  await session.post('HeapProfiler.enable');
+  await session.post('HeapProfiler.startSampling', { samplingInterval: 8192 });
+  return async () => {
+    const { profile } = await session.post('HeapProfiler.getSamplingProfile');
+    await session.post('HeapProfiler.stopSampling');
+    session.disconnect();
+    writeFileSync(file, JSON.stringify(profile));
+  };
+}
+
+export async function loadRun(
+  library: LoadLibrary,
+  count: number,
+  turns: number,
+  tools: number,
+  heapLive?: string,
+): Promise<LoadRun> {
   // A few sessions first: compiled code and lazily built schemas are not the load's.
   await runSessions(library, 20, turns, tools);
   await fullGc();
@@ -132,8 +166,9 @@ export async function loadRun(library: LoadLibrary, count: number, turns: number
   const baselineRss = rssBytes();
   let peakHeap = heapBefore;
   const sampler = setInterval(() => (peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed)), 50);
+  const take = heapLive ? await liveHeapProfile(heapLive) : undefined;
   const clock = startClock();
-  const { completed, eventsPerSession, first } = await runSessions(library, count, turns, tools);
+  const { completed, eventsPerSession, first } = await runSessions(library, count, turns, tools, take);
   const { ms, cpuMs } = clock.stop();
   clearInterval(sampler);
   peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
@@ -163,11 +198,12 @@ export async function loadRun(library: LoadLibrary, count: number, turns: number
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const [library, sessions, turns = '20', tools = '3'] = process.argv.slice(2);
+  const heapLive = process.argv.find((arg) => arg.startsWith('--heap-live='))?.slice('--heap-live='.length);
+  const [library, sessions, turns = '20', tools = '3'] = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
   if (library !== 'agentchart' && library !== 'pi' && library !== 'scripted') {
     process.stderr.write('usage: bench/load.ts <agentchart|pi|scripted> <sessions> [turns] [tools]\n');
     process.exit(2);
   }
-  const result = await loadRun(library, Number(sessions), Number(turns), Number(tools));
+  const result = await loadRun(library, Number(sessions), Number(turns), Number(tools), heapLive);
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }

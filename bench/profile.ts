@@ -4,17 +4,22 @@ import { createAgent } from 'agentchart';
 import { CONTENDERS, timeTurns, type Contender } from './drivers.js';
 import { handLoop } from './hand-loop.js';
 import { startClock, type Timing } from './stats.js';
+import { prepareStreaming, type StreamingContender } from './streaming.js';
 import { relayModel, stalledModel, benchTools, turnsModel } from './workload.js';
+import { runSkeleton } from './xstate-floor.js';
 
 /**
  * One benchmark workload in a loop, for a CPU profile (see bench/README.md):
  *   node --cpu-prof --cpu-prof-dir=bench/profiles --import tsx bench/profile.ts <workload> [seconds] [contender]
  * Workloads: perTurn (T=200 × K=1), perTool (T=50 × K=20), batch1000 (K=1,000), history (2,000 turns),
- * sessions (1,000 idle sessions prompted then aborted), relay (3 × 100,000 updates), create (createAgent).
+ * streaming (T=50 × D=200 text deltas, live subscriber; unit: a delta), sessions (1,000 idle sessions
+ * prompted then aborted), relay (3 × 100,000 updates), create (createAgent).
  * The contender is agentchart (default), `hand` (the hand-written loop), `pi`, `aiSdk` or
- * `aiSdkGenerate`; the peers run the turn workloads only. With `--out=<file>` the process profiles
- * itself instead (no --cpu-prof): only the loop, after a warm-up, so samples and counted units cover
- * the same span. The last line on stderr is a JSON summary that profile-compare.ts reads.
+ * `aiSdkGenerate`; the peers run the turn workloads and streaming only; `skeleton` (the XState floor,
+ * bench/xstate-floor.ts) runs perTurn. With `--out=<file>` the process profiles itself instead (no
+ * --cpu-prof): only the loop, after a warm-up, so samples and counted units cover the same span; with
+ * `--alloc=<file>` it takes a sampling heap profile of every allocation of the loop instead (objects
+ * collected since included). The last line on stderr is a JSON summary that profile-compare.ts reads.
  */
 
 /** T and K of the turn workloads, which every contender runs (the peers through bench/drivers.ts). */
@@ -44,27 +49,43 @@ const otherWorkloads = {
   },
 } satisfies Record<string, () => Promise<void>>;
 
-type Workload = keyof typeof turnWorkloads | keyof typeof otherWorkloads;
-const workloadNames = [...Object.keys(turnWorkloads), ...Object.keys(otherWorkloads)];
+/** The streaming workload: T turns of D text deltas and one tool call, a live subscriber checking every delta. */
+const STREAMING = { turns: 50, deltas: 200 } as const;
+
+type Workload = keyof typeof turnWorkloads | keyof typeof otherWorkloads | 'streaming';
+const workloadNames = [...Object.keys(turnWorkloads), ...Object.keys(otherWorkloads), 'streaming'];
 
 const name = process.argv[2] as Workload | undefined;
 const seconds = Number(process.argv[3] ?? 10);
-const contender: Contender =
-  CONTENDERS.find((c) => c !== 'agentchart' && process.argv.slice(3).includes(c)) ?? 'agentchart';
+const contender: Contender | 'skeleton' =
+  [...CONTENDERS, 'skeleton' as const].find((c) => c !== 'agentchart' && process.argv.slice(3).includes(c)) ??
+  'agentchart';
 const hand = contender === 'hand';
 if (!name || !workloadNames.includes(name)) {
-  process.stderr.write(`usage: bench/profile.ts <${workloadNames.join('|')}> [seconds] [${CONTENDERS.join('|')}]\n`);
+  process.stderr.write(
+    `usage: bench/profile.ts <${workloadNames.join('|')}> [seconds] [${[...CONTENDERS, 'skeleton'].join('|')}]\n`,
+  );
   process.exit(2);
 }
 const turnWorkload = name in turnWorkloads ? turnWorkloads[name as keyof typeof turnWorkloads] : undefined;
-if (!turnWorkload && contender !== 'agentchart' && contender !== 'hand') {
-  process.stderr.write(
-    `profile: ${contender} runs the turn workloads only (${Object.keys(turnWorkloads).join(', ')})\n`,
-  );
+const runs =
+  (name === 'streaming' && contender !== 'hand' && contender !== 'skeleton') ||
+  (contender === 'skeleton' && name === 'perTurn') ||
+  (turnWorkload && contender !== 'skeleton') ||
+  contender === 'agentchart' ||
+  contender === 'hand';
+if (!runs) {
+  process.stderr.write(`profile: ${contender} does not run ${name}\n`);
   process.exit(2);
 }
 
 async function once(): Promise<void> {
+  if (name === 'streaming') {
+    const run = await prepareStreaming(contender as StreamingContender, STREAMING.turns, STREAMING.deltas)();
+    if (run.status !== 'completed') throw new Error(`profile: streaming ${contender} ended ${run.status}`);
+    return;
+  }
+  if (contender === 'skeleton') return runSkeleton(200);
   if (!turnWorkload) return otherWorkloads[name as keyof typeof otherWorkloads]();
   const { turns, calls } = turnWorkload;
   const run = await timeTurns(contender, turns, calls);
@@ -88,8 +109,24 @@ async function loop(forSeconds: number): Promise<{ iterations: number } & Timing
 }
 
 const out = process.argv.find((arg) => arg.startsWith('--out='))?.slice('--out='.length);
+const alloc = process.argv.find((arg) => arg.startsWith('--alloc='))?.slice('--alloc='.length);
 let measured: { iterations: number } & Timing;
-if (out) {
+if (alloc) {
+  await loop(Math.min(2, seconds / 5));
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.enable');
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 4096,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  measured = await loop(seconds);
+  const { profile } = await session.post('HeapProfiler.getSamplingProfile');
+  await session.post('HeapProfiler.stopSampling');
+  session.disconnect();
+  writeFileSync(alloc, JSON.stringify(profile));
+} else if (out) {
   await loop(Math.min(2, seconds / 5));
   const session = new Session();
   session.connect();
@@ -107,8 +144,14 @@ const { iterations, ms, cpuMs } = measured;
 process.stderr.write(
   `profile: ${name}${contender === 'agentchart' ? '' : ` (${contender})`} ran ${iterations} times in ${seconds} s\n`,
 );
-const units = turnWorkload
-  ? iterations * (turnWorkload.per === 'turn' ? turnWorkload.turns + 1 : turnWorkload.turns * turnWorkload.calls)
-  : iterations;
-const unit = turnWorkload ? turnWorkload.per : 'iteration';
-process.stderr.write(`${JSON.stringify({ workload: name, contender, iterations, units, unit, ms, cpuMs })}\n`);
+const units =
+  name === 'streaming'
+    ? iterations * (STREAMING.turns + 1) * STREAMING.deltas
+    : turnWorkload
+      ? iterations * (turnWorkload.per === 'turn' ? turnWorkload.turns + 1 : turnWorkload.turns * turnWorkload.calls)
+      : iterations;
+const unit = name === 'streaming' ? 'delta' : turnWorkload ? turnWorkload.per : 'iteration';
+const summary = JSON.stringify({ workload: name, contender, iterations, units, unit, ms, cpuMs });
+// On stderr for profile-compare.ts, on stdout for bench/subprocess.ts.
+process.stderr.write(`${summary}\n`);
+process.stdout.write(`${summary}\n`);

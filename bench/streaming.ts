@@ -87,7 +87,11 @@ class DeltaCheck {
 }
 
 /** One session of `contender`, built untimed; the timed part from prompt to result, its deltas checked. */
-function prepare(contender: StreamingContender, turns: number, deltas: number): () => Promise<TimedRun> {
+export function prepareStreaming(
+  contender: StreamingContender,
+  turns: number,
+  deltas: number,
+): () => Promise<TimedRun> {
   const { script, expected } = streamingScript(turns, deltas);
   const check = new DeltaCheck(expected, deltas);
   const timed = async (session: () => Promise<WorkDone>): Promise<TimedRun> => {
@@ -152,7 +156,7 @@ export async function streamingBenchmark(
   warmups: number,
 ): Promise<StreamingResult> {
   const samples = await interleave(STREAMING_CONTENDERS, rounds, warmups, async (contender) => {
-    const run = await prepare(contender, turns, deltas)();
+    const run = await prepareStreaming(contender, turns, deltas)();
     expectWork(`streaming ${contender}`, run, turns + 1, turns);
     return run;
   });

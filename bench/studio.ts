@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { createAgent, type RunResult } from 'agentchart';
 import { startStudio } from 'agentchart/studio';
 import { expectWork } from './drivers.js';
@@ -7,12 +8,16 @@ import { benchTools, turnsModel } from './workload.js';
 
 /**
  * What attaching the studio costs a run, per turn: the same workload with no studio, with the
- * studio attached and no page open, and with one page reading the stream (a reader in a
- * process of its own that takes every message and drops it, as a browser would). Modes alternate per
- * round; studio and page are set up before the timed span and stopped after it.
+ * studio attached and no page open, with one page reading the stream (a reader in a process of its
+ * own that takes every message and drops it, as a browser would), and with a page that stopped
+ * reading after its first message (a paused tab: the studio drops what it cannot send, never waits).
+ * Modes alternate per round; studio and page are set up before the timed span and stopped after it.
+ *
+ * Alone: `npm run build && TSX_TSCONFIG_PATH=bench/tsconfig.dist.json npx tsx bench/studio.ts`.
  */
 
-export type StudioMode = 'off' | 'attached' | 'watched';
+export type StudioMode = 'off' | 'attached' | 'watched' | 'stalled';
+type PageMode = Exclude<StudioMode, 'off' | 'attached'>;
 
 export interface StudioCost {
   unit: string;
@@ -23,13 +28,19 @@ export interface StudioCost {
   cpuRatio: Record<Exclude<StudioMode, 'off'>, number>;
   /** Bytes the watching page received per run (median). */
   bytesPerRun: number;
+  /** Messages the studio dropped for the stalled page per run (median): it fell behind, and was let go. */
+  stalledDropped: number;
+  /** The most bytes the studio held for the stalled page (the largest of all runs). */
+  stalledPeakBuffered: number;
 }
 
 export async function studioCost(turns: number, calls: number, rounds: number, warmups: number): Promise<StudioCost> {
-  const modes: StudioMode[] = ['off', 'attached', 'watched'];
-  const wall: Record<StudioMode, number[]> = { off: [], attached: [], watched: [] };
-  const cpu: Record<StudioMode, number[]> = { off: [], attached: [], watched: [] };
+  const modes: StudioMode[] = ['off', 'attached', 'watched', 'stalled'];
+  const wall: Record<StudioMode, number[]> = { off: [], attached: [], watched: [], stalled: [] };
+  const cpu: Record<StudioMode, number[]> = { off: [], attached: [], watched: [], stalled: [] };
   const bytes: number[] = [];
+  const dropped: number[] = [];
+  let peakBuffered = 0;
   for (let round = 0; round < warmups + rounds; round++) {
     const order = modes.map((_, i) => modes[(i + round) % modes.length] as StudioMode);
     for (const mode of order) {
@@ -49,6 +60,10 @@ export async function studioCost(turns: number, calls: number, rounds: number, w
         wall[mode].push((run.ms * 1000) / (turns + 1));
         cpu[mode].push(run.cpuMs);
         if (mode === 'watched') bytes.push(run.bytes);
+        if (mode === 'stalled') {
+          dropped.push(run.dropped);
+          peakBuffered = Math.max(peakBuffered, run.peakBuffered);
+        }
       }
       await macrotask();
     }
@@ -58,10 +73,17 @@ export async function studioCost(turns: number, calls: number, rounds: number, w
   return {
     unit: 'µs/turn',
     workload: `T=${turns} × K=${calls}`,
-    modes: { off: sampled(wall.off), attached: sampled(wall.attached), watched: sampled(wall.watched) },
-    ratio: { attached: ratio(wall, 'attached'), watched: ratio(wall, 'watched') },
-    cpuRatio: { attached: ratio(cpu, 'attached'), watched: ratio(cpu, 'watched') },
+    modes: {
+      off: sampled(wall.off),
+      attached: sampled(wall.attached),
+      watched: sampled(wall.watched),
+      stalled: sampled(wall.stalled),
+    },
+    ratio: { attached: ratio(wall, 'attached'), watched: ratio(wall, 'watched'), stalled: ratio(wall, 'stalled') },
+    cpuRatio: { attached: ratio(cpu, 'attached'), watched: ratio(cpu, 'watched'), stalled: ratio(cpu, 'stalled') },
     bytesPerRun: Math.round(median(bytes)),
+    stalledDropped: Math.round(median(dropped)),
+    stalledPeakBuffered: peakBuffered,
   };
 }
 
@@ -69,40 +91,54 @@ async function timedRun(
   turns: number,
   calls: number,
   mode: StudioMode,
-): Promise<{ ms: number; cpuMs: number; result: RunResult; bytes: number }> {
+): Promise<{ ms: number; cpuMs: number; result: RunResult; bytes: number; dropped: number; peakBuffered: number }> {
   const agent = createAgent({ model: turnsModel(turns, calls), tools: benchTools });
   const studio = mode === 'off' ? null : await startStudio({ agents: [agent] });
-  const page = studio && mode === 'watched' ? await openPage(studio.url, 'live-1') : null;
+  const page = studio && (mode === 'watched' || mode === 'stalled') ? await openPage(studio.url, 'live-1', mode) : null;
+  let peakBuffered = 0;
+  const sampler =
+    mode === 'stalled'
+      ? setInterval(() => {
+          for (const client of studio?.stats().clients ?? [])
+            peakBuffered = Math.max(peakBuffered, client.bufferedBytes);
+        }, 10)
+      : null;
   const clock = startClock();
   const result = await agent.prompt('go').result;
   const timing = clock.stop();
   // The page reads what the last flush sent before it is closed (outside the timed span).
   await new Promise((resolve) => setTimeout(resolve, 100));
+  if (sampler) clearInterval(sampler);
+  const dropped = studio?.stats().clients[0]?.dropped ?? 0;
   const received = (await page?.close()) ?? 0;
   await studio?.stop();
-  return { ...timing, result, bytes: received };
+  return { ...timing, result, bytes: received, dropped, peakBuffered };
 }
 
 /**
- * A page reading a session's stream in a process of its own (as a browser is), dropping what it
- * reads; `close()` ends it and resolves with the bytes it got.
+ * A page reading a session's stream in a process of its own (as a browser is): `watched` reads and
+ * drops everything, `stalled` stops reading after its first bytes (its socket paused: the kernel's
+ * buffers fill, then the studio's). `close()` ends it and resolves with the bytes it got.
  */
-async function openPage(url: string, id: string): Promise<{ close(): Promise<number> }> {
+async function openPage(url: string, id: string, mode: PageMode): Promise<{ close(): Promise<number> }> {
   const reader = `
-    const url = new URL(process.argv[1]);
-    const response = await fetch(new URL('/api/stream?id=' + process.argv[2], url), {
-      headers: { 'x-agentchart-token': url.searchParams.get('token') },
-    });
+    import { connect } from 'node:net';
+    const [href, id, mode] = process.argv.slice(1);
+    const url = new URL(href);
+    const socket = connect(Number(url.port), url.hostname);
     let received = 0;
     process.on('SIGTERM', () => { process.stdout.write(String(received)); process.exit(0); });
-    const body = response.body.getReader();
-    for (;;) {
-      const { value, done } = await body.read();
-      if (done) break;
+    socket.on('connect', () =>
+      socket.write('GET /api/stream?id=' + id + ' HTTP/1.1\\r\\nHost: ' + url.host +
+        '\\r\\nx-agentchart-token: ' + url.searchParams.get('token') + '\\r\\n\\r\\n'));
+    socket.on('data', (chunk) => {
       if (received === 0) process.stdout.write('ready\\n');
-      received += value.byteLength;
-    }`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', reader, url, id], {
+      received += chunk.byteLength;
+      if (mode === 'stalled') socket.pause();
+    });
+    // A socket that does not read keeps no process alive: this does, until SIGTERM.
+    setInterval(() => {}, 60_000);`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', reader, url, id, mode], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let output = '';
@@ -118,4 +154,8 @@ async function openPage(url: string, id: string): Promise<{ close(): Promise<num
         child.kill('SIGTERM');
       }),
   };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  console.log(JSON.stringify(await studioCost(200, 1, 15, 2), null, 2));
 }

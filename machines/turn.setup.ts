@@ -146,7 +146,10 @@ export const turnSetup = setup({
     /** Every call awaiting approval has its request published (in this attempt, or before a restart). */
     everyApprovalRequested: ({ context }) =>
       awaitingApproval(context).every(({ call }) => context.asked.includes(call.id)),
-    /** Some request is out and undecided: a withdrawal resolves each such one as denied. */
+    /**
+     * Some request is out and undecided, published here or before a restart (a turn resumed by another
+     * handle waits for it without publishing it again): a withdrawal resolves each such one as denied.
+     */
     approvalRequestsOut: ({ context }) => requestsOut(context).length > 0,
     /** A kept `resolveApproval` answer approves a call that waits (it may have come before the turn got here). */
     keptDecisionApproves: ({ context }) => {

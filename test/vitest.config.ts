@@ -12,6 +12,10 @@ export default defineConfig({
       { find: /^agentchart\/openai$/, replacement: fileURLToPath(new URL('../src/openai.ts', import.meta.url)) },
       { find: /^agentchart\/anthropic$/, replacement: fileURLToPath(new URL('../src/anthropic.ts', import.meta.url)) },
       { find: /^agentchart\/ai-sdk-ui$/, replacement: fileURLToPath(new URL('../src/ai-sdk-ui.ts', import.meta.url)) },
+      {
+        find: /^agentchart\/ai-sdk-ui-client$/,
+        replacement: fileURLToPath(new URL('../src/ai-sdk-ui-client.ts', import.meta.url)),
+      },
       { find: /^agentchart\/ai-sdk$/, replacement: fileURLToPath(new URL('../src/ai-sdk.ts', import.meta.url)) },
       { find: /^agentchart\/sqlite$/, replacement: fileURLToPath(new URL('../src/sqlite.ts', import.meta.url)) },
       { find: /^agentchart\/restate$/, replacement: fileURLToPath(new URL('../src/restate.ts', import.meta.url)) },

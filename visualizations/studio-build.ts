@@ -18,6 +18,7 @@ export const STUDIO_SOURCES = [
     'event-log.ts',
     'counters.ts',
     'controls.ts',
+    'panels.ts',
     'app.ts',
   ].map((name) => `src/studio/page/${name}`),
 ];

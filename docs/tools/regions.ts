@@ -120,7 +120,14 @@ interface PeerFigures {
 }
 interface BenchResults {
   generatedAt: string;
-  environment: { node: string; cpus: number; cpuModel: string; commit: string; durationSeconds: number };
+  environment: {
+    node: string;
+    cpus: number;
+    cpuModel: string;
+    commit: string;
+    durationSeconds: number;
+    loadDuring?: { median: number };
+  };
   perTurn: { agentchart: Sampled; hand: Sampled; peers?: PeerFigures };
   perTool: { agentchart: Sampled; hand: Sampled; peers?: PeerFigures };
   batch: Record<string, { agentchart: Sampled; hand: Sampled }>;
@@ -132,6 +139,10 @@ interface BenchResults {
 }
 
 const fmt = (n: number, digits = 1) => n.toLocaleString('en-US', { maximumFractionDigits: digits });
+
+/** A loaded machine stretches every figure: the region says how loaded it was. */
+const load = (during: { median: number } | undefined) =>
+  during ? ` (1-minute load average ${fmt(during.median, 1)} during the run, median)` : '';
 
 function benchRegion(): string {
   const r = JSON.parse(readFileSync(`${ROOT}bench/results.json`, 'utf8')) as BenchResults;
@@ -153,7 +164,7 @@ function benchRegion(): string {
   ];
   return [
     `Measured by \`npm run bench\` at commit ${env.commit} (${r.generatedAt.slice(0, 10)}), Node ${env.node}, ` +
-      `${env.cpus} × ${env.cpuModel}, a shared machine: medians of interleaved rounds. The workload: the scripted ` +
+      `${env.cpus} × ${env.cpuModel}, a shared machine${load(env.loadDuring)}: medians of interleaved rounds. The workload: the scripted ` +
       'model with no delay and instant tools, so what is measured is the loop itself.',
     '',
     '| cost of | agentchart | a hand-written loop doing the same bookkeeping |',

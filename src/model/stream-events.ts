@@ -64,6 +64,8 @@ export type ParsedStreamEvent = { ok: true; event: ModelStreamEvent } | { ok: fa
 export function parseStreamEvent(value: unknown): ParsedStreamEvent {
   let parsed: ReturnType<typeof ModelStreamEventSchema.safeParse>;
   try {
+    const delta = deltaEvent(value);
+    if (delta) return { ok: true, event: delta };
     parsed = ModelStreamEventSchema.safeParse(value);
   } catch (error) {
     // A getter or proxy that throws while it is read.
@@ -79,6 +81,27 @@ export function parseStreamEvent(value: unknown): ParsedStreamEvent {
     ok: false,
     problem: `an event of the wrong shape (${where}${issue?.message ?? 'invalid'}): ${preview(value)}`,
   };
+}
+
+/**
+ * The deltas, most of a stream's events, checked by hand: the schema's answer (the same fields, each
+ * read once, extra fields dropped) at a fraction of its cost. Anything else, or a delta of the wrong
+ * shape, is left to the schema, which names the problem.
+ */
+function deltaEvent(value: unknown): ModelStreamEvent | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const { type } = value as { type?: unknown };
+  if (type === 'textDelta' || type === 'thinkingDelta') {
+    const { delta } = value as { delta?: unknown };
+    return typeof delta === 'string' ? { type, delta } : null;
+  }
+  if (type === 'toolCallDelta') {
+    const { index, argumentsDelta } = value as { index?: unknown; argumentsDelta?: unknown };
+    return typeof argumentsDelta === 'string' && typeof index === 'number' && Number.isSafeInteger(index) && index >= 0
+      ? { type, index, argumentsDelta }
+      : null;
+  }
+  return null;
 }
 
 /** A bounded rendering of a value for an error message (a hostile event may be huge). */

@@ -1,5 +1,5 @@
 import { Observable, Subscriber, type Observer, type Operator, type Subscription } from 'rxjs';
-import { callIsolated } from './isolation.js';
+import { callIsolated, callIsolated1 } from './isolation.js';
 import type { AgentEvent } from '../domain/events.js';
 
 type Listener = (event: AgentEvent) => void;
@@ -37,8 +37,10 @@ export class IsolatedObservable<T> extends Observable<T> {
       (...args: A) =>
         callIsolated(fn, args, report);
     const onError = observer.error ? guard(observer.error.bind(observer)) : report;
+    const next = observer.next?.bind(observer);
     return super.subscribe({
-      next: guard(observer.next?.bind(observer)),
+      // Called for every event: one argument, no array of arguments built per call.
+      next: next && ((value: T) => callIsolated1(next, value, report)),
       error: onError,
       complete: guard(observer.complete?.bind(observer)),
     });

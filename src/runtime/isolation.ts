@@ -37,12 +37,30 @@ export function callIsolated<A extends unknown[]>(
   }
 }
 
+/** `callIsolated` for a callback of one argument, on the paths that call it for every event. */
+export function callIsolated1<A>(callback: (arg: A) => unknown, arg: A, report: ErrorReporter): void {
+  try {
+    const returned: unknown = callback(arg);
+    if (isThenable(returned)) void Promise.resolve(returned).then(undefined, report);
+  } catch (error) {
+    report(error);
+  }
+}
+
 /** The user's inspection observer, isolated like a subscriber: a throw inside it never breaks the run. */
 export function isolatedInspector(
   inspect: Observer<InspectionEvent> | ((event: InspectionEvent) => void) | undefined,
   report: ErrorReporter,
 ): ((event: InspectionEvent) => void) | null {
   if (!inspect) return null;
-  if (typeof inspect === 'function') return (event) => callIsolated(inspect, [event], report);
-  return (event) => callIsolated(inspect.next?.bind(inspect), [event], report);
+  if (typeof inspect === 'function') return (event) => callIsolated1(inspect, event, report);
+  // Bound once, not per event: XState calls the inspector many times per turn.
+  let next: ((event: InspectionEvent) => void) | undefined;
+  try {
+    next = inspect.next?.bind(inspect);
+  } catch (error) {
+    // A hostile observer whose `next` cannot be read: reported, and nothing is inspected.
+    report(error);
+  }
+  return next ? (event) => callIsolated1(next, event, report) : () => {};
 }

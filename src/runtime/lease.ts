@@ -110,8 +110,13 @@ export class LeaseKeeper {
     const lease = this.lease;
     this.lease = null;
     if (!lease) return this.queue.then(() => {});
-    // Nothing in flight (an embedded store): released now, so another agent may start at once.
-    if (!written && (this.sync || this.pending === 0)) return this.store.release(this.sessionId, lease).catch(() => {});
+    // Nothing in flight (an embedded store): released now, so another agent may start at once;
+    // close() and the next acquire wait for it (an async store's round trip).
+    if (!written && (this.sync || this.pending === 0)) {
+      const released = this.store.release(this.sessionId, lease).catch(() => {});
+      this.queue = this.queue.then(() => released);
+      return released;
+    }
     const pending = { cancelled: false };
     this.releasing = pending;
     return this.next(async () => {

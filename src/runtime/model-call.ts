@@ -180,26 +180,21 @@ async function streamReply(
   const request = { systemPrompt: agent.options.systemPrompt, messages, tools: agent.registry.specs() };
   try {
     iterator = await fromModel(() => openStream(model, request, attempt.signal));
-    for (;;) {
-      const next = await reader.next(iterator);
-      if (next === 'aborted') return aborted();
-      if (next === 'idle') {
-        attempt.abort(new Error(`model stream silent for ${idleMs} ms`));
-        accumulator.fail(modelError('timeout', `model stream silent for ${idleMs} ms`));
-        break;
-      }
-      if (next.done) {
-        finished = true;
-        break;
-      }
-      const parsed = parseStreamEvent(next.value);
+    const end = await reader.read(iterator, (value) => {
+      const parsed = parseStreamEvent(value);
       if (!parsed.ok) {
         accumulator.fail(invalidResponse(parsed.problem));
-        break;
+        return false;
       }
       for (const delta of accumulator.push(parsed.event)) sink.onDelta(delta);
-      if (accumulator.terminal) break;
+      return !accumulator.terminal;
+    });
+    if (end === 'aborted') return aborted();
+    if (end === 'idle') {
+      attempt.abort(new Error(`model stream silent for ${idleMs} ms`));
+      accumulator.fail(modelError('timeout', `model stream silent for ${idleMs} ms`));
     }
+    finished = end === 'done';
   } catch (error) {
     // Only the model's failures are its invalid response; a throw of the runtime's own is an internal error.
     if (!(error instanceof StreamContractError)) throw error;
@@ -277,18 +272,23 @@ function iteratorFactory(stream: unknown): (() => unknown) | null {
   return typeof candidate === 'function' ? (candidate as () => unknown) : null;
 }
 
-type StreamItem = { done: boolean; value: unknown } | Interruption;
+/** How reading a stream ended: its end, the reader's choice to stop, or an interruption. */
+type ReadEnd = 'done' | 'stopped' | Interruption;
 
 /**
- * Waits for the stream's items, one at a time, unless the run is aborted or the model stays silent
- * for `idleMs` on the agent's clock (silence counts while an item is awaited; it restarts for every
- * item). One promise per item and, on a clock that tells the time (XState's `SimulatedClock`, the
- * system clock), one timer per attempt that re-arms itself for what is left of the current wait
- * instead of a timer set and cleared for every item.
+ * Reads a stream's items, handing each to `onItem` as it arrives, until the stream ends, `onItem`
+ * answers false, the run is aborted, or the model stays silent for `idleMs` on the agent's clock
+ * (silence counts while an item is awaited; it restarts for every item). An item costs the
+ * iterator's own promise and one reaction to it — no promise of the reader's, no async frame to
+ * resume — and, on a clock that tells the time (XState's `SimulatedClock`, the system clock), the
+ * attempt has one timer that re-arms itself for what is left of the current wait.
  */
 class StreamReader {
   private interruption: Interruption | null = null;
-  private wake: ((item: StreamItem) => void) | null = null;
+  private iterator: StreamIterator | null = null;
+  private onItem: ((value: unknown) => boolean) | null = null;
+  private settle: ((end: ReadEnd) => void) | null = null;
+  private fail: ((error: unknown) => void) | null = null;
   /** When the current wait began on the clock; null between waits. */
   private waitingSince: number | null = null;
   private timer: unknown = null;
@@ -304,47 +304,79 @@ class StreamReader {
   interrupt(why: Interruption): void {
     if (this.interruption) return;
     this.interruption = why;
-    const wake = this.wake;
-    this.wake = null;
-    wake?.(why);
+    this.finish(why);
   }
 
-  next(iterator: StreamIterator): Promise<StreamItem> {
-    if (this.interruption) return Promise.resolve(this.interruption);
-    let step: unknown;
-    try {
-      step = iterator.next();
-    } catch (error) {
-      return Promise.reject(new StreamContractError(`the stream threw: ${errorMessage(error)}`));
-    }
-    this.startWait();
-    return new Promise<StreamItem>((resolve, reject) => {
-      this.wake = resolve;
-      Promise.resolve(step).then(
-        (result) => {
-          if (this.wake !== resolve) return;
-          this.endWait();
-          if (typeof result !== 'object' || result === null) {
-            reject(new StreamContractError(`the iterator's next() gave ${preview(result)} instead of { done, value }`));
-            return;
-          }
-          const { done, value } = result as { done?: unknown; value?: unknown };
-          resolve({ done: done === true, value });
-        },
-        (error: unknown) => {
-          if (this.wake !== resolve) return;
-          this.endWait();
-          reject(new StreamContractError(`the stream threw: ${errorMessage(error)}`));
-        },
-      );
+  /** Reads until the end; a broken iterator (a throw, a rejection, a result that is no object) rejects with a StreamContractError. */
+  read(iterator: StreamIterator, onItem: (value: unknown) => boolean): Promise<ReadEnd> {
+    return new Promise<ReadEnd>((resolve, reject) => {
+      this.iterator = iterator;
+      this.onItem = onItem;
+      this.settle = resolve;
+      this.fail = reject;
+      this.pull();
     });
   }
 
   close(): void {
-    this.wake = null;
+    this.settle = this.fail = this.onItem = null;
+    this.iterator = null;
     this.waitingSince = null;
     if (this.timer !== null) this.clock.clearTimeout(this.timer);
     this.timer = null;
+  }
+
+  private pull(): void {
+    if (this.interruption) return this.finish(this.interruption);
+    let step: unknown;
+    try {
+      step = (this.iterator as StreamIterator).next();
+    } catch (error) {
+      return this.reject(new StreamContractError(`the stream threw: ${errorMessage(error)}`));
+    }
+    this.startWait();
+    // A plain object from a synchronous iterator waits a microtask too: a stream never runs the reader in a loop.
+    void Promise.resolve(step).then(this.onResult, this.onRejected);
+  }
+
+  private readonly onResult = (result: unknown): void => {
+    // Settled already (an interruption, a throw): a late item is not read.
+    if (!this.settle) return;
+    this.endWait();
+    if (typeof result !== 'object' || result === null) {
+      return this.reject(
+        new StreamContractError(`the iterator's next() gave ${preview(result)} instead of { done, value }`),
+      );
+    }
+    const { done, value } = result as { done?: unknown; value?: unknown };
+    if (done === true) return this.finish('done');
+    let more: boolean;
+    try {
+      more = (this.onItem as (value: unknown) => boolean)(value);
+    } catch (error) {
+      // The runtime's own throw (publishing a delta): it ends the read as it is, not as the model's fault.
+      return this.reject(error);
+    }
+    if (more) this.pull();
+    else this.finish('stopped');
+  };
+
+  private readonly onRejected = (error: unknown): void => {
+    if (!this.settle) return;
+    this.endWait();
+    this.reject(new StreamContractError(`the stream threw: ${errorMessage(error)}`));
+  };
+
+  private finish(end: ReadEnd): void {
+    const settle = this.settle;
+    this.settle = this.fail = null;
+    settle?.(end);
+  }
+
+  private reject(error: unknown): void {
+    const fail = this.fail;
+    this.settle = this.fail = null;
+    fail?.(error);
   }
 
   private startWait(): void {
@@ -357,7 +389,6 @@ class StreamReader {
   }
 
   private endWait(): void {
-    this.wake = null;
     if (!this.now) {
       this.clock.clearTimeout(this.timer);
       this.timer = null;

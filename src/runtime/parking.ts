@@ -121,7 +121,8 @@ export function moveOn(run: RunSession): void {
     messages: state.history.slice(),
     counters: cloneCounters(state.counters),
   });
-  if (state.access?.store.loadSync) void state.access.reloadNow();
+  // A failed reload is no loss: the next run compares versions and reloads before it starts.
+  if (state.access?.store.loadSync) state.access.reloadNow().catch(() => {});
 }
 
 /** Parked runs of this process by store and session: a write by another agent moves them on at once. */

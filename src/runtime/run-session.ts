@@ -248,6 +248,11 @@ export class RunSession {
     if (this.ended) return null;
     const fields = { ...body, runId: this.runId, seq: this.seq++ };
     const event = view && 'messages' in fields ? eventWithView<AgentEvent>(fields, view) : (fields as AgentEvent);
+    return this.dispatch(event, ephemeral);
+  }
+
+  /** Counts, stores and publishes an event whose runId and seq are set. */
+  private dispatch(event: AgentEvent, ephemeral: boolean): AgentEvent {
     this.ledger.observe(event);
     const persister = this.agent.persister;
     if (!persister) {
@@ -380,7 +385,9 @@ export class RunSession {
       live.open = true;
       this.emit({ type: 'messageStart', turnIndex, message: emptyMessage(modelName) }, undefined, true);
     }
-    this.emit({ type: 'messageUpdate', turnIndex, delta }, undefined, true);
+    // Built whole, as emit would build it: the most frequent event of a live stream is not copied.
+    if (!this.ended)
+      this.dispatch({ type: 'messageUpdate', turnIndex, delta, runId: this.runId, seq: this.seq++ }, true);
   }
 
   countersSnapshot(): Counters {

@@ -48,7 +48,6 @@ export class LiveSession {
     readonly tap: AgentTap,
     /** The studio opened this agent (`agentFor`): it closes it when it stops. */
     readonly owned: boolean,
-    private readonly onChange: () => void,
   ) {
     this.subscription = agent.events.subscribe((event) => this.receive(event));
     this.markSent(this.now());
@@ -66,7 +65,6 @@ export class LiveSession {
     if (this.clients.size === 0) return;
     this.pending.push(item);
     this.schedule();
-    if (event.type === 'agentStart' || event.type === 'agentEnd') this.onChange();
   }
 
   info(): SessionInfo {

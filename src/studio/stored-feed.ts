@@ -15,7 +15,7 @@ export const STORED_POLL_MS = 1_000;
 export class StoredFeed {
   private readonly clients = new Set<StreamClient>();
   private timer: ReturnType<typeof setTimeout> | null = null;
-  private known = { events: 0, version: -1 };
+  private known = { events: 0 };
   private steps: StepSummary[] = [];
 
   constructor(
@@ -60,7 +60,7 @@ export class StoredFeed {
     const steps = (await this.store.steps?.(this.id)) ?? [];
     const [{ events }, view] = await Promise.all([storedEventsForPage(this.store, this.id, steps), this.view(steps)]);
     this.steps = steps;
-    this.known = { events: events.length, version: steps.at(-1)?.version ?? -1 };
+    this.known = { events: events.length };
     return helloJson({
       info: this.info(),
       events,
@@ -100,7 +100,7 @@ export class StoredFeed {
         const steps = (await this.store.steps?.(this.id)) ?? this.steps;
         const { events: wired } = await storedEventsForPage(this.store, this.id, steps, this.known.events);
         const view = await this.view(steps);
-        this.known = { events: this.known.events + wired.length, version: steps.at(-1)?.version ?? -1 };
+        this.known = { events: this.known.events + wired.length };
         this.steps = steps;
         const message = `{"delta":{"events":[${wired.join(',')}],${wireViewDelta(view)},"info":${JSON.stringify(this.info())}}}`;
         for (const client of this.clients) client.send(message);

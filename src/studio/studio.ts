@@ -95,7 +95,7 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
       throw new AgentError('InvalidInput', `studio.attach: session "${id}" is already shown by another agent`);
     }
     const label = attachOptions.label ?? (tap.sessionId ? tap.sessionId : `agent ${counter}`);
-    live.set(id, new LiveSession(id, label, agent, tap, owned, () => undefined));
+    live.set(id, new LiveSession(id, label, agent, tap, owned));
     if (tap.store && tap.sessionId) storeOf.set(tap.sessionId, tap.store);
     // Pages reading the stored session read it again from the agent.
     feeds.get(id)?.close();

@@ -1,9 +1,11 @@
 import { AgentError } from '../domain/errors.js';
-import type { Agent, AgentRun } from '../runtime/agent.js';
+import type { Agent, AgentRun, SteerReceipt } from '../runtime/agent.js';
+import type { SessionStore } from '../store/types.js';
 import type { ApprovalRef } from './approval-id.js';
 import { chatMessages } from './chat-messages.js';
 import { parseChatRequest, type ApprovalAnswer } from './chat-request.js';
 import { ChatRun } from './chat-run.js';
+import { approvalsAwaited, openTurnOf, storedMessages } from './open-turn.js';
 import { ResponseSlot } from './response-slot.js';
 import { assertUIStreamSdk, loadUIStreamSdk, type UIStreamSdk } from './sdk.js';
 
@@ -17,6 +19,12 @@ export interface ChatHandlerOptions {
    * a `Response` it throws (`new Response('Forbidden', { status: 403 })`) is the answer.
    */
   agentFor(chatId: string, request: Request): Agent | Promise<Agent>;
+  /**
+   * The store `agentFor`'s agents use: with it, a page that reloads while a run waits for an
+   * approval (its handle gone) shows that turn whole (without it, the calls that wait), and one
+   * that reloads while another server runs the chat shows what that run has stored (else a 409).
+   */
+  store?: SessionStore;
 }
 
 /** A fetch-style request handler: `(request) => Promise<Response>`. */
@@ -91,31 +99,43 @@ export function chatHandler(options: ChatHandlerOptions): ChatRequestHandler {
     return chatRun;
   };
 
-  const postMessage = async (sdk: UIStreamSdk, chatId: string, text: string, request: Request) => {
+  /** The chat's run in this process that a request can still join (one ending right now is let go first). */
+  const activeRun = async (chatId: string): Promise<ChatRun | undefined> => {
     let chatRun = runs.get(chatId);
-    // A run ending right now: its agent is let go (or continues with messages sent meanwhile) first.
+    // Its agent is let go (or continues with messages sent meanwhile) before the request goes on.
     while (chatRun?.finished) {
       await chatRun.done;
       chatRun = runs.get(chatId);
     }
-    if (!chatRun) {
-      const agent = await openAgent(chatId, request);
-      // A run a restart interrupted resumed when the session loaded: the message steers it.
-      const resumed = agent.currentRun;
-      if (!resumed) {
-        const run = start(agent, () => agent.prompt(text));
-        const started = follow(sdk, chatId, agent, run);
-        const slot = new ResponseSlot(request.signal, () => started.stop());
-        started.carry(slot, run.runId);
-        started.start();
-        return slot.response(sdk);
-      }
-      chatRun = follow(sdk, chatId, agent, resumed).start();
+    return chatRun;
+  };
+
+  const postMessage = async (sdk: UIStreamSdk, chatId: string, text: string, request: Request) => {
+    const chatRun = await activeRun(chatId);
+    if (chatRun) return steer(sdk, chatRun, chatRun.agent.steer(text), request);
+    const agent = await openAgent(chatId, request);
+    // The session's own run (one a restart interrupted, resumed as it loaded, or one parked at an
+    // approval) takes the message as steering: a parked approval is withdrawn, the run goes on here.
+    if (agent.currentRun || approvalsAwaited(agent).length > 0) {
+      const receipt = agent.steer(text);
+      const run = await runTaking(agent, receipt);
+      if (run) return steer(sdk, follow(sdk, chatId, agent, run), receipt, request);
+      await agent.close();
+      throw new AgentError('AlreadyRunning', `chatHandler: chat "${chatId}" has a run that did not take the message.`);
     }
-    const steered = chatRun;
-    const receipt = steered.agent.steer(text); // a refusal (a closed handle) answers before any response exists
-    const slot = new ResponseSlot(request.signal, () => steered.stop());
-    steered.queue(slot, receipt);
+    const run = start(agent, () => agent.prompt(text));
+    const started = follow(sdk, chatId, agent, run);
+    const slot = new ResponseSlot(request.signal, () => started.stop());
+    started.carry(slot, run.runId);
+    started.start();
+    return slot.response(sdk);
+  };
+
+  /** A steering message's response: it waits for the turn that takes the message. */
+  const steer = (sdk: UIStreamSdk, chatRun: ChatRun, receipt: Promise<SteerReceipt>, request: Request) => {
+    const slot = new ResponseSlot(request.signal, () => chatRun.stop());
+    chatRun.queue(slot, receipt);
+    if (!chatRun.started) chatRun.start();
     return slot.response(sdk);
   };
 
@@ -126,32 +146,30 @@ export function chatHandler(options: ChatHandlerOptions): ChatRequestHandler {
     answers: ApprovalAnswer[],
     request: Request,
   ) => {
-    const active = runs.get(chatId);
+    const active = await activeRun(chatId);
     const agent = active?.agent ?? (await openAgent(chatId, request));
     const refs = answers.map((answer) => answer.ref);
+    // A run of this handle (the one that asked, still here; or one a restart interrupted) is followed now.
     const live = active ?? (agent.currentRun ? follow(sdk, chatId, agent, agent.currentRun, refs).start() : null);
-    let carrying: ChatRun | null = null;
+    let carrying: ChatRun | null = live;
     const slot = new ResponseSlot(request.signal, () => carrying?.stop());
     // The response carries the run before the answer: it writes everything the answer sets off.
-    if (live) (carrying = live).carry(slot, messageId);
+    live?.carry(slot, messageId);
+    let continued: AgentRun | null;
     try {
-      if (!resolveAnswers(agent, answers)) {
+      continued = resolveAnswers(agent, answers);
+      if (!continued) {
         const ids = answers.map((answer) => answer.ref.toolCallId).join(', ');
         throw new AgentError('UnknownToolCall', `chatHandler: no approval of chat "${chatId}" is pending for ${ids}.`);
       }
     } catch (error) {
-      carrying?.drop(slot);
+      live?.drop(slot);
       if (!live) await agent.close();
       throw error;
     }
-    // A parked run answered by another handle than the one that started it: this handle runs the rest.
+    // A run parked at the approval (its handle gone): this handle takes it over and runs the rest.
     if (!carrying) {
-      const takenOver = agent.currentRun;
-      if (!takenOver) {
-        await agent.close();
-        throw new AgentError('UnknownToolCall', `chatHandler: chat "${chatId}" has no run to continue.`);
-      }
-      carrying = follow(sdk, chatId, agent, takenOver, refs);
+      carrying = follow(sdk, chatId, agent, continued, refs);
       carrying.carry(slot, messageId);
       carrying.start();
     }
@@ -163,11 +181,18 @@ export function chatHandler(options: ChatHandlerOptions): ChatRequestHandler {
     const chatId = url.searchParams.get('id') ?? url.searchParams.get('chatId');
     if (!chatId) throw new AgentError('InvalidInput', 'chatHandler: GET needs the chat id (`?id=<chatId>`).');
     return serially(chatId, async () => {
-      const active = runs.get(chatId);
-      const agent = active?.agent ?? (await openAgent(chatId, request));
+      const active = await activeRun(chatId);
+      const stored = options.store ? { store: options.store, sessionId: chatId } : null;
+      let agent: Agent;
+      try {
+        agent = active?.agent ?? (await openAgent(chatId, request));
+      } catch (error) {
+        // Another server runs the chat (its lease held): the store shows what that run has written so far.
+        if (!stored || !(error instanceof AgentError) || error.code !== 'SessionBusy') throw error;
+        return Response.json(await storedMessages(sdk, stored));
+      }
       const run = active?.run ?? agent.currentRun;
-      const live = run ? { run, pendingApprovals: agent.pendingApprovals() } : null;
-      const messages = await chatMessages(sdk, agent.messages, live);
+      const messages = await chatMessages(sdk, agent.messages, await openTurnOf(agent, run, stored));
       // A run the load resumed (a restart interrupted it) goes on here, for the answer that may follow.
       if (!active && run) follow(sdk, chatId, agent, run).start();
       else if (!active) await agent.close();
@@ -212,16 +237,33 @@ function start(agent: Agent, prompt: () => AgentRun): AgentRun {
   }
 }
 
-/** Answers each approval still pending; false when none was (an answer sent twice, or for another run). */
-function resolveAnswers(agent: Agent, answers: ApprovalAnswer[]): boolean {
-  let resolved = false;
+/** Answers each approval still pending; the run that goes on, or null when none was (an answer sent twice, or for another run). */
+function resolveAnswers(agent: Agent, answers: ApprovalAnswer[]): AgentRun | null {
+  let continued: AgentRun | null = null;
   for (const { ref, decision } of answers) {
-    const pending = agent.pendingApprovals().find((approval) => approval.toolCallId === ref.toolCallId);
-    if (!pending || pending.elicitation) continue;
-    agent.resolveApproval(ref.toolCallId, decision, { version: ref.version });
-    resolved = true;
+    if (!approvalsAwaited(agent).some((approval) => approval.toolCallId === ref.toolCallId)) continue;
+    continued = agent.resolveApproval(ref.toolCallId, decision, { version: ref.version });
   }
-  return resolved;
+  return continued;
+}
+
+/**
+ * The run that takes a message steered into the session's own run: this handle's now (a parked run
+ * is continued by the steer; with a server store once the lease is taken), or null if none did.
+ */
+function runTaking(agent: Agent, receipt: Promise<SteerReceipt>): Promise<AgentRun | null> {
+  if (agent.currentRun) return Promise.resolve(agent.currentRun);
+  return new Promise((resolve) => {
+    const settle = (run: AgentRun | null) => {
+      started.unsubscribe();
+      resolve(run);
+    };
+    const started = agent.events.subscribe(() => settle(agent.currentRun));
+    void receipt.then(
+      () => settle(agent.currentRun),
+      () => settle(null),
+    );
+  });
 }
 
 /** Refusals of the session's state at that moment: the same request may succeed later (409). */

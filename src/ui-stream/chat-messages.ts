@@ -1,8 +1,8 @@
 import { REJECTED_PREFIX } from '../../machines/tool-results.js';
 import type { AgentEvent, AgentEventBody } from '../domain/events.js';
 import type { AssistantMessage, Message, ToolResultMessage } from '../domain/messages.js';
-import type { AgentRun } from '../runtime/agent.js';
 import type { PendingApproval } from '../store/types.js';
+import type { OpenTurn } from './open-turn.js';
 import type { UIStreamSdk } from './sdk.js';
 import { RunTranslator } from './translate.js';
 import type { AgentchartUIChunk, AgentchartUIMessage } from './types.js';
@@ -16,7 +16,7 @@ import type { AgentchartUIChunk, AgentchartUIMessage } from './types.js';
 export async function chatMessages(
   sdk: UIStreamSdk,
   history: readonly Message[],
-  live: { run: AgentRun; pendingApprovals: PendingApproval[] } | null,
+  open: OpenTurn | null,
 ): Promise<AgentchartUIMessage[]> {
   const messages: AgentchartUIMessage[] = [];
   let group: { id: string; events: AgentEventBody[] } | null = null;
@@ -33,13 +33,12 @@ export async function chatMessages(
       group.events.push(...turnEvents(message, resultsAfter(history, index)));
     }
   }
-  const open = live ? openTurn(live.run) : [];
-  if (open.length === 0) {
+  if (!open || open.events.length === 0) {
     await flush();
     return messages;
   }
   const current: { id: string; events: AgentEventBody[] } = group ?? { id: `m${history.length}`, events: [] };
-  messages.push(await assistantMessage(sdk, current.id, current.events, open, live?.pendingApprovals ?? []));
+  messages.push(await assistantMessage(sdk, current.id, current.events, open.events, open.pendingApprovals));
   return messages;
 }
 
@@ -70,16 +69,6 @@ function resultsAfter(history: readonly Message[], index: number): ToolResultMes
   for (let next = index + 1; history[next]?.role === 'toolResult'; next++)
     results.push(history[next] as ToolResultMessage);
   return results;
-}
-
-/** The events of the run's turn in progress (none between turns): the run's replay, from that turn's start. */
-function openTurn(run: AgentRun): AgentEvent[] {
-  const events: AgentEvent[] = [];
-  run.events.subscribe((event) => events.push(event)).unsubscribe();
-  let start = events.length - 1;
-  while (start >= 0 && events[start]?.type !== 'turnStart') start--;
-  const tail = start < 0 ? [] : events.slice(start);
-  return tail.some((event) => event.type === 'turnEnd' || event.type === 'agentEnd') ? [] : tail;
 }
 
 async function assistantMessage(

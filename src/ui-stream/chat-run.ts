@@ -1,6 +1,5 @@
 import type { AgentEvent } from '../domain/events.js';
-import type { Agent, AgentRun } from '../runtime/agent.js';
-import type { SteerReceipt } from '../runtime/run-session.js';
+import type { Agent, AgentRun, SteerReceipt } from '../runtime/agent.js';
 import type { ApprovalRef } from './approval-id.js';
 import type { ResponseSlot } from './response-slot.js';
 import { RunFeed } from './run-feed.js';
@@ -23,6 +22,10 @@ export class ChatRun {
   private current: ResponseSlot | null = null;
   private readonly waiting: Waiting[] = [];
   readonly done: Promise<void>;
+  /** Following the run's events already. */
+  started = false;
+  /** The run parked and its handle is being let go: the next request of the chat takes a fresh one once it is. */
+  private letGo: Promise<void> | null = null;
 
   constructor(
     readonly agent: Agent,
@@ -39,7 +42,13 @@ export class ChatRun {
       agent,
       {
         beforeEvent: (event) => this.handOver(event),
-        parked: (runId) => this.release((slot) => slot.finish(runId, 'awaitingApproval')),
+        parked: (runId) => {
+          this.release((slot) => slot.finish(runId, 'awaitingApproval'));
+          // The request is over: its handle lets the session go, with the run parked in the store
+          // (its lease given up), for whichever handle answers — in this process or another.
+          if (this.waiting.length > 0) return;
+          this.letGo = agent.close().catch(() => undefined);
+        },
         ended: () => {
           this.release((slot) => slot.end());
           ended();
@@ -51,6 +60,8 @@ export class ChatRun {
       },
       answered,
     );
+    // A run refused before it started (the session taken meanwhile, the approval answered elsewhere): the response says why.
+    run.result.catch((error: unknown) => this.release((slot) => slot.fail(error)));
     // A run that moved on to another handle (a parked run taken over) ends here without an agentEnd.
     // Events reach subscribers once their step is written: the last ones are in once the writes are.
     const movedOn = run.result
@@ -62,6 +73,8 @@ export class ChatRun {
       .then(async () => {
         this.feed.stop();
         this.release((slot) => slot.end());
+        // The lease of a handle let go is given up before the chat's next request takes the session.
+        await this.letGo;
         await onEnd(this, this.waiting.splice(0));
       })
       // A failed close() (its store write) was the run's own result already; nothing waits on it here.
@@ -78,6 +91,8 @@ export class ChatRun {
 
   /** Follows the run from its start (once a response carries it, or muted for a continuation yet to come). */
   start(): this {
+    if (this.started) return this;
+    this.started = true;
     this.feed.start(this.run, this.current ? (chunk) => this.current?.write(chunk) : null);
     return this;
   }
@@ -87,9 +102,9 @@ export class ChatRun {
     this.waiting.push({ slot, receipt });
   }
 
-  /** The run's end was translated: no response can take it any more. */
+  /** The run's end was translated, or its handle is let go: no response can take it any more. */
   get finished(): boolean {
-    return this.feed.ended;
+    return this.feed.ended || this.letGo !== null;
   }
 
   /** A response that will not carry the run after all (its request was refused). */

@@ -1,3 +1,4 @@
+import { AgentError } from '../domain/errors.js';
 import type { UIStreamSdk } from './sdk.js';
 import type { AgentchartMessageMetadata, AgentchartUIChunk, AgentchartResponseStatus } from './types.js';
 
@@ -75,7 +76,12 @@ export class ResponseSlot {
   /** The response itself: the chunks as server-sent events, by `ai`'s own `createUIMessageStreamResponse`. */
   response(sdk: UIStreamSdk): Response {
     const source = this.stream;
-    const stream = sdk.createUIMessageStream({ execute: ({ writer }) => writer.merge(source) });
+    const stream = sdk.createUIMessageStream({ execute: ({ writer }) => writer.merge(source), onError: errorText });
     return sdk.createUIMessageStreamResponse({ stream });
   }
+}
+
+/** The error chunk's text: the session's refusal as the client may read it; nothing of a failure of ours. */
+function errorText(error: unknown): string {
+  return error instanceof AgentError ? `${error.code}: ${error.message}` : 'chatHandler failed.';
 }

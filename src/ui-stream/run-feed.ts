@@ -2,7 +2,7 @@ import type { Subscription } from 'rxjs';
 import type { AgentEvent, AgentEventOf } from '../domain/events.js';
 import type { AgentRun } from '../runtime/agent.js';
 import type { PendingApproval } from '../store/types.js';
-import type { ApprovalRef } from './approval-id.js';
+import { approvalIdOf, type ApprovalRef } from './approval-id.js';
 import type { UIStreamDialect } from './sdk.js';
 import { RunTranslator, type DurableApproval } from './translate.js';
 import type { AgentchartUIChunk } from './types.js';
@@ -58,6 +58,7 @@ export class RunFeed {
     this.translator = new RunTranslator(dialect, (chunk) => {
       if (!this.muted) this.target?.(chunk);
     });
+    for (const ref of answered) this.translator.answered(ref.toolCallId, approvalIdOf(ref));
   }
 
   /** Follows the run from its first event (a late subscriber gets the run so far replayed), writing to `target`. */

@@ -23,6 +23,15 @@ interface CallPart {
   /** The approval was denied or withdrawn: the result says which. */
   refused: boolean;
   ended: boolean;
+  /** Its input-available was written (a part the client has). */
+  available: boolean;
+}
+
+/** A result of a call this translator has not shown (a run taken over mid-turn): written with the turn's end. */
+interface Unshown {
+  toolCallId: string;
+  result: string;
+  isError: boolean;
 }
 
 /**
@@ -39,6 +48,7 @@ export class RunTranslator {
   private readonly calls = new Map<string, CallPart>();
   /** Steering messages a turn delivers: the receipt is written once its model call shows them. */
   private steering: { turnIndex: number; count: number } | null = null;
+  private unshown: Unshown[] = [];
 
   constructor(
     private readonly dialect: UIStreamDialect,
@@ -63,6 +73,8 @@ export class RunTranslator {
         return this.requestApproval(event, durable);
       case 'toolApprovalResolved':
         return this.resolveApproval(event);
+      case 'toolExecutionStart':
+        return this.show(event.toolCallId, event.toolName, event.arguments);
       case 'toolExecutionUpdate':
         return this.emit({
           type: 'data-tool-progress',
@@ -78,6 +90,14 @@ export class RunTranslator {
       default:
         return;
     }
+  }
+
+  /**
+   * A call the client shows already, with the approval the user answered: a run taken over after
+   * the answer (another handle, another process) continues from here.
+   */
+  answered(toolCallId: string, approvalId: string): void {
+    this.calls.set(toolCallId, { approvalId, refused: false, ended: false, available: true });
   }
 
   /** The step of the turn in progress is open (a response that ends now leaves it to the next one). */
@@ -114,7 +134,7 @@ export class RunTranslator {
     this.endBlocks((index) => index < delta.index);
     if (delta.type === 'toolCall') {
       if (!this.calls.has(delta.id)) {
-        this.calls.set(delta.id, { approvalId: null, refused: false, ended: false });
+        this.callOf(delta.id);
         this.emit({ type: 'tool-input-start', toolCallId: delta.id, toolName: delta.name });
       }
       if (delta.argumentsDelta !== '') {
@@ -148,7 +168,7 @@ export class RunTranslator {
   private endMessage(event: AgentEventOf<'messageEnd'>): void {
     event.message.content.forEach((block, index) => {
       if (block.type === 'toolCall') {
-        this.callOf(block.id);
+        this.callOf(block.id).available = true;
         this.emit({ type: 'tool-input-available', toolCallId: block.id, toolName: block.name, input: block.arguments });
         return;
       }
@@ -195,9 +215,21 @@ export class RunTranslator {
     }
   }
 
+  /** A call whose reply this translator did not see (a run taken over mid-turn) gets its part before its result. */
+  private show(toolCallId: string, toolName: string, input: Record<string, unknown>): void {
+    const call = this.callOf(toolCallId);
+    if (call.available) return;
+    call.available = true;
+    this.emit({ type: 'tool-input-available', toolCallId, toolName, input });
+  }
+
   private endCall(toolCallId: string, result: string, isError: boolean): void {
     const call = this.callOf(toolCallId);
     if (call.ended) return;
+    if (!call.available) {
+      this.unshown.push({ toolCallId, result, isError });
+      return;
+    }
     call.ended = true;
     if (call.refused && call.approvalId && isError && result.startsWith(REJECTED_PREFIX)) {
       const reason = result.slice(REJECTED_PREFIX.length);
@@ -214,6 +246,18 @@ export class RunTranslator {
   /** Parity on the client too: a result the log published only in turnEnd is written here. */
   private endTurn(event: AgentEventOf<'turnEnd'>): void {
     for (const result of event.toolResults) this.endCall(result.toolCallId, result.content, result.isError);
+    // Calls this translator never showed: their parts (from the turn's reply), then their results.
+    const unshown = this.unshown;
+    this.unshown = [];
+    for (const block of event.assistant?.content ?? []) {
+      if (block.type === 'toolCall' && unshown.some((result) => result.toolCallId === block.id)) {
+        this.show(block.id, block.name, block.arguments);
+      }
+    }
+    for (const { toolCallId, result, isError } of unshown) {
+      this.callOf(toolCallId).available = true;
+      this.endCall(toolCallId, result, isError);
+    }
     this.endBlocks(() => true);
     this.blocks.clear();
     if (this.turnIndex !== null) this.emit({ type: 'finish-step' });
@@ -233,11 +277,11 @@ export class RunTranslator {
     this.emit({ type: 'finish', finishReason: finishReasonOf(event), messageMetadata: metadata });
   }
 
-  /** A call the events name before its part exists here (a run taken over mid-turn): the client has its part. */
+  /** A call's state, from the first event that names it. */
   private callOf(toolCallId: string): CallPart {
     let call = this.calls.get(toolCallId);
     if (!call) {
-      call = { approvalId: null, refused: false, ended: false };
+      call = { approvalId: null, refused: false, ended: false, available: false };
       this.calls.set(toolCallId, call);
     }
     return call;

@@ -30,9 +30,10 @@ describe('entry points', () => {
         default: `./dist/src/${name}.js`,
       });
       expect(tsconfig.compilerOptions.paths[specifier]).toEqual([`./src/${name}.ts`]);
-      expect(vitestConfig).toContain(
-        `find: /^${specifier.replace('/', '\\/')}$/, replacement: fileURLToPath(new URL('../src/${name}.ts'`,
-      );
+      // On one line, or on two where the specifier is too long for one (Prettier's 120 columns).
+      const find = `find: /^${specifier.replace('/', '\\/')}$/,`;
+      const replacement = `replacement: fileURLToPath(new URL('../src/${name}.ts'`;
+      expect(vitestConfig.replace(/,\s+replacement: /g, ', replacement: ')).toContain(`${find} ${replacement}`);
     },
   );
 
@@ -51,7 +52,7 @@ describe('references', () => {
   );
 
   /** Pages the README and docs/ link to that other branches are writing: a name leaves the list when its page lands. */
-  const writtenElsewhere = new Set(['docs/durable-sessions.md', 'docs/studio.md']);
+  const writtenElsewhere = new Set<string>([]);
   const exists = (path: string) => existsSync(join(ROOT, path)) || writtenElsewhere.has(path);
 
   it('name only Markdown files that are in the repository', () => {

@@ -104,6 +104,23 @@ describe('a run parked at a durable approval', () => {
     expect(checkInvariants(stored, first.messages).violations).toEqual([]);
   });
 
+  it('a steer from another handle: it continues the run, the request is withdrawn (resolved, denied) and stored so', async () => {
+    const { store, ran, handle } = setup();
+    const { run } = await parked(handle);
+    const second = handle('second');
+    await second.ready;
+    expect(await second.steer('Actually, wait.')).toMatchObject({ status: 'delivered' });
+    expect(await run.result).toMatchObject({ status: 'movedOn' });
+    for (let i = 0; i < 20 && second.running; i++) await macrotasks();
+    await second.flush();
+    expect(ran).toEqual([]);
+    const stored = await store.loadEvents('chat');
+    expect(stored.filter((e) => e.type === 'toolApprovalRequested')).toHaveLength(1);
+    expect(stored.filter((e) => e.type === 'toolApprovalResolved')).toMatchObject([{ approved: false }]);
+    expect(stored.at(-1)).toMatchObject({ type: 'agentEnd', status: 'completed' });
+    expect(checkInvariants(stored, second.messages).violations).toEqual([]);
+  });
+
   it('abort() of the parked run: it takes its lease back and ends aborted, stored', async () => {
     const { store, ran, handle } = setup();
     const { first, run } = await parked(handle);

@@ -3,16 +3,27 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createAgent } from 'agentchart';
+import { postgresStore } from 'agentchart/postgres';
 import { sqliteStore } from 'agentchart/sqlite';
 import { scriptedModel } from 'agentchart/testing';
 import { runCli, USAGE } from '../../src/cli/commands.js';
-import type { SessionInfo } from '../../src/studio/protocol.js';
+import type { SessionInfo, StepView } from '../../src/studio/protocol.js';
+import type { StepSummary } from '../../src/store/step-types.js';
+import { startPostgres } from '../support/postgres.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-/** `agentchart studio`: its arguments, and a real process browsing a SQLite store until it is stopped. */
+/**
+ * `agentchart studio`: its arguments, a real process browsing a SQLite store until it is stopped, and
+ * the command on a PostgreSQL store (a server the test starts): the sessions, a step, a fork.
+ */
+
+const started = await startPostgres();
+const postgres = 'server' in started ? started.server : null;
+if (!postgres) console.log(`agentchart studio --postgres skipped: ${'skipped' in started ? started.skipped : ''}`);
+afterAll(() => postgres?.stop());
 
 async function cli(argv: string[]) {
   const out: string[] = [];
@@ -77,4 +88,71 @@ describe('agentchart studio', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
   }, 40_000);
+
+  it.skipIf(!postgres)(
+    'serves a PostgreSQL store: its sessions, each step, and a fork that leaves the original',
+    async () => {
+      const connectionString = postgres!.connectionString;
+      const store = postgresStore({ connectionString });
+      const agent = createAgent({
+        model: scriptedModel([{ text: 'first' }, { text: 'second' }]),
+        store,
+        sessionId: 'pg-kept',
+      });
+      await agent.ready;
+      await agent.prompt('one').result;
+      await agent.prompt('two').result;
+      await agent.close();
+      const original = JSON.stringify(await store.loadEvents('pg-kept'));
+
+      let listening: (url: string) => void = () => {};
+      const url = new Promise<URL>((resolve) => (listening = (href) => resolve(new URL(href))));
+      let stop: () => void = () => {};
+      const out: string[] = [];
+      const status = runCli(['studio', '--postgres', connectionString], {
+        out: (line) => out.push(line),
+        err: (line) => out.push(line),
+        stopped: new Promise<void>((resolve) => (stop = resolve)),
+        onListening: listening,
+      });
+      const studio = await url;
+      const token = studio.searchParams.get('token')!;
+      const get = async <T>(path: string) => {
+        const response = await fetch(new URL(path, studio), { headers: { 'x-agentchart-token': token } });
+        expect(response.status).toBe(200);
+        return (await response.json()) as T;
+      };
+      const sessions = await get<SessionInfo[]>('/api/sessions');
+      expect(sessions.map((info) => [info.id, info.stored, info.live, info.controllable])).toEqual([
+        ['pg-kept', true, false, false],
+      ]);
+      // The step at the end of the first run: one question answered, no run in progress.
+      const steps = await get<StepSummary[]>('/api/steps?id=pg-kept');
+      const events = JSON.parse(original) as Array<{ type: string }>;
+      const firstEnd = events.findIndex((event) => event.type === 'agentEnd') + 1;
+      const summary = steps.find((step) => step.events === firstEnd);
+      expect(summary).toBeDefined();
+      const step = await get<StepView>(`/api/step?id=pg-kept&version=${summary!.version}`);
+      expect(step.view.history.map((message) => message.role)).toEqual(['user', 'assistant']);
+      expect(step.view).toMatchObject({ running: false, machines: { master: null, turn: null } });
+
+      const last = steps.at(-1)!;
+      const forked = await fetch(new URL('/api/fork', studio), {
+        method: 'POST',
+        headers: { 'x-agentchart-token': token, 'content-type': 'application/json' },
+        body: JSON.stringify({ id: 'pg-kept', version: last.version, to: 'pg-fork' }),
+      });
+      expect(await forked.json()).toMatchObject({ ok: true, fork: { sessionId: 'pg-fork', version: last.version } });
+      expect((await get<SessionInfo[]>('/api/sessions')).map((info) => info.id).sort()).toEqual(['pg-fork', 'pg-kept']);
+      stop();
+      expect(await status).toBe(0);
+      expect(out[0]).toMatch(/^agentchart studio: open http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}$/);
+
+      // The fork holds the original's log; the original is byte for byte what it was.
+      expect(JSON.stringify(await store.loadEvents('pg-fork'))).toBe(original);
+      expect(JSON.stringify(await store.loadEvents('pg-kept'))).toBe(original);
+      await store.close();
+    },
+    60_000,
+  );
 });

@@ -92,7 +92,8 @@ describe('time travel and fork on the page', () => {
     const end = events.findIndex((event) => event.type === 'agentEnd' && event.runId === firstRun);
     await page.click(`#event-rows tr[data-index="${end}"]`);
     await poll(() => page.evaluate(`${pageApi}.travel?.step.events`)).toBe(end + 1);
-    expect(await litStates(page, 'turn')).toEqual([]);
+    // The step is drawn on the next frame.
+    await poll(() => litStates(page, 'turn')).toEqual([]);
     expect(await page.textContent('[data-machine="master"] h2 small')).toBe('no run in progress');
     expect(await texts(page, '#history .msg pre.text')).toEqual(['What is in a.txt?', 'Reading.', 'a.txt says hello.']);
     expect(await page.textContent('[data-counter="turns"] .value')).toBe('2');

@@ -33,7 +33,8 @@ function pacedModel(): Model {
     const last = messages.at(-1);
     if (last?.role === 'toolResult') return { text: last.toolName === 'deploy' ? 'Deployed to prod.' : 'Done.' };
     const asked = last?.role === 'user' ? last.content : '';
-    if (asked.includes('deploy')) return { text: 'Deploying now.', call: { id: 'deploy-1', name: 'deploy' } };
+    if (asked.includes('deploy'))
+      return { text: 'Deploying now.', call: { id: `deploy-${messages.length}`, name: 'deploy' } };
     if (asked.includes('wait')) return { text: 'Waiting on the job.', call: { id: 'wait-1', name: 'wait' } };
     return { text: STREAMED };
   };
@@ -124,6 +125,7 @@ describe('a useChat page served by chatHandler, in Chromium', () => {
       chatHandler({
         agentFor: (chatId) =>
           createAgent({ model, tools: [deploy, wait], store, sessionId: chatId, streaming: 'live' }),
+        store,
       }),
     );
     server = createServer((req, res) => {
@@ -193,19 +195,50 @@ describe('a useChat page served by chatHandler, in Chromium', () => {
     ]);
   });
 
+  it('a reload while an approval waits shows the turn that waits; approving on the reloaded page runs the tool once', async () => {
+    await send('deploy again');
+    await page.waitForSelector('.tool[data-state="approval-requested"] button.approve', { timeout: 20_000 });
+    await page.reload();
+    await page.waitForSelector('.tool[data-state="approval-requested"] button.approve', { timeout: 20_000 });
+    expect((await pageMessages()).slice(4)).toEqual([
+      { role: 'user', status: '', texts: ['deploy again'], tools: [] },
+      {
+        role: 'assistant',
+        status: '',
+        texts: ['Deploying now.'],
+        tools: [{ tool: 'deploy', state: 'approval-requested', result: null }],
+      },
+    ]);
+    expect(deployRuns).toEqual(['prod']);
+
+    await page.click('.tool[data-state="approval-requested"] button.approve');
+    await page.waitForSelector('li[data-role="assistant"][data-status="completed"]:last-child', { timeout: 20_000 });
+    await page.waitForFunction(() => document.querySelector('#status')?.textContent === 'ready');
+    expect(deployRuns).toEqual(['prod', 'prod']);
+    expect((await pageMessages()).slice(4)).toEqual([
+      { role: 'user', status: '', texts: ['deploy again'], tools: [] },
+      {
+        role: 'assistant',
+        status: 'completed',
+        texts: ['Deploying now.', 'Deployed to prod.'],
+        tools: [{ tool: 'deploy', state: 'output-available', result: 'deployed to prod' }],
+      },
+    ]);
+  });
+
   it('"stop" during streaming ends the run aborted with every call answered', async () => {
     await send('wait for the job');
     await page.waitForSelector('.tool[data-tool="wait"][data-state="input-available"]', { timeout: 20_000 });
     await page.click('#stop');
-    await expect.poll(async () => (await storedRuns()).length, { timeout: 20_000 }).toBe(3);
+    await expect.poll(async () => (await storedRuns()).length, { timeout: 20_000 }).toBe(4);
 
-    const [, , stopped] = await storedRuns();
+    const stopped = (await storedRuns()).at(-1);
     expect(stopped).toMatchObject({ status: 'aborted', endReason: 'aborted', error: { code: 'aborted' } });
     const checkpoint = await store.load(CHAT);
     expect(checkInvariants(await store.loadEvents(CHAT), checkpoint?.history)).toEqual({ ok: true, violations: [] });
     expect(checkpoint?.history.at(-1)).toMatchObject({ role: 'toolResult', toolCallId: 'wait-1', isError: true });
     expect(checkpoint?.run).toBeNull();
-    expect(deployRuns).toEqual(['prod']);
+    expect(deployRuns).toEqual(['prod', 'prod']);
   });
 
   it('a reload shows the conversation from the durable session', async () => {
@@ -215,6 +248,13 @@ describe('a useChat page served by chatHandler, in Chromium', () => {
       { role: 'user', status: '', texts: ['hello'], tools: [] },
       { role: 'assistant', status: '', texts: [STREAMED], tools: [] },
       { role: 'user', status: '', texts: ['please deploy'], tools: [] },
+      {
+        role: 'assistant',
+        status: '',
+        texts: ['Deploying now.', 'Deployed to prod.'],
+        tools: [{ tool: 'deploy', state: 'output-available', result: 'deployed to prod' }],
+      },
+      { role: 'user', status: '', texts: ['deploy again'], tools: [] },
       {
         role: 'assistant',
         status: '',

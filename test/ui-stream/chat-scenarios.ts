@@ -10,16 +10,17 @@ import { deployTool } from './tools.js';
 type Script = Parameters<typeof scriptedModel>[0];
 
 /** A chat server over one store: an agent per request, each let go when its run ends. */
-function server(
+export function server(
   script: Script,
   tools: Parameters<typeof createAgent>[0]['tools'] = [],
   store: SessionStore = memoryStore(),
-  options: { maxTurns?: number } = {},
+  options: { maxTurns?: number; withoutStore?: boolean } = {},
 ) {
   const model = scriptedModel(script);
   const agents: Agent[] = [];
   const closed: Agent[] = [];
   const handler = chatHandler({
+    store: options.withoutStore ? undefined : store,
     agentFor: (chatId) => {
       const agent = createAgent({
         model,
@@ -28,7 +29,7 @@ function server(
         sessionId: chatId,
         streaming: 'live',
         steeringGraceMs: 20,
-        ...options,
+        ...(options.maxTurns ? { maxTurns: options.maxTurns } : {}),
       });
       const close = agent.close.bind(agent);
       agent.close = () => (closed.push(agent), close());
@@ -47,7 +48,7 @@ function server(
   return { handler, model, store, agents, closed, get, storedLog };
 }
 
-const texts = (message: AgentchartUIMessage | undefined) =>
+export const texts = (message: AgentchartUIMessage | undefined) =>
   message?.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])) ?? [];
 
 /** The chat handler driven by the AI SDK's own Chat (`ai` is AI SDK 6 in the v6 suite). */
@@ -126,6 +127,62 @@ export function describeChatHandler(dialect: 'v6' | 'v7'): void {
         approval: { approved: true },
       });
       expect(await storedLog('chat-b')).toEqual({ ok: true, violations: [] });
+    });
+
+    it('a reload while an approval waits, without the store: the waiting call is shown, the answer from the reloaded page completes the run', async () => {
+      const ran: string[] = [];
+      const lookup = defineTool({
+        name: 'lookup',
+        description: 'Looks up.',
+        parameters: z.object({}),
+        execute: () => 'found it',
+      });
+      const { handler, get, storedLog } = server(
+        [
+          {
+            text: 'Checking, then deploying.',
+            toolCalls: [
+              { id: 'l1', name: 'lookup' },
+              { id: 'd1', name: 'deploy', arguments: { env: 'prod' } },
+            ],
+          },
+          { text: 'Done.' },
+        ],
+        [lookup, deployTool(ran)],
+        memoryStore(),
+        { withoutStore: true },
+      );
+      const first = new NodeChat(handler, { id: 'chat-h' });
+      await first.sendMessage({ text: 'Look it up and deploy.' });
+      await first.idle();
+
+      // The page reloads: the parked turn is the call that waits (its reply's text and the other call come later).
+      const reloaded = await get('chat-h');
+      const waiting = reloaded.messages.at(-1);
+      expect(waiting?.parts.map((part) => part.type)).toEqual(['step-start', 'tool-deploy']);
+      const part = waiting?.parts[1] as { state: string; approval: { id: string } };
+      expect(part.state).toBe('approval-requested');
+
+      const chat = new NodeChat(handler, {
+        id: 'chat-h',
+        messages: reloaded.messages,
+        sendAutomaticallyWhen: approvalsAnswered,
+      });
+      await chat.addToolApprovalResponse({ id: part.approval.id, approved: true });
+      await until(
+        () => chat.messages.at(-1)?.metadata?.status === 'completed' || chat.errors.length > 0,
+        'the run ends',
+      );
+
+      expect(chat.errors).toEqual([]);
+      expect(ran).toEqual(['prod']);
+      const tools = chat.messages.at(-1)?.parts.flatMap((p) => ('toolCallId' in p ? [[p.type, p.state]] : []));
+      expect(tools).toEqual([
+        ['tool-deploy', 'output-available'],
+        ['tool-lookup', 'output-available'],
+      ]);
+      expect(texts(chat.messages.at(-1))).toEqual(['Done.']);
+      expect(await storedLog('chat-h')).toEqual({ ok: true, violations: [] });
     });
 
     it('stop during streaming ends the run aborted with every call answered (the stored log checks)', async () => {
@@ -359,9 +416,24 @@ export function describeChatHandler(dialect: 'v6' | 'v7'): void {
       const run = elsewhere.prompt('hold the session');
       await started.promise;
 
-      const { handler } = server([{ text: 'never' }], [], store);
+      const { handler, get } = server([{ text: 'never' }], [], store);
       const user = { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'hello?' }] };
       expect(await errorOf(await post(handler, { id: 'chat-f', messages: [user] }))).toEqual([409, 'SessionBusy']);
+
+      // A reload meanwhile shows what the other server's run has stored so far (the handler has the store)...
+      const reloaded = await get('chat-f');
+      expect(reloaded.status).toBe(200);
+      expect(reloaded.messages.map((message) => [message.role, message.parts.map((part) => part.type)])).toEqual([
+        ['user', ['text']],
+        ['assistant', ['step-start', 'tool-hold']],
+      ]);
+      expect(reloaded.messages[1]?.parts[1]).toMatchObject({ state: 'input-available', toolCallId: 'h1' });
+      // ...and without it, is refused like the message.
+      const bare = server([{ text: 'never' }], [], store, { withoutStore: true });
+      expect(await errorOf(await bare.handler(new Request('http://127.0.0.1/api/chat?id=chat-f')))).toEqual([
+        409,
+        'SessionBusy',
+      ]);
       elsewhere.abort();
       await run.result;
       await elsewhere.close();

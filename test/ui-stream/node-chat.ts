@@ -14,17 +14,8 @@ class PlainChatState implements ChatState<AgentchartUIMessage> {
   snapshot = <T>(thing: T): T => structuredClone(thing);
 }
 
-/**
- * What the docs tell a page to pass as `sendAutomaticallyWhen`: send the assistant message back once
- * the user answered its approval requests (agentchart runs a batch's other calls after its
- * approvals, so they are still waiting then, which the AI SDK's own helper does not allow for).
- */
-export function approvalsAnswered({ messages }: { messages: AgentchartUIMessage[] }): boolean {
-  const last = messages.at(-1);
-  if (last?.role !== 'assistant') return false;
-  const states = last.parts.flatMap((part) => ('approval' in part && part.approval ? [part.state] : []));
-  return states.includes('approval-responded') && !states.includes('approval-requested');
-}
+/** What the docs tell a page to pass as `sendAutomaticallyWhen`. */
+export { approvalsAnswered } from 'agentchart/ai-sdk-ui-client';
 
 /** The AI SDK's Chat (what useChat wraps) talking to a chat handler through the default HTTP transport. */
 export class NodeChat extends AbstractChat<AgentchartUIMessage> {

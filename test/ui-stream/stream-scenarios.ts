@@ -294,6 +294,42 @@ export function describeUIStream(dialect: 'v6' | 'v7'): void {
         expectInvariants(events, result.messages);
       });
 
+      it('answered through a fresh handle (the one that asked let go): the run resolveApproval returns continues the same message', async () => {
+        const ran: string[] = [];
+        const store = memoryStore();
+        const model = scriptedModel([
+          { text: 'Deploying.', toolCalls: [{ id: 'd1', name: 'deploy', arguments: { env: 'prod' } }] },
+          { text: 'Done.' },
+        ]);
+        const handle = () => createAgent({ model, tools: [deployTool(ran)], store, sessionId: 'chat-2' });
+        const first = handle();
+        await first.ready;
+        const { message, approvalId } = await asked(first, first.prompt('deploy to prod'));
+        await first.close();
+
+        // Another request (another process, maybe): a new handle on the stored session answers.
+        const later = handle();
+        await later.ready;
+        const [pending] = later.pendingApprovals();
+        const answered = answerApproval(message, approvalId, true);
+        const continued = later.resolveApproval('d1', { approved: true }, { version: pending!.version });
+        const response = await toUIMessageStreamResponse(continued, {
+          agent: later,
+          messageId: message.id,
+          continuesAfter: approvalId,
+        });
+        const final = await clientMessage(response, answered);
+        const result = await continued.result;
+        await later.close();
+
+        expect(ran).toEqual(['prod']);
+        expect(final.id).toBe(message.id);
+        const expectation = { dialect, asked: { d1: approvalId } };
+        expect(final.parts).toEqual(partsLike(expectedParts(runMessages(result.messages), expectation)));
+        expect(final.metadata).toEqual({ runId: continued.runId, status: 'completed', endReason: 'naturalEnd' });
+        expectInvariants(await store.loadEvents('chat-2'), result.messages);
+      });
+
       it('a denial ends the call as output-denied with the reason', async () => {
         const { agent, ran, run } = await setup();
         const { message, approvalId } = await asked(agent, run);

@@ -1,8 +1,4 @@
-import { buildTimeline } from '../../trace/viewer/timeline-model.js';
-import { renderTimeline } from '../../trace/viewer/timeline.js';
-import type { Message } from '../../domain/messages.js';
 import type { MachineOutlineNode } from '../../trace/format.js';
-import type { TimelineData } from '../../trace/viewer/timeline-model.js';
 import type {
   ControlCommand,
   ControlResponse,
@@ -10,15 +6,15 @@ import type {
   SessionView,
   StepView,
   StreamMessage,
-  WireEvent,
 } from '../protocol.js';
 import type { ForkResult } from '../../store/fork.js';
 import { addReceipt, ApprovalCards } from './controls.js';
 import { ConversationView, turnInFlight } from './conversation.js';
 import { renderCounters } from './counters.js';
-import { byId, clockTime, h, plural } from './dom.js';
+import { byId, h, plural } from './dom.js';
 import { EVENT_KINDS, renderEventLog, type EventLogFilter } from './event-log.js';
 import { createMachineCharts, lightCharts } from './machines.js';
+import { drawTimeline, drawTravelBar, readStream, renderQueues, type TimelineCache } from './panels.js';
 import { applyDelta, openTurnEvents, sessionFromHello, stepIndexOfEvent, type PageSession } from './session.js';
 
 /**
@@ -48,9 +44,6 @@ export interface StudioPageApi {
   live(): void;
 }
 
-/** Turns drawn in the timeline at most: those up to the cursor. */
-const TIMELINE_TURNS = 30;
-
 export function startStudioPage(): StudioPageApi {
   const token = new URLSearchParams(location.search).get('token') ?? '';
   const config = JSON.parse(byId('studio-config').textContent ?? '{}') as StudioConfig;
@@ -70,7 +63,7 @@ export function startStudioPage(): StudioPageApi {
   let openedInMs: number | null = null;
   let helloInMs: number | null = null;
   let drawnCounters: SessionView['counters'] | null = null;
-  let timeline: { events: number; data: TimelineData } | null = null;
+  let timeline: TimelineCache | null = null;
   let frameRequested = false;
 
   const api = async <T>(path: string, init: RequestInit = {}): Promise<T> => {
@@ -142,24 +135,7 @@ export function startStudioPage(): StudioPageApi {
     setConnection('connecting', 'connecting…');
     void (async () => {
       try {
-        const response = await fetch(`/api/stream?id=${encodeURIComponent(id)}`, {
-          headers: { 'x-agentchart-token': token },
-          signal: controller.signal,
-        });
-        if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
-        const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-        let buffer = '';
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          buffer += value;
-          let end: number;
-          while ((end = buffer.indexOf('\n\n')) >= 0) {
-            const chunk = buffer.slice(0, end);
-            buffer = buffer.slice(end + 2);
-            if (chunk.startsWith('data: ')) receive(JSON.parse(chunk.slice(6)) as StreamMessage | { error: string });
-          }
-        }
+        await readStream(id, token, controller.signal, receive);
       } catch (error) {
         if (controller.signal.aborted) return;
         showError(`The stream of "${id}" broke: ${(error as Error).message}`);
@@ -310,7 +286,7 @@ export function startStudioPage(): StudioPageApi {
     lightCharts(charts, view.machines);
     renderCounters(byId('counters'), view.counters, drawnCounters);
     drawnCounters = view.counters;
-    drawTimeline(session.events, cursor);
+    timeline = drawTimeline(session.events, cursor, timeline);
     renderEventLog(byId('event-rows'), byId('event-status'), session.events, filter, cursor, (index) => {
       if (session?.steps) void goToStep(stepIndexOfEvent(session.steps, index));
     });
@@ -322,7 +298,7 @@ export function startStudioPage(): StudioPageApi {
     for (const id of ['prompt', 'prompt-text'])
       (byId(id) as HTMLButtonElement).disabled = !controllable || view.running;
     (byId('abort') as HTMLButtonElement).disabled = !controllable || !view.running;
-    drawTravelBar(steps);
+    drawTravelBar(steps, session.info.stored, travel);
     const badges = [
       session.info.live ? 'live' : 'stored',
       view.running ? 'running' : 'idle',
@@ -347,47 +323,6 @@ export function startStudioPage(): StudioPageApi {
         }, 0),
       );
     }
-  };
-
-  const drawTimeline = (events: readonly WireEvent[], cursor: number) => {
-    if (!timeline || timeline.events !== events.length) {
-      const t0 = events[0]?.t ?? 0;
-      const items = events.map((event, entry) => ({ entry, t: event.t - t0, event: event as never }));
-      timeline = { events: events.length, data: buildTimeline(items) };
-    }
-    const { data } = timeline;
-    const upTo = data.turns.filter((turn) => turn.start.entry <= cursor);
-    const shown = upTo.slice(-TIMELINE_TURNS);
-    const t0 = events[0]?.t ?? 0;
-    const at = events[Math.max(cursor, 0)]?.t ?? t0;
-    renderTimeline(document, byId('timeline'), { turns: shown, session: data.session }, { entry: cursor, t: at - t0 });
-    byId('timeline-note').textContent =
-      upTo.length > shown.length ? `the last ${shown.length} of ${upTo.length} turns up to the cursor` : '';
-  };
-
-  const renderQueues = (queues: SessionView['queues']) => {
-    const line = (label: string, messages: Message[]) =>
-      messages.map((message) =>
-        h('li', { class: `queued ${label}` }, `${label}: ${message.role === 'user' ? message.content : message.role}`),
-      );
-    byId('queues').replaceChildren(...line('steering', queues.steering), ...line('follow-up', queues.followUp));
-  };
-
-  const drawTravelBar = (steps: NonNullable<PageSession['steps']>) => {
-    const slider = byId<HTMLInputElement>('slider');
-    // A live session's step list is read when travelling starts: a stored session can always travel.
-    const enabled = session?.info.stored === true;
-    slider.max = String(Math.max(steps.length - 1, 0));
-    slider.value = String(travel ? travel.index : Math.max(steps.length - 1, 0));
-    for (const id of ['slider', 'first', 'prev', 'next', 'last']) (byId(id) as HTMLButtonElement).disabled = !enabled;
-    (byId('fork') as HTMLButtonElement).disabled = !travel;
-    byId('live').classList.toggle('on', !travel);
-    const label = byId('step-label');
-    if (!session?.info.stored) label.textContent = 'time travel needs a store: createAgent({ store, sessionId })';
-    else if (travel) {
-      const { step } = travel;
-      label.textContent = `step ${travel.index + 1} / ${steps.length} · version ${step.version} · ${plural(step.events, 'event')} · ${clockTime(step.committedAt)}`;
-    } else label.textContent = 'now · pick a step to travel back';
   };
 
   // The conversation and the event log follow their end while live, until a person scrolls up

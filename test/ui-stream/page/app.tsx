@@ -3,20 +3,13 @@ import { DefaultChatTransport } from 'ai';
 import { useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import type { AgentchartUIMessage } from 'agentchart/ai-sdk-ui';
+import { approvalsAnswered } from 'agentchart/ai-sdk-ui-client';
 
 // A small chat page as an application writes it with useChat, bundled by the browser test with
 // esbuild and served by chatHandler behind node:http. The conversation is loaded from the server
 // (GET), so a reload shows what the durable session holds.
 
 type Part = AgentchartUIMessage['parts'][number];
-
-/** Sends the assistant message back once its approval requests are answered (as docs/chat-ui.md shows). */
-function approvalsAnswered({ messages }: { messages: AgentchartUIMessage[] }): boolean {
-  const last = messages.at(-1);
-  if (last?.role !== 'assistant') return false;
-  const states = last.parts.flatMap((part) => ('approval' in part && part.approval ? [part.state] : []));
-  return states.includes('approval-responded') && !states.includes('approval-requested');
-}
 
 function PartView({ part, answer }: { part: Part; answer: (id: string, approved: boolean) => void }) {
   if (part.type === 'text') return <p className="text">{part.text}</p>;
