@@ -1,6 +1,7 @@
 import type { AssistantMessage, Message } from '../src/domain/messages.js';
 import { toolCallsOf } from '../src/domain/messages.js';
-import { errorResult, rejectedText, resultsInCallOrder, settle } from './tool-results.js';
+import { resultsInCallOrder } from './tool-results.js';
+import type { KeptDecision } from './turn.approvals.js';
 import type {
   ApprovalVerdict,
   Batch,
@@ -37,8 +38,11 @@ export interface TurnContext {
   injected: Message[];
   /** The assistant message as committed (a post-turn policy may replace it). */
   assistant: AssistantMessage | null;
-  /** A `resolveApproval` answer, kept until the turn asks about that call (it may come first after a restart). */
-  decision: { toolCallId: string; verdict: ApprovalVerdict } | null;
+  /**
+   * `resolveApproval` answers, kept until the turn waits for those calls (an answer may come first after a
+   * restart); each is taken once, when the turn decides its call.
+   */
+  decisions: readonly KeptDecision[];
   /** Calls whose toolApprovalRequested was published (never asked twice, also across a restart). */
   asked: string[];
 }
@@ -46,10 +50,13 @@ export interface TurnContext {
 export type TurnEvent =
   | { type: 'ABORT' }
   | { type: 'STEERING_ARRIVED' }
-  /** From the approval effect: the request can be published now (the step that chose the call is over). */
-  | { type: 'APPROVAL_REQUESTED' }
-  /** From the approval effect: the handler's verdict (already checked). */
-  | { type: 'APPROVAL_VERDICT'; verdict: ApprovalVerdict }
+  /**
+   * From the approval effect, once per call in call order: its request can be published now (the step
+   * that chose the calls is over).
+   */
+  | { type: 'APPROVAL_REQUESTED'; toolCallId: string }
+  /** From the approval effect: the handler's verdict on one of the calls asked (already checked). */
+  | { type: 'APPROVAL_VERDICT'; toolCallId: string; verdict: ApprovalVerdict }
   /** A durable approval answered by `agent.resolveApproval` (the verdict already checked). */
   | { type: 'APPROVAL_DECIDED'; toolCallId: string; verdict: ApprovalVerdict };
 
@@ -65,7 +72,7 @@ export function initialContext(input: TurnInput): TurnContext {
     inputInjected: [],
     injected: [],
     assistant: null,
-    decision: null,
+    decisions: [],
     // Stryker disable next-line ArrayDeclaration: a stray id in a fresh turn's list matches no call
     asked: input.resume?.requestedCallIds ?? [],
   };
@@ -74,43 +81,6 @@ export function initialContext(input: TurnInput): TurnContext {
 /** The output of an invoked actor, from its done event (the chart reads it only where one arrives). */
 export function replyOf<T>(event: { type: string }): T {
   return (event as unknown as { output: T }).output;
-}
-
-/** The call whose approval is being asked: the first prepared call not approved yet. */
-export function approvalAsked(context: Pick<TurnContext, 'prepared'>): PreparedCall | null {
-  return context.prepared.find((entry) => !entry.approved) ?? null;
-}
-
-/** The prepared calls and results after a verdict on `asked`. */
-export function callDecided(
-  context: Pick<TurnContext, 'prepared' | 'settled'>,
-  asked: PreparedCall,
-  verdict: ApprovalVerdict,
-): Pick<TurnContext, 'prepared' | 'settled'> {
-  const others = (replacement: PreparedCall | null) =>
-    context.prepared.flatMap((entry) => (entry === asked ? (replacement ? [replacement] : []) : [entry]));
-  switch (verdict.kind) {
-    case 'approved':
-      return { prepared: others({ ...asked, approved: true }), settled: context.settled };
-    case 'approvedWith': {
-      const call = { ...asked.call, arguments: verdict.arguments };
-      return { prepared: others({ ...asked, call, approved: true, cleared: false }), settled: context.settled };
-    }
-    case 'denied':
-      return {
-        prepared: others(null),
-        settled: settle(context.settled, asked.position, errorResult(asked.call, rejectedText(verdict.reason))),
-      };
-    case 'failed':
-      return {
-        prepared: others(null),
-        settled: settle(
-          context.settled,
-          asked.position,
-          errorResult(asked.call, `approval failed: ${verdict.message}`),
-        ),
-      };
-  }
 }
 
 /** The turn's ending as its output says it: the decision made, or (never expected) a plain success. */

@@ -1,6 +1,7 @@
 import { and, not, or } from 'xstate';
 import { unfinishedText } from './tool-results.js';
-import { initialContext, outputOf } from './turn.context.js';
+import { awaitingApproval, keptResolution, verdictResolution } from './turn.approvals.js';
+import { initialContext, outputOf, type TurnContext, type TurnEvent } from './turn.context.js';
 import { turnSetup } from './turn.setup.js';
 import type { ResponseOutput, Settled, TurnEnding } from './turn.types.js';
 
@@ -25,7 +26,18 @@ const TOOLS_EXECUTED: TurnEnding = { kind: 'success', reason: 'toolsExecuted' };
 const COMPLETE: TurnEnding = { kind: 'success', reason: 'complete' };
 const unfinished = (kind: 'aborted' | 'steeringSkipped' | 'replyFailed') =>
   ({ type: 'settleUnfinishedCalls', params: { kind } }) as const;
-const resolved = (approved: boolean) => ({ type: 'announceApprovalResolved', params: { approved } }) as const;
+/** toolApprovalResolved for the call a handler's verdict decides, or the one a kept answer decides. */
+const resolvedByVerdict = (approved: boolean) =>
+  ({
+    type: 'announceApprovalResolved',
+    params: ({ context, event }: { context: TurnContext; event: TurnEvent }) =>
+      verdictResolution(context, event, approved),
+  }) as const;
+const resolvedByKeptAnswer = (approved: boolean) =>
+  ({
+    type: 'announceApprovalResolved',
+    params: ({ context }: { context: TurnContext }) => keptResolution(context, approved),
+  }) as const;
 
 /** Steering before anything started: no call starts, each unstarted one is skipped. */
 const interruptedBySteering = ['noteSteering', end(STEERED), unfinished('steeringSkipped')] as const;
@@ -234,7 +246,7 @@ export const turnMachine = turnSetup.createMachine({
             ],
           },
         },
-        /** One call at a time, in call order: the first prepared call not approved yet is asked. */
+        /** Every call awaiting approval is asked at once; the batch goes on when the last one is decided. */
         approval: {
           always: [
             { guard: 'hasCallsAwaitingApproval', target: 'askingApproval' },
@@ -244,69 +256,61 @@ export const turnMachine = turnSetup.createMachine({
           ],
         },
         /**
-         * The request is published once the step that chose the call is over (a steer or an abort
-         * accepted meanwhile comes first), then the handler decides — or, in a stored session with
-         * no handler, `resolveApproval` does, across restarts.
+         * The requests are published (one per call, in call order) once the step that chose the calls is
+         * over (a steer or an abort accepted meanwhile comes first, and one accepted in a request's
+         * subscriber stops the requests after it). Then each call is decided on its own,
+         * in any order: by the handler, asked about each at once, or — in a stored session with no
+         * handler — by `resolveApproval`, across restarts and from any agent on the session.
          */
         askingApproval: {
           invoke: {
             src: 'askApproval',
-            input: ({ context }) => ({
-              turnIndex: context.input.turnIndex,
-              call: context.prepared.find((entry) => !entry.approved) as never,
-            }),
+            input: ({ context }) => ({ turnIndex: context.input.turnIndex, calls: awaitingApproval(context) }),
           },
           initial: 'requesting',
           states: {
+            // The requests go out one event each, so a steer or an abort from a request's subscriber stops the rest.
             requesting: {
-              on: {
-                APPROVAL_REQUESTED: { target: 'waiting', actions: ['announceApprovalRequest', 'noteApprovalAsked'] },
-              },
+              always: { guard: 'everyApprovalRequested', target: 'waiting' },
             },
             waiting: {
+              // A kept `resolveApproval` answer decides its call (one per microstep); the last decision moves on.
               always: [
+                { guard: 'keptDecisionApproves', actions: [resolvedByKeptAnswer(true), 'applyKeptDecision'] },
                 {
-                  guard: 'decisionApproves',
-                  target: '#turn.TOOL_EXECUTION.approval',
-                  actions: [resolved(true), 'applyDecision'],
+                  guard: 'keptDecisionArrived',
+                  actions: [resolvedByKeptAnswer(false), 'countRejectedCall', 'applyKeptDecision'],
                 },
-                {
-                  guard: 'decisionArrived',
-                  target: '#turn.TOOL_EXECUTION.approval',
-                  actions: [resolved(false), 'countRejectedCall', 'applyDecision'],
-                },
+                { guard: 'everyApprovalDecided', target: '#turn.TOOL_EXECUTION.approval' },
               ],
               on: {
                 APPROVAL_VERDICT: [
+                  { guard: 'verdictApproves', actions: [resolvedByVerdict(true), 'recordVerdict'] },
                   {
-                    guard: 'verdictApproves',
-                    target: '#turn.TOOL_EXECUTION.approval',
-                    actions: [resolved(true), 'recordVerdict'],
-                  },
-                  {
-                    target: '#turn.TOOL_EXECUTION.approval',
-                    actions: [resolved(false), 'countRejectedCall', 'recordVerdict'],
+                    guard: 'verdictForAwaitingCall',
+                    actions: [resolvedByVerdict(false), 'countRejectedCall', 'recordVerdict'],
                   },
                 ],
               },
             },
           },
           on: {
-            // Steering withdraws a published request (resolved as denied; the handler is signalled); no call starts.
+            APPROVAL_REQUESTED: { actions: ['announceApprovalRequest', 'noteApprovalAsked'] },
+            // Steering withdraws the published requests (each resolved as denied; the handlers are signalled); no call starts.
             STEERING_ARRIVED: [
               {
-                guard: and(['steeringInterruptsTools', 'approvalWasRequested']),
+                guard: and(['steeringInterruptsTools', 'approvalRequestsOut']),
                 target: '#turn.RESPONSE',
-                actions: [resolved(false), ...interruptedBySteering],
+                actions: ['withdrawApprovals', ...interruptedBySteering],
               },
               { guard: 'steeringInterruptsTools', target: '#turn.RESPONSE', actions: interruptedBySteering },
               { actions: 'noteSteering' },
             ],
             ABORT: [
               {
-                guard: 'approvalWasRequested',
+                guard: 'approvalRequestsOut',
                 target: '#turn.RESPONSE',
-                actions: [resolved(false), ...abortedBeforeDispatch],
+                actions: ['withdrawApprovals', ...abortedBeforeDispatch],
               },
               { target: '#turn.RESPONSE', actions: abortedBeforeDispatch },
             ],

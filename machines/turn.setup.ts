@@ -12,17 +12,16 @@ import {
   openBatch,
 } from './turn.batch.js';
 import {
-  approvalAsked,
+  approves,
+  awaitingApproval,
+  awaitingCall,
   callDecided,
-  ended,
-  outputOf,
-  replyOf,
-  resumedEnding,
-  type TurnContext,
-  type TurnEvent,
-} from './turn.context.js';
+  keptDecision,
+  requestsOut,
+  type ApprovalResolution,
+} from './turn.approvals.js';
+import { ended, outputOf, replyOf, resumedEnding, type TurnContext, type TurnEvent } from './turn.context.js';
 import type {
-  ApprovalVerdict,
   PartitionOutput,
   PreDispatchOutput,
   PreparedCall,
@@ -74,11 +73,11 @@ export const turnSetup = setup({
       'runPreDispatchPolicies',
     ),
     /**
-     * Asks about one call: sends APPROVAL_REQUESTED once the step is over, then the handler's verdict
-     * (already checked: a throw is `failed`) as APPROVAL_VERDICT; a stored session's answer comes as
-     * APPROVAL_DECIDED instead.
+     * Asks about every call awaiting approval at once: sends APPROVAL_REQUESTED once the step is over,
+     * then the handler's verdict on each call (already checked: a throw is `failed`) as APPROVAL_VERDICT,
+     * in whatever order they come; a stored session's answers come as APPROVAL_DECIDED instead.
      */
-    askApproval: fromCallback<EventObject, { turnIndex: number; call: PreparedCall }>(notProvided('askApproval')),
+    askApproval: fromCallback<EventObject, { turnIndex: number; calls: PreparedCall[] }>(notProvided('askApproval')),
     /** The custom `partition(calls)`: groups of prepared-call indices, or why they are invalid. */
     partitionCalls: effect<PartitionOutput, { prepared: PreparedCall[] }>('partitionCalls'),
     runPostTurnPolicies: effect<ResponseOutput, Pick<TurnOutput, 'assistant' | 'toolResults'> & { turnIndex: number }>(
@@ -133,32 +132,32 @@ export const turnSetup = setup({
     /** Nothing to check before dispatch and a fixed strategy: the prepared calls start at once. */
     preparedRunAtOnce: ({ context }) => runsAtOnce(context, context.prepared),
     preDispatchStopped: ({ event }) => replyOf<PreDispatchOutput>(event).stopped,
-    hasCallsAwaitingApproval: ({ context }) => approvalAsked(context) !== null,
+    hasCallsAwaitingApproval: ({ context }) => awaitingApproval(context).length > 0,
+    /** Every call of the batch that waited for approval has its decision. */
+    everyApprovalDecided: ({ context }) => awaitingApproval(context).length === 0,
     /** An approval rewrote arguments: those calls clear pre-dispatch again before anything starts. */
     rewrittenCallsNeedPreDispatch: ({ context }) =>
       context.input.features.preDispatchPolicies && context.prepared.some((entry) => !entry.cleared),
-    verdictApproves: ({ event }) =>
-      // Stryker disable next-line ConditionalExpression: only APPROVAL_VERDICT reaches it (the check narrows)
-      event.type === 'APPROVAL_VERDICT' && (event.verdict.kind === 'approved' || event.verdict.kind === 'approvedWith'),
+    /** The handler's verdict is on a call that still waits (never twice for one call). */
+    verdictForAwaitingCall: ({ context, event }) =>
+      event.type === 'APPROVAL_VERDICT' && awaitingCall(context, event.toolCallId) !== null,
+    verdictApproves: ({ context, event }) =>
+      event.type === 'APPROVAL_VERDICT' && awaitingCall(context, event.toolCallId) !== null && approves(event.verdict),
+    /** Every call awaiting approval has its request published (in this attempt, or before a restart). */
+    everyApprovalRequested: ({ context }) =>
+      awaitingApproval(context).every(({ call }) => context.asked.includes(call.id)),
     /**
-     * The request for the call being asked is published, here or before a restart (a turn resumed
-     * by another handle waits for it without publishing it again): a withdrawal resolves it as denied.
+     * Some request is out and undecided, published here or before a restart (a turn resumed by another
+     * handle waits for it without publishing it again): a withdrawal resolves each such one as denied.
      */
-    approvalWasRequested: ({ context }) => {
-      const asked = approvalAsked(context);
-      return asked !== null && context.asked.includes(asked.call.id);
+    approvalRequestsOut: ({ context }) => requestsOut(context).length > 0,
+    /** A kept `resolveApproval` answer approves a call that waits (it may have come before the turn got here). */
+    keptDecisionApproves: ({ context }) => {
+      const kept = keptDecision(context);
+      return kept !== null && approves(kept.verdict);
     },
-    decisionApproves: ({ context }) => {
-      const asked = approvalAsked(context);
-      const verdict = asked && context.decision?.toolCallId === asked.call.id ? context.decision.verdict : null;
-      return verdict?.kind === 'approved' || verdict?.kind === 'approvedWith';
-    },
-    /** `resolveApproval` answered the call being asked (possibly before the resumed turn got here). */
-    decisionArrived: ({ context }) => {
-      const asked = approvalAsked(context);
-      // Stryker disable next-line ConditionalExpression: evaluated in `waiting`, where a call is being asked
-      return asked !== null && context.decision?.toolCallId === asked.call.id;
-    },
+    /** A kept `resolveApproval` answer decides a call that waits. */
+    keptDecisionArrived: ({ context }) => keptDecision(context) !== null,
     usesCustomPartition: ({ context }) => context.input.features.execution.kind === 'custom',
     partitionIsInvalid: ({ event }) => 'invalid' in replyOf<PartitionOutput>(event),
     nothingToRun: ({ context }) => context.prepared.length === 0,
@@ -181,10 +180,12 @@ export const turnSetup = setup({
     /** Commits the assistant message and every result in call order (publishing the synthetic ones). */
     commitTurn: notProvided('commitTurn'),
     announceTurnEnd: notProvided('announceTurnEnd'),
-    /** toolApprovalRequested for the call being asked (unless it was published before a restart). */
+    /** toolApprovalRequested for the call APPROVAL_REQUESTED names (unless it was published before a restart). */
     announceApprovalRequest: notProvided('announceApprovalRequest'),
-    announceApprovalResolved: (_args: unknown, _params: { approved: boolean }) =>
+    announceApprovalResolved: (_args: unknown, _params: ApprovalResolution) =>
       notProvided('announceApprovalResolved')(),
+    /** Abort or steering: each published request still undecided is resolved as denied, in call order. */
+    withdrawApprovals: notProvided('withdrawApprovals'),
     /** A call the user or a policy refused: counted in toolCallsRejected. */
     countRejectedCall: notProvided('countRejectedCall'),
 
@@ -215,29 +216,35 @@ export const turnSetup = setup({
       for (const { position, result } of output.skipped) settled = settle(settled, position, result);
       return { prepared: output.prepared, settled, injected: [...context.injected, ...output.injected] };
     }),
-    /** The handler's verdict on the call being asked. */
+    /** The handler's verdict on one of the calls asked. */
     recordVerdict: assign(({ context, event }) => {
-      const asked = approvalAsked(context);
-      // Stryker disable next-line ConditionalExpression,LogicalOperator: runs on APPROVAL_VERDICT while a call is asked
-      return asked && event.type === 'APPROVAL_VERDICT' ? callDecided(context, asked, event.verdict) : {};
+      // Stryker disable next-line ConditionalExpression: runs on APPROVAL_VERDICT (the check narrows)
+      const call = event.type === 'APPROVAL_VERDICT' ? awaitingCall(context, event.toolCallId) : null;
+      // Stryker disable next-line ConditionalExpression,LogicalOperator: runs after verdictForAwaitingCall
+      return call && event.type === 'APPROVAL_VERDICT' ? callDecided(context, call, event.verdict) : {};
     }),
-    /** The `resolveApproval` answer on the call being asked. */
-    applyDecision: assign(({ context }) => {
-      const asked = approvalAsked(context);
-      // Runs after decisionApproves or decisionArrived: the asked call has its decision.
-      // Stryker disable next-line OptionalChaining
-      const verdict = context.decision?.verdict;
-      // Stryker disable next-line ConditionalExpression,LogicalOperator: (same)
-      return asked && verdict ? { ...callDecided(context, asked, verdict), decision: null } : {};
+    /** The first kept `resolveApproval` answer decides its call, and is taken. */
+    applyKeptDecision: assign(({ context }) => {
+      const kept = keptDecision(context);
+      // Stryker disable next-line ConditionalExpression: runs after keptDecisionArrived
+      if (!kept) return {};
+      const decisions = context.decisions.filter((decision) => decision.toolCallId !== kept.call.call.id);
+      return { ...callDecided(context, kept.call, kept.verdict), decisions };
     }),
-    noteApprovalAsked: assign(({ context }) => {
-      const asked = approvalAsked(context);
-      return asked && !context.asked.includes(asked.call.id) ? { asked: [...context.asked, asked.call.id] } : {};
-    }),
+    noteApprovalAsked: assign(({ context, event }) =>
+      // Stryker disable next-line ConditionalExpression: only APPROVAL_REQUESTED runs it (the check narrows)
+      event.type === 'APPROVAL_REQUESTED' && !context.asked.includes(event.toolCallId)
+        ? { asked: [...context.asked, event.toolCallId] }
+        : {},
+    ),
+    /** A `resolveApproval` answer, kept until the turn decides that call (the first answer for a call wins). */
     keepDecision: assign({
-      decision: ({ context, event }) =>
+      decisions: ({ context, event }) =>
         // Stryker disable next-line ConditionalExpression: only APPROVAL_DECIDED runs it (the check narrows)
-        event.type === 'APPROVAL_DECIDED' ? { toolCallId: event.toolCallId, verdict: event.verdict } : context.decision,
+        event.type === 'APPROVAL_DECIDED' &&
+        !context.decisions.some((decision) => decision.toolCallId === event.toolCallId)
+          ? [...context.decisions, { toolCallId: event.toolCallId, verdict: event.verdict }]
+          : context.decisions,
     }),
     /** Opens the batch: groups per the strategy, or the custom partition's; its first calls start. */
     startBatch: assign(({ context, event }) => {

@@ -15,7 +15,7 @@ import { scriptedModel, type Clock } from '../src/testing.js';
  */
 
 export const STUDIO_IMAGE = fileURLToPath(new URL('../docs/images/studio.png', import.meta.url));
-const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = process.env.AGENTCHART_CHROMIUM || '/usr/bin/chromium';
 
 const clock: Clock = {
   setTimeout: (fn, ms) => setTimeout(fn, ms),

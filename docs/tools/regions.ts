@@ -33,7 +33,7 @@ const AGENT_ERRORS: Record<AgentErrorCode, string> = {
   InvalidOptions:
     'An option of `createAgent`, `defineTool`, an adapter or an observer that is wrong: the message names its path (a misspelled key too).',
   StaleVersion:
-    '`resolveApproval` quoted an older version than the session has: read `pendingApprovals()` again and quote its `version`.',
+    "`resolveApproval` quoted another version than the one the call's approval was requested at: read `pendingApprovals()` again and quote its `version`.",
   UnknownToolCall: '`resolveApproval` named a tool call that is not waiting for an approval.',
   StoreCorrupted:
     'A stored session or file that cannot be read back (truncated, damaged); never a silent empty session.',

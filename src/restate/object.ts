@@ -98,19 +98,19 @@ export function agentObject<Name extends string>(options: AgentObjectOptions<Nam
         return null;
       }),
       pendingApprovals: shared(async (ctx: ObjectSharedContext): Promise<PendingApproval[]> => {
-        const pending = (await readHead(sessionKey(sdk, ctx.key), ctx))?.run?.turn?.pendingApproval;
-        return pending ? [pending] : [];
+        return (await readHead(sessionKey(sdk, ctx.key), ctx))?.run?.turn?.pendingApprovals ?? [];
       }),
       resolveApproval: shared(async (ctx: ObjectSharedContext, input: unknown): Promise<null> => {
         const sessionId = sessionKey(sdk, ctx.key);
         const { toolCallId, decision, version } = parsed(sdk, ResolveApprovalInputSchema, input, 'resolveApproval');
-        const pending = (await readHead(sessionId, ctx))?.run?.turn?.pendingApproval ?? null;
-        if (!pending || pending.toolCallId !== toolCallId) {
+        const waiting = (await readHead(sessionId, ctx))?.run?.turn?.pendingApprovals ?? [];
+        const pending = waiting.find((candidate) => candidate.toolCallId === toolCallId);
+        if (!pending) {
+          const which = waiting.map((candidate) => `"${candidate.toolCallId}"`).join(', ');
           throw refusal(
             sdk,
             'UnknownToolCall',
-            `no approval is pending for tool call "${toolCallId}"` +
-              (pending ? ` (pending: "${pending.toolCallId}")` : ''),
+            `no approval is pending for tool call "${toolCallId}"` + (which ? ` (pending: ${which})` : ''),
           );
         }
         if (pending.version !== version) {

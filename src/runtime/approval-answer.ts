@@ -4,27 +4,28 @@ import { checkApprovalDecision } from '../policies/verdicts.js';
 import type { PendingApproval } from '../store/types.js';
 import { verdictOf } from './approvals.js';
 import { sessionView } from './checkpoint.js';
-import { unpark, unparkSync } from './parking.js';
+import { parkIfWaiting, unpark, unparkSync } from './parking.js';
 import { planResume } from './resume.js';
 import type { AgentState, RunSession } from './run-session.js';
 import { beginRun } from './run-start.js';
 
-/** Durable approvals (and running calls' questions) waiting for `resolveApproval`, with the version to quote. */
+/**
+ * Durable approvals (every call of the batch that waits, in call order) and running calls' questions
+ * waiting for `resolveApproval`, each with the version to quote.
+ */
 export function pendingApprovalsOf(state: AgentState): PendingApproval[] {
-  const pending = sessionView(state).pendingApproval;
+  const approvals = sessionView(state).pendingApprovals.map(({ toolCallId, toolName, arguments: args, version }) => ({
+    toolCallId,
+    toolName,
+    arguments: args,
+    version,
+  }));
   const questions = [...(state.run?.elicitations.values() ?? [])].map((question) => question.pending);
-  const approval = pending
-    ? [
-        {
-          toolCallId: pending.toolCallId,
-          toolName: pending.toolName,
-          arguments: pending.arguments,
-          version: pending.version,
-        },
-      ]
-    : [];
-  return [...approval, ...questions];
+  return [...approvals, ...questions];
 }
+
+/** Parked runs of this process taking their lease back (a server store answers asynchronously). */
+const unparking = new WeakMap<RunSession, Promise<boolean>>();
 
 /**
  * `resolveApproval`: checked at once (an invalid answer leaves the approval pending, untouched),
@@ -53,20 +54,28 @@ export function answerApproval(
   }
   const question = state.run?.elicitations.get(toolCallId);
   if (question) {
-    checkPending(question.pending, toolCallId, version);
+    checkPending([question.pending], toolCallId, version);
     question.answer(checked.value);
     return state.run as RunSession;
   }
-  const pending = checkPending(sessionView(state).pendingApproval, toolCallId, version);
+  const pending = checkPending(sessionView(state).pendingApprovals, toolCallId, version);
   const call = { id: pending.toolCallId, name: pending.toolName, arguments: pending.arguments };
   const verdict = verdictOf(state.registry, call, checked.value);
   const run = state.run;
-  const decided = (to: RunSession) => to.master?.send({ type: 'APPROVAL_DECIDED', toolCallId, verdict });
-  if (run?.parked) {
+  const decided = (to: RunSession) => {
+    to.master?.send({ type: 'APPROVAL_DECIDED', toolCallId, verdict });
+    // Other calls of the batch may still wait: the run parks again once this decision is stored.
+    queueMicrotask(() => parkIfWaiting(to));
+  };
+  const taking = run ? unparking.get(run) : undefined;
+  if (run && (run.parked || taking)) {
     // This agent's own parked run: it takes its lease back and goes on, unless another agent moved it on.
     if (!state.access?.sync) {
-      void unpark(run).then(
-        (goesOn) => goesOn && decided(run),
+      // Answers given while the lease is on its way (a batch answered in one go) wait for the same unpark.
+      const goesOn = taking ?? unpark(run).finally(() => unparking.delete(run));
+      unparking.set(run, goesOn);
+      void goesOn.then(
+        (on) => on && decided(run),
         (error: unknown) => state.persister?.fail(error),
       );
       return run;
@@ -82,7 +91,7 @@ export function answerApproval(
     plan: () => {
       // Reloaded under the lease: the approval must still wait, at the version quoted.
       const current = state.between?.run;
-      checkPending(sessionView(state).pendingApproval, toolCallId, version);
+      checkPending(sessionView(state).pendingApprovals, toolCallId, version);
       return planResume(state, current as NonNullable<typeof current>);
     },
     ...(stored ? { runId: stored.runId } : {}),
@@ -91,12 +100,14 @@ export function answerApproval(
   });
 }
 
-function checkPending(pending: PendingApproval | null, toolCallId: string, version: number): PendingApproval {
-  if (!pending || pending.toolCallId !== toolCallId) {
-    const which = pending ? ` (pending: "${pending.toolCallId}")` : '';
+/** The approval of this call among those waiting, at the version quoted; else a typed refusal. */
+function checkPending(waiting: readonly PendingApproval[], toolCallId: string, version: number): PendingApproval {
+  const pending = waiting.find((candidate) => candidate.toolCallId === toolCallId);
+  if (!pending) {
+    const which = waiting.map((candidate) => `"${candidate.toolCallId}"`).join(', ');
     throw new AgentError(
       'UnknownToolCall',
-      `resolveApproval: no approval is pending for tool call "${toolCallId}"${which}.`,
+      `resolveApproval: no approval is pending for tool call "${toolCallId}"${which ? ` (pending: ${which})` : ''}.`,
     );
   }
   if (version !== pending.version) {

@@ -14,31 +14,36 @@ import { validateToolCall } from './tool-phases.js';
 /**
  * Approval through the handler, isolated: a throwing or rejecting handler, or one that returns
  * anything but a decision, is a `failed` verdict (an error result, reported as a policyError).
- * Without a handler (and no store to wait on) the call fails with a clear message. The turn's
- * chart asks one call at a time; leaving the state (abort, steering) signals the handler.
+ * Without a handler (and no store to wait on) each call fails with a clear message. Every call of
+ * the batch that needs approval is asked at once: the handler is called for each, in call order,
+ * without waiting for the one before (a UI shows them together, as a stored session's
+ * `pendingApprovals()` lists them), and each verdict goes to the turn when it comes. Leaving the
+ * state (abort, steering) signals every handler still deciding.
  */
 export function createApprovalAsker() {
-  return fromCallback<EventObject, { turnIndex: number; call: PreparedCall }>(({ input, sendBack, system }) => {
+  return fromCallback<EventObject, { turnIndex: number; calls: PreparedCall[] }>(({ input, sendBack, system }) => {
     const run = runOf(system);
-    const { call } = input.call;
-    // Aborted when the turn leaves the request (abort, steering): the handler is signalled.
+    // Aborted when the turn leaves the requests (abort, steering): the handlers are signalled.
     const controller = new AbortController();
     run.boundary.afterStep(() => {
-      if (controller.signal.aborted) return;
-      sendBack({ type: 'APPROVAL_REQUESTED' });
-      // A stored session with no handler waits for resolveApproval (parked once the wait is stored);
-      // a subscriber of the request may have answered it already.
+      // A stored session with no handler waits for resolveApproval: parked once the wait is stored.
       if (durable(run)) queueMicrotask(() => parkIfWaiting(run));
-      if (controller.signal.aborted || durable(run)) return;
-      void run.awaitUser(askHandler(run, call, input.turnIndex, controller.signal)).then((decision) => {
+      for (const { call } of input.calls) {
+        // A subscriber of an earlier request may have ended the asking (abort, steering): no request after it.
         if (controller.signal.aborted) return;
-        if ('failed' in decision) run.reportPolicyError('approval', new Error(decision.failed), input.turnIndex);
-        const verdict: ApprovalVerdict =
-          'failed' in decision
-            ? { kind: 'failed', message: decision.failed }
-            : verdictOf(run.agent.registry, call, decision);
-        sendBack({ type: 'APPROVAL_VERDICT', verdict });
-      });
+        sendBack({ type: 'APPROVAL_REQUESTED', toolCallId: call.id });
+        // A stored session with no handler waits for resolveApproval.
+        if (controller.signal.aborted || durable(run)) continue;
+        void run.awaitUser(askHandler(run, call, input.turnIndex, controller.signal)).then((decision) => {
+          if (controller.signal.aborted) return;
+          if ('failed' in decision) run.reportPolicyError('approval', new Error(decision.failed), input.turnIndex);
+          const verdict: ApprovalVerdict =
+            'failed' in decision
+              ? { kind: 'failed', message: decision.failed }
+              : verdictOf(run.agent.registry, call, decision);
+          sendBack({ type: 'APPROVAL_VERDICT', toolCallId: call.id, verdict });
+        });
+      }
     });
     return () => controller.abort();
   });

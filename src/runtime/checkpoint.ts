@@ -2,7 +2,8 @@ import type { AnyActorRef } from 'xstate';
 import type { MasterContext } from '../../machines/master.types.js';
 import { settledByPosition } from '../../machines/tool-results.js';
 import type { ToolCallContext, ToolCallOutput } from '../../machines/tool-call.machine.js';
-import { approvalAsked, startedCallIds, type TurnContext } from '../../machines/turn.context.js';
+import { awaitingApproval } from '../../machines/turn.approvals.js';
+import { startedCallIds, type TurnContext } from '../../machines/turn.context.js';
 import type { TurnOutput } from '../../machines/turn.types.js';
 import { cloneCounters } from '../domain/counters.js';
 import { toolCallsOf, type ToolResultMessage } from '../domain/messages.js';
@@ -70,11 +71,11 @@ export function openTurnOf(
 const isDeferred = (outcome: TurnOutput) =>
   outcome.kind === 'failure' && (outcome.detail === 'retryable' || outcome.detail === 'overflow');
 
-/** Where the persister keeps the version a durable approval request was first stored at. */
+/** Where the persister keeps the version each durable approval request was first stored at. */
 export interface ApprovalVersions {
   /** The session waits for `resolveApproval` (a store and no approval handler). */
   readonly durable: boolean;
-  pending: PendingApproval | null;
+  pending: PendingApproval[];
 }
 
 /** The session's queues, turn index and durable approval now, as `sessionView` reads them. */
@@ -82,8 +83,8 @@ export interface SessionView {
   steeringQueue: readonly Message[];
   followUpQueue: readonly Message[];
   turnIndex: number;
-  /** The durable approval the session waits for (with the version `resolveApproval` must quote). */
-  pendingApproval: PendingApproval | null;
+  /** The durable approvals the session waits for, in call order (each with the version `resolveApproval` must quote). */
+  pendingApprovals: PendingApproval[];
 }
 
 /** The master of the run in progress, if one runs. */
@@ -107,16 +108,16 @@ export function sessionView(agent: AgentState): SessionView {
       steeringQueue: context.steeringQueue,
       followUpQueue: context.followUpQueue,
       turnIndex: context.turnIndex + closedNow,
-      pendingApproval: approvals ? currentPendingApproval(run, approvals) : null,
+      pendingApprovals: approvals ? currentPendingApprovals(run, approvals) : [],
     };
   }
   const between = agent.between;
-  const stored = between?.run?.turn?.pendingApproval ?? null;
+  const stored = between?.run?.turn?.pendingApprovals ?? [];
   return {
     steeringQueue: between?.steeringQueue ?? [],
     followUpQueue: between?.followUpQueue ?? [],
     turnIndex: between?.turnIndex ?? 0,
-    pendingApproval: stored && agent.persister?.approvals.durable ? stored : null,
+    pendingApprovals: agent.persister?.approvals.durable ? stored : [],
   };
 }
 
@@ -132,7 +133,7 @@ export function checkpointOf(
   const open = master && run ? openTurnOf(master, run) : { turn: null, closedNow: false };
   const closedNow = open.closedNow ? 1 : 0;
   const turn = open.turn ? turnCheckpoint(open.turn, version, approvals, run?.openQuestions) : null;
-  if (!turn) approvals.pending = null;
+  if (!turn) approvals.pending = [];
   const view = sessionView(agent);
   return {
     sessionId,
@@ -207,19 +208,19 @@ function turnCheckpoint(
     started: [],
     approved: [],
     requested: [],
-    pendingApproval: null,
+    pendingApprovals: [],
     committed: false,
   };
   const snapshot = view.snapshot;
   if (!snapshot) {
-    approvals.pending = null;
+    approvals.pending = [];
     return empty;
   }
   const context = snapshot.context;
   const deferred = snapshot.status === 'done' && isDeferred(snapshot.output as TurnOutput);
   const reply = context.reply && !deferred ? context.reply : null;
   const committed = snapshot.matches('RESPONSE') || snapshot.matches('done');
-  const pendingApproval = approvals.durable ? pendingApprovalOf(snapshot, version, approvals) : null;
+  const pendingApprovals = approvals.durable ? pendingApprovalsOf(snapshot, version, approvals) : [];
   return {
     ...empty,
     reply: reply ? { message: reply.message, invalidCalls: [...reply.invalidCalls] } : null,
@@ -228,7 +229,7 @@ function turnCheckpoint(
     started: startedOf(snapshot, view.calls),
     approved: [...new Set([...(context.input.resume?.approvedCallIds ?? []), ...approvedIds(context)])],
     requested: [...context.asked],
-    pendingApproval,
+    pendingApprovals,
     ...(questions.size > 0 ? { questions: [...questions] } : {}),
     committed,
   };
@@ -281,53 +282,68 @@ function approvedIds(context: TurnContext): string[] {
 }
 
 /**
- * A durable approval waiting for `resolveApproval`, with the version it was first stored at: the
- * call the turn is waiting on, or (a resumed turn on its way there) the one its checkpoint recorded.
+ * The durable approvals waiting for `resolveApproval`, each with the version it was first stored at:
+ * every call the turn waits on, or (a resumed turn on its way there) those its checkpoint recorded
+ * and not decided since.
  */
-export function pendingApprovalOf(
+export function pendingApprovalsOf(
   snapshot: Snapshot<TurnContext>,
   version: number,
   approvals: ApprovalVersions,
-): PendingApproval | null {
-  approvals.pending = waitingApproval(snapshot, approvals.pending, version);
+): PendingApproval[] {
+  approvals.pending = waitingApprovals(snapshot, approvals.pending, version);
   return approvals.pending;
 }
 
-function waitingApproval(
+function waitingApprovals(
   snapshot: Snapshot<TurnContext>,
-  known: PendingApproval | null,
+  known: readonly PendingApproval[],
   version: number,
-): PendingApproval | null {
-  if (snapshot.status !== 'active' || snapshot.matches('RESPONSE')) return null;
-  const asked = approvalAsked(snapshot.context);
-  if (!asked) return known && !decided(snapshot.context, known.toolCallId) ? known : null;
-  const same = known?.toolCallId === asked.call.id ? known : null;
-  // A stored session with no handler: the published request waits for resolveApproval.
+): PendingApproval[] {
+  if (snapshot.status !== 'active' || snapshot.matches('RESPONSE')) return [];
+  const context = snapshot.context;
+  // A stored session with no handler: the published requests wait for resolveApproval, all at once.
   if (snapshot.matches({ TOOL_EXECUTION: { askingApproval: 'waiting' } })) {
-    return {
-      toolCallId: asked.call.id,
-      toolName: asked.call.name,
-      arguments: asked.call.arguments,
-      version: same?.version ?? version,
-    };
+    return awaitingApproval(context).map(({ call }) => ({
+      toolCallId: call.id,
+      toolName: call.name,
+      arguments: call.arguments,
+      version: known.find((pending) => pending.toolCallId === call.id)?.version ?? version,
+    }));
   }
-  return same;
+  return known.filter((pending) => !decided(context, pending.toolCallId));
 }
 
-/** The call got a verdict (approved, or settled with a result) in this attempt. */
+/** The call got a verdict (approved, settled with a result, or an answer the turn keeps) in this attempt. */
 function decided(context: TurnContext, toolCallId: string): boolean {
   if (context.prepared.some((entry) => entry.call.id === toolCallId && entry.approved)) return true;
+  if (context.decisions.some((decision) => decision.toolCallId === toolCallId)) return true;
   for (let cell = context.settled; cell; cell = cell.rest) if (cell.result.toolCallId === toolCallId) return true;
   return false;
 }
 
-/** The durable approval the run waits for now (for `pendingApprovals()` and `resolveApproval`). */
-export function currentPendingApproval(run: RunSession | null, approvals: ApprovalVersions): PendingApproval | null {
-  if (!approvals.durable) return null;
+/** The durable approvals the run waits for now (for `pendingApprovals()` and `resolveApproval`). */
+export function currentPendingApprovals(run: RunSession | null, approvals: ApprovalVersions): PendingApproval[] {
+  const snapshot = approvals.durable ? turnSnapshotOf(run) : null;
+  // Not stored yet (version -1): not listed until the step that asks is stored.
+  return snapshot ? waitingApprovals(snapshot, approvals.pending, -1).filter((pending) => pending.version >= 0) : [];
+}
+
+/**
+ * The run has nothing to do but wait for durable approvals (its turn waits on stored requests): it can
+ * park. A resumed turn on its way to its requests is still working.
+ */
+export function waitsOnlyForApprovals(run: RunSession, approvals: ApprovalVersions): boolean {
+  const snapshot = turnSnapshotOf(run);
+  return (
+    snapshot !== null &&
+    snapshot.matches({ TOOL_EXECUTION: { askingApproval: 'waiting' } }) &&
+    currentPendingApprovals(run, approvals).length > 0
+  );
+}
+
+function turnSnapshotOf(run: RunSession | null): Snapshot<TurnContext> | null {
   const master = run && !run.ended ? (run.master?.getSnapshot() as Snapshot<MasterContext> | undefined) : undefined;
   const actor = master ? turnActorOf(master) : null;
-  if (!actor) return null;
-  const snapshot = actor.getSnapshot() as Snapshot<TurnContext>;
-  const pending = waitingApproval(snapshot, approvals.pending, -1);
-  return pending && pending.version >= 0 ? pending : null;
+  return actor ? (actor.getSnapshot() as Snapshot<TurnContext>) : null;
 }

@@ -2,7 +2,7 @@ import type { MasterContext } from '../../machines/master.types.js';
 import { cloneCounters } from '../domain/counters.js';
 import { AgentError } from '../domain/errors.js';
 import type { SessionStore } from '../store/types.js';
-import { currentPendingApproval } from './checkpoint.js';
+import { waitsOnlyForApprovals } from './checkpoint.js';
 import { realClock, type TimerClock } from './lease.js';
 import type { AgentState, RunSession } from './run-session.js';
 
@@ -29,7 +29,7 @@ export function parkIfWaiting(run: RunSession): void {
     void persister.settled().then(() => parkIfWaiting(run));
     return;
   }
-  if (!currentPendingApproval(run, persister.approvals)) return;
+  if (!waitsOnlyForApprovals(run, persister.approvals)) return;
   run.parked = watch(run, persister.version);
   void access.keeper.release();
 }

@@ -46,7 +46,7 @@ export class Persister implements StepWriter {
     public version: number,
     private readonly onFailure: (failure: AgentError) => void,
   ) {
-    this.approvals = { durable: !agent.options.approval, pending: null };
+    this.approvals = { durable: !agent.options.approval, pending: [] };
     this.written = version;
   }
 

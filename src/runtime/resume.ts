@@ -23,8 +23,8 @@ export type RunStart =
       modelCalls: number;
       attemptsOnModel: number;
       at: MasterResume;
-      /** A durable approval the interrupted turn was waiting for (with the version to quote). */
-      pendingApproval: PendingApproval | null;
+      /** The durable approvals the interrupted turn was waiting for (each with the version to quote). */
+      pendingApprovals: PendingApproval[];
       /** Calls of the interrupted turn whose question (an elicitation) the restart cut. */
       cutQuestions: { turnIndex: number; calls: Array<{ id: string; name: string }> } | null;
     };
@@ -48,7 +48,7 @@ export function restoreSession(state: AgentState, checkpoint: SessionCheckpoint 
   for (const message of between.followUpQueue) state.sources.set(message, 'followUp');
   if (state.persister) {
     state.persister.rebase(checkpoint?.version ?? -1);
-    state.persister.approvals.pending = null;
+    state.persister.approvals.pending = [];
   }
 }
 
@@ -57,7 +57,7 @@ export function restoreSession(state: AgentState, checkpoint: SessionCheckpoint 
  * host): it is parked, and only an answer (or a steer, a follow-up, an abort) continues it.
  */
 export function runIsParked(state: AgentState, run: RunCheckpoint): boolean {
-  return !state.options.approval && !state.host && run.turn?.pendingApproval != null;
+  return !state.options.approval && !state.host && (run.turn?.pendingApprovals.length ?? 0) > 0;
 }
 
 /** The between-runs state, handed to the run that starts now (its master holds it from here on). */
@@ -90,9 +90,9 @@ export function planResume(state: AgentState, checkpoint: RunCheckpoint): RunSta
     const calls = turn.reply ? toolCallsOf(turn.reply.message).filter((call) => asked.has(call.id)) : [];
     const cutQuestions = calls.length > 0 ? { turnIndex: turn.turnIndex, calls } : null;
     const at = { at: 'turn' as const, turn: turnResume(state, turn) };
-    return { ...base, at, pendingApproval: turn.pendingApproval, cutQuestions };
+    return { ...base, at, pendingApprovals: turn.pendingApprovals, cutQuestions };
   }
-  return { ...base, at: nextStepBetweenTurns(state, checkpoint.pending), pendingApproval: null, cutQuestions: null };
+  return { ...base, at: nextStepBetweenTurns(state, checkpoint.pending), pendingApprovals: [], cutQuestions: null };
 }
 
 function nextStepBetweenTurns(state: AgentState, pending: Message[]): MasterResume {

@@ -80,7 +80,7 @@ export function startRun(state: AgentState, run: RunSession, start: RunStart): v
   if (start.kind === 'resumed') {
     run.continueAt(start.nextSeq);
     if (start.at.at === 'turn') run.ledger.markStarted(start.at.turn.startedCallIds);
-    if (state.persister) state.persister.approvals.pending = start.pendingApproval;
+    if (state.persister) state.persister.approvals.pending = start.pendingApprovals;
     if (start.cutQuestions) cancelCutQuestions(run, start.cutQuestions.turnIndex, start.cutQuestions.calls);
   }
   const userInspect = isolatedInspector(state.options.inspect, onSubscriberError);

@@ -77,8 +77,8 @@ export interface StepWriter {
   fail(error: unknown): void;
   /** The agent let the session go: nothing more is written. */
   detach(): void;
-  /** The version a durable approval request was first stored at (resolveApproval must quote it). */
-  readonly approvals: { readonly durable: boolean; pending: import('../store/types.js').PendingApproval | null };
+  /** The version each durable approval request was first stored at (resolveApproval must quote it). */
+  readonly approvals: { readonly durable: boolean; pending: import('../store/types.js').PendingApproval[] };
   flushed(): Promise<void>;
 }
 

@@ -103,10 +103,12 @@ function sessionRunRefusal(state: AgentState, onSubscriberError: (error: unknown
 }
 
 export function parkedRunRefusal(stored: RunCheckpoint): AgentError {
-  const pending = stored.turn?.pendingApproval;
-  const which = pending ? ` for tool call "${pending.toolCallId}" (version ${pending.version})` : '';
+  const pending = stored.turn?.pendingApprovals ?? [];
+  const calls = pending.map((approval) => `"${approval.toolCallId}" (version ${approval.version})`).join(', ');
+  const which = calls ? ` for tool call${pending.length > 1 ? 's' : ''} ${calls}` : '';
+  const them = pending.length > 1 ? 'each' : 'it';
   return new AgentError(
     'AlreadyRunning',
-    `run ${stored.runId} waits for an approval${which}: answer it with resolveApproval(), or abort() the run.`,
+    `run ${stored.runId} waits for an approval${which}: answer ${them} with resolveApproval(), or abort() the run.`,
   );
 }

@@ -1,5 +1,6 @@
 import { createActor, type AnyActorRef } from 'xstate';
-import { approvalAsked, outputOf, type TurnContext } from '../../machines/turn.context.js';
+import { awaitingCall, requestsOut, type ApprovalResolution } from '../../machines/turn.approvals.js';
+import { outputOf, type TurnContext } from '../../machines/turn.context.js';
 import { callActorId, callSystemId } from '../../machines/turn.batch.js';
 import { callInput } from '../../machines/turn.setup.js';
 import type { PreparedCall } from '../../machines/turn.types.js';
@@ -48,11 +49,11 @@ export function provideTurnMachine() {
           toolResults: output.toolResults,
         });
       }),
-      announceApprovalRequest: runAction((run, { context }) => {
-        const asked = approvalAsked(context);
+      announceApprovalRequest: runAction((run, { context, event }) => {
+        const call = event.type === 'APPROVAL_REQUESTED' ? awaitingCall(context, event.toolCallId)?.call : undefined;
         // A request published before a restart is not published twice.
-        if (!asked || context.asked.includes(asked.call.id)) return;
-        const { id: toolCallId, name: toolName, arguments: args } = asked.call;
+        if (!call || context.asked.includes(call.id)) return;
+        const { id: toolCallId, name: toolName, arguments: args } = call;
         run.emit({
           type: 'toolApprovalRequested',
           turnIndex: context.input.turnIndex,
@@ -61,17 +62,12 @@ export function provideTurnMachine() {
           arguments: args,
         });
       }),
-      announceApprovalResolved: runAction((run, { context }, params: { approved: boolean }) => {
-        const asked = approvalAsked(context);
-        if (!asked) return;
-        const { id: toolCallId, name: toolName } = asked.call;
-        run.emit({
-          type: 'toolApprovalResolved',
-          turnIndex: context.input.turnIndex,
-          toolCallId,
-          toolName,
-          approved: params.approved,
-        });
+      announceApprovalResolved: runAction((run, { context }, params: ApprovalResolution) =>
+        resolveApproval(run, context, params),
+      ),
+      withdrawApprovals: runAction((run, { context }) => {
+        for (const { call } of requestsOut(context))
+          resolveApproval(run, context, { toolCallId: call.id, toolName: call.name, approved: false });
       }),
       countRejectedCall: runAction((run) => run.ledger.increment('toolCallsRejected')),
     },
@@ -79,6 +75,14 @@ export function provideTurnMachine() {
 }
 
 const toolCallLogic = provideToolCallLogic();
+
+function resolveApproval(
+  run: RunSession,
+  context: TurnContext,
+  { toolCallId, toolName, approved }: ApprovalResolution,
+) {
+  run.emit({ type: 'toolApprovalResolved', turnIndex: context.input.turnIndex, toolCallId, toolName, approved });
+}
 
 /** The tool-call actors of the calls the batch starts in this step: children of the turn, in its system. */
 function startCalls(run: RunSession, context: TurnContext, self: AnyActorRef): void {

@@ -37,7 +37,7 @@ export const PendingApprovalSchema = z.object({
 export type PendingApproval = z.infer<typeof PendingApprovalSchema>;
 
 /** The turn in progress when the checkpoint was taken. */
-export const TurnCheckpointSchema = z.object({
+const TurnCheckpointObject = z.object({
   turnIndex: z.number().int().nonnegative(),
   reply: ResumedReplySchema.nullable(),
   /** Results whose toolExecutionEnd was published, by call id. */
@@ -52,12 +52,24 @@ export const TurnCheckpointSchema = z.object({
   approved: z.array(z.string()),
   /** Approval requests already published (never asked twice). */
   requested: z.array(z.string()),
-  pendingApproval: PendingApprovalSchema.nullable(),
+  /**
+   * The durable approvals the turn waits for: every call of its batch that needs approval, in call order,
+   * each with the version it was requested at.
+   */
+  pendingApprovals: z.array(PendingApprovalSchema).optional(),
+  /** Sessions stored when a turn waited for one approval at a time: that approval (read as the list of it). */
+  pendingApproval: PendingApprovalSchema.nullable().optional(),
   /** Running calls with a question out (elicitationRequested, not yet resolved). Absent in older sessions. */
   questions: z.array(z.string()).optional(),
   /** The assistant message and its results are in history (only turnEnd was missing). */
   committed: z.boolean(),
 });
+export const TurnCheckpointSchema = TurnCheckpointObject.transform(
+  ({ pendingApproval, pendingApprovals, ...rest }) => ({
+    ...rest,
+    pendingApprovals: pendingApprovals ?? (pendingApproval ? [pendingApproval] : []),
+  }),
+);
 export type TurnCheckpoint = z.infer<typeof TurnCheckpointSchema>;
 
 export const RunCheckpointSchema = z.object({

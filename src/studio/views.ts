@@ -9,12 +9,11 @@ const NO_MACHINES: StepMachines = { master: null, turn: null, calls: [] };
 
 /** The session as a checkpoint holds it: history, counters, queues, the approval it waits for. */
 export function viewOfCheckpoint(checkpoint: SessionCheckpoint, machines: StepMachines | null): SessionView {
-  const pending = checkpoint.run?.turn?.pendingApproval ?? null;
   return {
     history: checkpoint.history,
     counters: checkpoint.counters,
     machines: machines ?? NO_MACHINES,
-    approvals: pending ? [pending] : [],
+    approvals: checkpoint.run?.turn?.pendingApprovals ?? [],
     queues: { steering: checkpoint.steeringQueue, followUp: checkpoint.followUpQueue },
     running: checkpoint.run !== null,
   };

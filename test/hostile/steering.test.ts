@@ -116,25 +116,27 @@ describe('a steer before the batch started: no call starts', () => {
     expectSkipped(events, result.messages, ran);
   });
 
-  it('during a pending approval: withdrawn as denied, the handler is signalled', async () => {
+  it('during pending approvals: each withdrawn as denied, every handler is signalled', async () => {
     const { tool, ran } = editTool();
-    let signal: AbortSignal | undefined;
+    const signals: AbortSignal[] = [];
     const agent = createAgent({
       model: scriptedModel([TWO_EDITS, { text: 'ok' }]),
       tools: [tool],
       approvalMode: 'always',
-      approval: (_request, ctx) => ((signal = ctx.signal), new Promise(() => {})),
+      approval: (_request, ctx) => (signals.push(ctx.signal), new Promise(() => {})),
     });
     const run = agent.prompt(PROMPT);
-    for (let i = 0; i < 10 && !signal; i++) await macrotask();
+    for (let i = 0; i < 10 && signals.length < 2; i++) await macrotask();
     void agent.steer(STEER);
     const { result, events } = await expectTrusted(run, [PROMPT, STEER]);
     expectSkipped(events, result.messages, ran);
+    // Both calls were asked together; the steer withdraws both, in call order.
     expect(ofType(events, 'toolApprovalResolved').map((event) => [event.toolCallId, event.approved])).toEqual([
       ['e1', false],
+      ['e2', false],
     ]);
-    expect(signal?.aborted).toBe(true);
-    expect(result.counters).toMatchObject({ approvalsRequested: 1, approvalsDenied: 1 });
+    expect(signals.map((signal) => signal.aborted)).toEqual([true, true]);
+    expect(result.counters).toMatchObject({ approvalsRequested: 2, approvalsDenied: 2 });
   });
 
   it('during a durable approval: withdrawn, nothing left pending, the stored session loads', async () => {
@@ -150,7 +152,7 @@ describe('a steer before the batch started: no call starts', () => {
     await agent.ready;
     const run = agent.prompt(PROMPT);
     for (let i = 0; i < 10 && agent.pendingApprovals().length === 0; i++) await macrotask();
-    expect(agent.pendingApprovals()).toHaveLength(1);
+    expect(agent.pendingApprovals().map((pending) => pending.toolCallId)).toEqual(['e1', 'e2']);
     void agent.steer(STEER);
     const { result, events } = await expectTrusted(run, [PROMPT, STEER]);
     expectSkipped(events, result.messages, ran);

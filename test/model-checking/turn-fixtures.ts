@@ -60,6 +60,17 @@ export const REPLIES = {
   text: ok(assistant([text('All done.')], 'stop')),
   oneCall: ok(assistant([text('Reading.'), call('call_1', 'read')], 'toolUse')),
   twoCalls: ok(assistant([call('call_1', 'read'), call('call_2', 'write', { path: 'b.txt' })], 'toolUse')),
+  /** A batch of three calls that each need approval: asked together, decided in any order. */
+  threeWrites: ok(
+    assistant(
+      [
+        call('call_6', 'write', { path: 'a.txt' }),
+        call('call_7', 'write', { path: 'b.txt' }),
+        call('call_8', 'write', { path: 'c.txt' }),
+      ],
+      'toolUse',
+    ),
+  ),
   unknownTool: ok(assistant([call('call_3', 'nope'), call('call_1', 'read')], 'toolUse')),
   malformedArgs: {
     ...ok(assistant([call('call_1', 'read', {})], 'toolUse')),

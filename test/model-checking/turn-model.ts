@@ -1,7 +1,8 @@
 import type { ToolCallOutput } from '../../machines/tool-call.machine.js';
 import { resultsInCallOrder } from '../../machines/tool-results.js';
 import { callActorId, dispatchedIndices } from '../../machines/turn.batch.js';
-import { approvalAsked, type TurnContext } from '../../machines/turn.context.js';
+import { awaitingApproval, requestsOut } from '../../machines/turn.approvals.js';
+import type { TurnContext } from '../../machines/turn.context.js';
 import { turnMachine } from '../../machines/turn.machine.js';
 import type {
   ApprovalVerdict,
@@ -43,10 +44,13 @@ import { KNOWN_TOOLS, POLICY_NOTE, PROMPT, REPLIES, type ReplyName } from './tur
  *   reply with tool calls comes prepared, as the model-call effect prepares it; `reply:notCalled`
  *   only after ABORT; the closing attempt gets `reply:closing`
  * - `preDispatch:continue | skipFirst | stop | inject` done(runPreDispatchPolicies), built from the prepared calls
- * - `approval:requested`                              APPROVAL_REQUESTED (the step that chose the call is over)
- * - `decided:yes | no | rewrite | later`              APPROVAL_DECIDED (resolveApproval) for the asked call or the next
- * - `approval:yes | no | threw | rewrite`             APPROVAL_VERDICT: approved; the user declined; the handler
- *   threw (the runtime isolates it into a `failed` verdict); approveWith(new arguments), which re-enters pre-dispatch
+ * - `approval:requested:<id>`                         APPROVAL_REQUESTED, one per call in call order (the step that
+ *   chose the calls is over)
+ * - `decided:<id>:yes | no | rewrite`                 APPROVAL_DECIDED (resolveApproval) for any call that waits;
+ *   `decided:<id>:early` before the requests are published (an answer that reaches a resumed turn first)
+ * - `approval:<id>:yes | no | threw | rewrite`        APPROVAL_VERDICT on any call that waits: approved; the user
+ *   declined; the handler threw (the runtime isolates it into a `failed` verdict); approveWith(new arguments),
+ *   which re-enters pre-dispatch. Every call awaiting approval waits at once: each order of decisions is a path.
  * - `partition:valid | invalid`                       done(partitionCalls)
  * - `call:<n>:ok | fails`                             done(call.<n>): a running tool-call actor ended (started)
  *   `call:<n>:skipped` only after the turn held the batch (steering: a call that had not started),
@@ -61,6 +65,11 @@ export interface TurnConfig {
   approvals: boolean;
   partition: 'valid' | 'invalid';
   replies: readonly ReplyName[];
+  /**
+   * Which answers an approval may get: every kind from both the handler and resolveApproval (the default), or
+   * (a batch of several approvals, where the orders are what is explored) approve or deny from one of them.
+   */
+  answers?: 'every' | 'handlerYesNo' | 'resolveYesNo';
 }
 
 export const ALL_FEATURES: TurnFeatures = {
@@ -110,16 +119,15 @@ export function provideTurn() {
         reason: context.ending?.reason ?? null,
         results: orderedResultIds(context),
       })),
-      announceApprovalRequest: recorder<TurnContext>(
-        'announceApprovalRequest',
-        (context) => approvalAsked(context)?.call.id ?? null,
+      announceApprovalRequest: recorder<TurnContext>('announceApprovalRequest', (context, _params, event) =>
+        event.type === 'APPROVAL_REQUESTED' && !context.asked.includes(event.toolCallId) ? [event.toolCallId] : [],
       ),
-      announceApprovalResolved: recorder<TurnContext, { approved: boolean }>(
+      announceApprovalResolved: recorder<TurnContext, { toolCallId: string; approved: boolean }>(
         'announceApprovalResolved',
-        (context, params) => ({
-          call: approvalAsked(context)?.call.id ?? null,
-          approved: params.approved,
-        }),
+        (_, params) => ({ call: params.toolCallId, approved: params.approved }),
+      ),
+      withdrawApprovals: recorder<TurnContext>('withdrawApprovals', (context) =>
+        requestsOut(context).map((entry) => entry.call.id),
       ),
       countRejectedCall: recorder<TurnContext>('countRejectedCall'),
       cancelRunningCalls: recorder<TurnContext, { result: string }>('cancelRunningCalls', (_, params) => params.result),
@@ -223,7 +231,7 @@ export function turnEnvironment(config: TurnConfig): Environment<TurnLogic, Turn
             for (const [label, output] of preDispatchOutputs(context)) done(label, output);
             break;
           case 'askApproval':
-            moves.push(...approvalMoves(walk));
+            moves.push(...approvalMoves(walk, config.answers ?? 'every'));
             break;
           case 'prepareToolCalls':
             // A resumed turn: its published reply's calls, checked against the registry again.
@@ -276,28 +284,44 @@ function callMoves(context: TurnContext, env: TurnEnv): Move[] {
   return moves;
 }
 
-function approvalMoves(walk: TurnWalk): Move[] {
-  if (walk.snapshot.matches({ TOOL_EXECUTION: { askingApproval: 'requesting' } }))
-    return [{ label: 'approval:requested', event: { type: 'APPROVAL_REQUESTED' } }];
-  const verdict = (label: string, value: ApprovalVerdict): Move => ({
-    label: `approval:${label}`,
-    event: { type: 'APPROVAL_VERDICT', verdict: value },
+function approvalMoves(walk: TurnWalk, answers: NonNullable<TurnConfig['answers']>): Move[] {
+  const waiting = awaitingApproval(walk.snapshot.context).map((entry) => entry.call.id);
+  const decided = (id: string, label: string, value: ApprovalVerdict): Move => ({
+    label: `decided:${id}:${label}`,
+    event: { type: 'APPROVAL_DECIDED', toolCallId: id, verdict: value },
   });
-  // resolveApproval (a stored session without a handler): a decision for the asked call, or one for a later call
-  // that waits until that call is asked.
-  const unapproved = walk.snapshot.context.prepared.filter((entry) => !entry.approved).map((entry) => entry.call.id);
-  const decided = (label: string, toolCallId: string | undefined, value: ApprovalVerdict): Move[] =>
-    toolCallId ? [{ label: `decided:${label}`, event: { type: 'APPROVAL_DECIDED', toolCallId, verdict: value } }] : [];
-  return [
-    verdict('yes', { kind: 'approved' }),
-    verdict('no', { kind: 'denied', reason: 'the user declined this tool call' }),
-    verdict('threw', { kind: 'failed', message: 'handler crashed' }),
-    verdict('rewrite', { kind: 'approvedWith', arguments: { path: 'c.txt' } }),
-    ...decided('yes', unapproved[0], { kind: 'approved' }),
-    ...decided('no', unapproved[0], { kind: 'denied', reason: 'declined by resolveApproval' }),
-    ...decided('rewrite', unapproved[0], { kind: 'approvedWith', arguments: { path: 'd.txt' } }),
-    ...decided('later', unapproved[1], { kind: 'approved' }),
-  ];
+  if (walk.snapshot.matches({ TOOL_EXECUTION: { askingApproval: 'requesting' } })) {
+    // The asker sends one request per call, in call order (a subscriber's steer or abort may come between two).
+    const next = waiting.find((id) => !walk.snapshot.context.asked.includes(id)) as string;
+    const requested: Move = {
+      label: `approval:requested:${next}`,
+      event: { type: 'APPROVAL_REQUESTED', toolCallId: next },
+    };
+    // resolveApproval may answer a resumed turn before its requests are published again: the answer is kept.
+    const early = answers === 'handlerYesNo' || !waiting[0] ? [] : [decided(waiting[0], 'early', { kind: 'approved' })];
+    return [requested, ...early];
+  }
+  const verdict = (id: string, label: string, value: ApprovalVerdict): Move => ({
+    label: `approval:${id}:${label}`,
+    event: { type: 'APPROVAL_VERDICT', toolCallId: id, verdict: value },
+  });
+  const declined = { kind: 'denied', reason: 'the user declined this tool call' } as const;
+  return waiting.flatMap((id) => {
+    const fromHandler = [verdict(id, 'yes', { kind: 'approved' }), verdict(id, 'no', declined)];
+    const fromResolve = [
+      decided(id, 'yes', { kind: 'approved' }),
+      decided(id, 'no', { kind: 'denied', reason: 'declined by resolveApproval' }),
+    ];
+    if (answers === 'handlerYesNo') return fromHandler;
+    if (answers === 'resolveYesNo') return fromResolve;
+    return [
+      ...fromHandler,
+      verdict(id, 'threw', { kind: 'failed', message: 'handler crashed' }),
+      verdict(id, 'rewrite', { kind: 'approvedWith', arguments: { path: 'c.txt' } }),
+      ...fromResolve,
+      decided(id, 'rewrite', { kind: 'approvedWith', arguments: { path: 'd.txt' } }),
+    ];
+  });
 }
 
 function preDispatchOutputs(context: TurnContext): Array<[string, PreDispatchOutput]> {

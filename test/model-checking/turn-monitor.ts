@@ -1,3 +1,4 @@
+import { awaitingApproval } from '../../machines/turn.approvals.js';
 import type { TurnInput, TurnOutput } from '../../machines/turn.types.js';
 import { toolCallsOf } from '../../src/domain/messages.js';
 import { activeInvocations, type Effect } from './harness/explore.js';
@@ -21,14 +22,30 @@ interface Observed {
   abortSeen: boolean;
   /** Steering reached the turn (STEERING_ARRIVED, or the input says it came during a backoff). */
   steeringSeen: boolean;
-  /** Calls whose approval request was published. */
+  /** Calls whose approval request was published, in the order published. */
   requested: readonly string[];
+  /** Calls whose request was resolved (toolApprovalResolved), each time it was. */
+  resolved: readonly string[];
 }
 
 /** Invoked actors that do work for the user; none may start once the turn was asked to abort. */
 const WORK = new Set(['callModel', 'runPreDispatchPolicies', 'askApproval', 'runPostTurnPolicies']);
 /** What steering (when it interrupts) keeps from starting: the batch and everything before it. */
 const BATCH_WORK = new Set(['runPreDispatchPolicies', 'askApproval']);
+
+/** The calls whose request a step published, and those it resolved (decided or withdrawn). */
+const requestsIn = (effects: readonly Effect[]) =>
+  effects
+    .filter((effect) => effect.action === 'announceApprovalRequest')
+    .flatMap((effect) => effect.detail as string[]);
+const resolutionsIn = (effects: readonly Effect[]) =>
+  effects.flatMap((effect) => {
+    if (effect.action === 'withdrawApprovals') return effect.detail as string[];
+    if (effect.action === 'announceApprovalResolved') return [(effect.detail as { call: string }).call];
+    return [];
+  });
+const callIds = (walk: TurnWalk) =>
+  (walk.snapshot.context.reply ? toolCallsOf(walk.snapshot.context.reply.message) : []).map((block) => block.id);
 
 const count = (effects: readonly Effect[], action: string) =>
   effects.filter((effect) => effect.action === action).length;
@@ -48,13 +65,23 @@ export function turnMonitor(input: TurnInput): Monitor<TurnLogic, TurnEnv, Obser
       publishes: observed.publishes + count(effects, 'publishAssistantMessage'),
       commits: observed.commits + count(effects, 'commitTurn'),
       enteredToolExecution: observed.enteredToolExecution || walk.snapshot.matches('TOOL_EXECUTION'),
-      requested: [
-        ...observed.requested,
-        ...effects
-          .filter((effect) => effect.action === 'announceApprovalRequest')
-          .map((effect) => String(effect.detail)),
-      ],
+      requested: [...observed.requested, ...requestsIn(effects)],
+      resolved: [...observed.resolved, ...resolutionsIn(effects)],
     };
+    const order = callIds(walk);
+    checks.that(
+      'approval requests are published in call order',
+      sameList(
+        next.requested,
+        order.filter((id) => next.requested.includes(id)),
+      ),
+      () => `requested [${next.requested.join(', ')}], calls [${order.join(', ')}]`,
+    );
+    checks.that(
+      'an approval request is resolved at most once',
+      new Set(next.resolved).size === next.resolved.length,
+      () => `resolved [${next.resolved.join(', ')}]`,
+    );
     checks.that('turnStart at most once per turn', next.turnStarts <= 1, () => `${next.turnStarts} turnStarts`);
     checks.that('a re-run attempt never announces turnStart', fresh || next.turnStarts === 0);
     checks.that('turnEnd at most once', next.turnEnds <= 1);
@@ -89,6 +116,7 @@ export function turnMonitor(input: TurnInput): Monitor<TurnLogic, TurnEnv, Obser
           abortSeen: false,
           steeringSeen: input.steeringArrived,
           requested: [],
+          resolved: [],
         },
         walk,
         effects,
@@ -105,7 +133,7 @@ export function turnMonitor(input: TurnInput): Monitor<TurnLogic, TurnEnv, Obser
         .filter((effect) => effect.action === 'startCalls')
         .flatMap((effect) => (effect.detail as number[]).map((index) => `call ${index}`));
       const started = [...invoked.map((invocation) => invocation.src), ...calls];
-      const requests = count(effects, 'announceApprovalRequest');
+      const requests = requestsIn(effects).length;
       checks.that(
         'nothing starts after ABORT',
         !observed.abortSent || (started.length === 0 && requests === 0),
@@ -131,12 +159,24 @@ export function turnMonitor(input: TurnInput): Monitor<TurnLogic, TurnEnv, Obser
       );
       checks.that(
         'an approval request is resolved only once it was published',
-        effects.every(
-          (effect) =>
-            effect.action !== 'announceApprovalResolved' ||
-            observed.requested.includes(String((effect.detail as { call: string }).call)),
-        ),
+        resolutionsIn(effects).every((id) => [...observed.requested, ...requestsIn(effects)].includes(id)),
       );
+      if (label.startsWith('approval:requested:')) {
+        const next = awaitingApproval(from.snapshot.context).find(
+          ({ call }) => !from.snapshot.context.asked.includes(call.id),
+        );
+        checks.that(
+          'the requests of the batch go out one after another, in call order',
+          sameList(requestsIn(effects), next ? [next.call.id] : []),
+          () => `asked [${requestsIn(effects).join(', ')}], next ${next?.call.id ?? '-'}`,
+        );
+      }
+      if (to.snapshot.matches({ TOOL_EXECUTION: { askingApproval: 'waiting' } })) {
+        const unasked = awaitingApproval(to.snapshot.context).filter(
+          ({ call }) => !to.snapshot.context.asked.includes(call.id),
+        );
+        checks.that('every call awaiting approval is asked before any decision is waited for', unasked.length === 0);
+      }
       const abortSent = observed.abortSent || label === 'ABORT';
       return observe(
         {
@@ -193,6 +233,14 @@ export function turnMonitor(input: TurnInput): Monitor<TurnLogic, TurnEnv, Obser
           'an entered TOOL_EXECUTION ends through RESPONSE (committed)',
           observed.commits === 1,
           () => `${observed.commits} commits, ended in ${final}`,
+        );
+      }
+      if (observed.commits === 1) {
+        const unresolved = observed.requested.filter((id) => !observed.resolved.includes(id));
+        checks.that(
+          'every published approval request is resolved by the time the turn commits',
+          unresolved.length === 0,
+          () => `unresolved [${unresolved.join(', ')}]`,
         );
       }
       if (final === 'done' && output.assistant) {

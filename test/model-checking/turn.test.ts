@@ -24,6 +24,17 @@ import { PathTally, render } from '../figures/figures.js';
 const approvals: TurnConfig = { name: 'approvals', approvals: true, partition: 'valid', replies: STANDARD_REPLIES };
 const plain: TurnConfig = { ...approvals, name: 'no approvals', approvals: false };
 const invalidPartition: TurnConfig = { ...plain, name: 'invalid partition', partition: 'invalid' };
+const threeByHandler: TurnConfig = {
+  ...approvals,
+  name: 'three approvals, handler',
+  replies: ['threeWrites'],
+  answers: 'handlerYesNo',
+};
+const threeByResolve: TurnConfig = {
+  ...threeByHandler,
+  name: 'three approvals, resolveApproval',
+  answers: 'resolveYesNo',
+};
 const PARALLEL: TurnFeatures = { ...NO_FEATURES, execution: { kind: 'parallel' } };
 const POOL: TurnFeatures = { ...NO_FEATURES, execution: { kind: 'pool', limit: 1 } };
 
@@ -65,6 +76,18 @@ const CASES: Array<{ config: TurnConfig; features: TurnFeatures; attempt: Attemp
     features: POOL,
     attempt: 'freshLastChance',
     name: 'a pool of one, approvals / fresh, last chance',
+  },
+  {
+    config: threeByHandler,
+    features: PARALLEL,
+    attempt: 'freshLastChance',
+    name: 'a batch of three approvals decided by the handler in every order',
+  },
+  {
+    config: threeByResolve,
+    features: PARALLEL,
+    attempt: 'freshLastChance',
+    name: 'a batch of three approvals decided by resolveApproval in every order',
   },
   { config: plain, features: NO_FEATURES, attempt: 'closing', name: 'closing a turn a deferred failure left open' },
   {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,5 +28,18 @@ describe('.ci/run', () => {
       expect(readFileSync(join(ROOT, skip.file), 'utf8')).toContain(skip.test.split(' > ').at(-1));
       expect(skip.reason.length).toBeGreaterThan(20);
     }
+  });
+
+  it("names the browser in one place, so CI's AGENTCHART_CHROMIUM reaches every suite that drives Chromium", () => {
+    const tracked = execFileSync('git', ['ls-files', 'test', 'visualizations', 'bench'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    const pinning = tracked
+      .split('\n')
+      .filter((file) => file.endsWith('.ts') && file !== 'test/package/ci.test.ts')
+      .filter((file) => /['"]\/usr\/bin\/chromium['"]/.test(readFileSync(join(ROOT, file), 'utf8')))
+      .filter((file) => !/AGENTCHART_CHROMIUM/.test(readFileSync(join(ROOT, file), 'utf8')));
+    expect(pinning).toEqual([]);
   });
 });

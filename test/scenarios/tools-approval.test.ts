@@ -19,7 +19,7 @@ function twoCallScript(first: string, second: string) {
 }
 
 describe('T3 approval modes', () => {
-  it("T3 approval 'always': requested → resolved → start → end per call; a rejected call gets resolved(false) and an error result, no start", async () => {
+  it("T3 approval 'always': requested → resolved → start → end per call, the batch's requests together; a rejected call gets resolved(false) and an error result, no start", async () => {
     const ran: string[] = [];
     const echo = idTool('echo', (args) => {
       ran.push(args.id);
@@ -42,8 +42,8 @@ describe('T3 approval modes', () => {
     expect(lifecycle(events)).toEqual([
       ...TOOL_TURN_HEAD,
       'toolApprovalRequested',
-      'toolApprovalResolved',
       'toolApprovalRequested',
+      'toolApprovalResolved',
       'toolApprovalResolved',
       'toolExecutionStart',
       'toolExecutionEnd',
@@ -52,7 +52,8 @@ describe('T3 approval modes', () => {
       ...TEXT_TURN,
       'agentEnd',
     ]);
-    expect(toolTrace(events)).toEqual(['ask:a', 'approved:a', 'ask:b', 'denied:b', 'start:a', 'end:a', 'end:b!']);
+    // Both calls are asked at once (in call order); each is decided as its answer comes.
+    expect(toolTrace(events)).toEqual(['ask:a', 'ask:b', 'approved:a', 'denied:b', 'start:a', 'end:a', 'end:b!']);
     expect(asked).toEqual([
       { toolCallId: 'a', toolName: 'echo', arguments: { id: 'x' }, turnIndex: 0 },
       { toolCallId: 'b', toolName: 'echo', arguments: { id: 'y' }, turnIndex: 0 },
@@ -97,8 +98,8 @@ describe('T3 approval modes', () => {
     expect(lifecycle(events)).toEqual([
       ...TOOL_TURN_HEAD,
       'toolApprovalRequested',
-      'toolApprovalResolved',
       'toolApprovalRequested',
+      'toolApprovalResolved',
       'toolApprovalResolved',
       'toolExecutionEnd',
       'toolExecutionEnd',
@@ -106,7 +107,7 @@ describe('T3 approval modes', () => {
       ...TEXT_TURN,
       'agentEnd',
     ]);
-    expect(toolTrace(events)).toEqual(['ask:a', 'denied:a', 'ask:b', 'denied:b', 'end:a!', 'end:b!']);
+    expect(toolTrace(events)).toEqual(['ask:a', 'ask:b', 'denied:a', 'denied:b', 'end:a!', 'end:b!']);
     expect(ofType(events, 'toolExecutionEnd').map((e) => e.result)).toEqual([
       'rejected: not on weekends',
       'rejected: not on weekends',

@@ -138,8 +138,7 @@ describe.each(stores)('snapshot(), the stored checkpoint and pendingApprovals() 
         turnIndex: stored?.turnIndex,
         counters: stored?.counters,
       });
-      const pending = stored?.run?.turn?.pendingApproval;
-      expect(agent.pendingApprovals(), when).toEqual(pending ? [pending] : []);
+      expect(agent.pendingApprovals(), when).toEqual(stored?.run?.turn?.pendingApprovals ?? []);
       return snapshot;
     };
 

@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import type { Model, ModelStreamEvent } from 'agentchart';
+import { CHROMIUM } from '../support/tools.js';
 
-/** Debian's Chromium: a missing browser fails the suite (apt-get install -y chromium), it never skips it. */
-export const CHROMIUM = '/usr/bin/chromium';
+// The shared browser path (AGENTCHART_CHROMIUM may name another): a missing browser fails the suite, never skips it.
+export { CHROMIUM } from '../support/tools.js';
 /** Where the studio tests leave their screenshots (ignored by git). */
 export const SCREENSHOTS = fileURLToPath(new URL('../.build/studio/', import.meta.url));
 

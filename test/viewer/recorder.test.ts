@@ -85,7 +85,11 @@ describe('createTraceRecorder on a real scripted session', () => {
       'turn.ASSISTANT → turn.TOOL_EXECUTION',
       'turn.TOOL_EXECUTION.dispatching → turn.TOOL_EXECUTION.approval',
       'turn.TOOL_EXECUTION.approval → turn.TOOL_EXECUTION.askingApproval',
+      // The request goes out (targetless); with every request out, the call waits for its decision.
+      'turn.TOOL_EXECUTION.askingApproval → ',
       'turn.TOOL_EXECUTION.askingApproval.requesting → turn.TOOL_EXECUTION.askingApproval.waiting',
+      // The verdict decides the call (targetless); with nothing left to decide, the batch goes on.
+      'turn.TOOL_EXECUTION.askingApproval.waiting → ',
       'turn.TOOL_EXECUTION.askingApproval.waiting → turn.TOOL_EXECUTION.approval',
       'turn.TOOL_EXECUTION.approval → turn.TOOL_EXECUTION.dispatch',
       'turn.TOOL_EXECUTION.dispatch → turn.TOOL_EXECUTION.running',
@@ -98,7 +102,7 @@ describe('createTraceRecorder on a real scripted session', () => {
     const values = of(entries, 'transition')
       .filter((entry) => entry.sessionId === turn0)
       .map((entry) => entry.value);
-    expect(values[7]).toEqual({ TOOL_EXECUTION: 'running' });
+    expect(values[9]).toEqual({ TOOL_EXECUTION: 'running' });
     expect(values.at(-1)).toBe('done');
   });
 

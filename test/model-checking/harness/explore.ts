@@ -39,9 +39,9 @@ export function record(action: string, detail: unknown = null): void {
 /** A stand-in action that records its execution and, optionally, what it saw in the context. */
 export function recorder<TContext, TParams = unknown>(
   action: string,
-  detail?: (context: TContext, params: TParams) => unknown,
-): (args: { context: TContext }, params: TParams) => void {
-  return ({ context }, params) => record(action, detail ? detail(context, params) : null);
+  detail?: (context: TContext, params: TParams, event: AnyEventObject) => unknown,
+): (args: { context: TContext; event: AnyEventObject }, params: TParams) => void {
+  return ({ context, event }, params) => record(action, detail ? detail(context, params, event) : null);
 }
 
 /**

@@ -1,0 +1,97 @@
+import { errorResult, rejectedText, settle } from './tool-results.js';
+import type { TurnContext, TurnEvent } from './turn.context.js';
+import type { ApprovalVerdict, PreparedCall } from './turn.types.js';
+
+/**
+ * The approvals of a batch, pure: every prepared call not approved yet waits, all of them at once; each
+ * is decided on its own (a handler's verdict, or a kept `resolveApproval` answer), in any order. The
+ * turn's chart decides when; these functions only read and update the calls.
+ */
+
+/** A `resolveApproval` answer the turn holds until it decides that call. */
+export interface KeptDecision {
+  toolCallId: string;
+  verdict: ApprovalVerdict;
+}
+
+/**
+ * The calls of the batch that wait for approval, in call order: every prepared call not approved yet.
+ * They are asked together and decided one by one, in any order.
+ */
+export function awaitingApproval(context: Pick<TurnContext, 'prepared'>): PreparedCall[] {
+  return context.prepared.filter((entry) => !entry.approved);
+}
+
+/** The call awaiting approval with this id, if it still waits. */
+export function awaitingCall(context: Pick<TurnContext, 'prepared'>, toolCallId: string): PreparedCall | null {
+  return context.prepared.find((entry) => !entry.approved && entry.call.id === toolCallId) ?? null;
+}
+
+/** The first kept `resolveApproval` answer whose call still waits, with that call. */
+export function keptDecision(
+  context: Pick<TurnContext, 'prepared' | 'decisions'>,
+): { call: PreparedCall; verdict: ApprovalVerdict } | null {
+  for (const decision of context.decisions) {
+    const call = awaitingCall(context, decision.toolCallId);
+    if (call) return { call, verdict: decision.verdict };
+  }
+  return null;
+}
+
+/** The prepared calls and results after a verdict on `asked`. */
+export function callDecided(
+  context: Pick<TurnContext, 'prepared' | 'settled'>,
+  asked: PreparedCall,
+  verdict: ApprovalVerdict,
+): Pick<TurnContext, 'prepared' | 'settled'> {
+  const others = (replacement: PreparedCall | null) =>
+    context.prepared.flatMap((entry) => (entry === asked ? (replacement ? [replacement] : []) : [entry]));
+  switch (verdict.kind) {
+    case 'approved':
+      return { prepared: others({ ...asked, approved: true }), settled: context.settled };
+    case 'approvedWith': {
+      const call = { ...asked.call, arguments: verdict.arguments };
+      return { prepared: others({ ...asked, call, approved: true, cleared: false }), settled: context.settled };
+    }
+    case 'denied':
+      return {
+        prepared: others(null),
+        settled: settle(context.settled, asked.position, errorResult(asked.call, rejectedText(verdict.reason))),
+      };
+    case 'failed':
+      return {
+        prepared: others(null),
+        settled: settle(
+          context.settled,
+          asked.position,
+          errorResult(asked.call, `approval failed: ${verdict.message}`),
+        ),
+      };
+  }
+}
+
+/** Which call a toolApprovalResolved is about, and how it was decided. */
+export interface ApprovalResolution {
+  toolCallId: string;
+  toolName: string;
+  approved: boolean;
+}
+
+/** The calls whose request is published and not decided yet, in call order. */
+export function requestsOut(context: Pick<TurnContext, 'prepared' | 'asked'>): PreparedCall[] {
+  return awaitingApproval(context).filter(({ call }) => context.asked.includes(call.id));
+}
+
+export const approves = (verdict: ApprovalVerdict) => verdict.kind === 'approved' || verdict.kind === 'approvedWith';
+
+/** The resolution of the call a handler's verdict is about. */
+export function verdictResolution(context: TurnContext, event: TurnEvent, approved: boolean): ApprovalResolution {
+  const call = event.type === 'APPROVAL_VERDICT' ? awaitingCall(context, event.toolCallId) : null;
+  return { toolCallId: call?.call.id ?? '', toolName: call?.call.name ?? '', approved };
+}
+
+/** The resolution of the call the first kept `resolveApproval` answer decides. */
+export function keptResolution(context: TurnContext, approved: boolean): ApprovalResolution {
+  const call = keptDecision(context)?.call;
+  return { toolCallId: call?.call.id ?? '', toolName: call?.call.name ?? '', approved };
+}
