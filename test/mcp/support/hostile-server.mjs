@@ -38,4 +38,8 @@ server.registerTool(
   { description: 'Deletes a_b.', inputSchema: {}, annotations: { destructiveHint: true } },
   () => text('deleted a_b'),
 );
+// A server that lives on without its stdin is orphaned when the test process ends before the SDK's
+// close() escalates to a signal (its timers do not hold the process): it leaves once its parent is gone.
+const parent = process.ppid;
+setInterval(() => process.ppid !== parent && process.exit(0), 500).unref();
 await server.connect(new StdioServerTransport());
