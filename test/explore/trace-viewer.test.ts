@@ -2,11 +2,12 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exploreAgent, writeTrace } from 'agentchart/testing';
 import { readTraceText } from '../../src/trace/viewer/model.js';
-import { CHROMIUM, chromiumAvailable } from '../support/tools.js';
+import { launchChromium } from '../support/chromium.js';
+import { chromiumAvailable } from '../support/tools.js';
 import { DEPLOY_REPLIES, deployAgent, policiesNeverRefused, reinjectDeclined } from './fixtures.js';
 
 /**
@@ -22,18 +23,7 @@ describe.skipIf(!hasChromium)('a counterexample in the trace viewer', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agentchart-counterexample-'));
-    context = await chromium.launchPersistentContext(join(dir, 'user-data'), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-sync',
-      ],
-    });
+    context = await launchChromium(dir);
   }, 60_000);
 
   afterAll(async () => {

@@ -3,9 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import type { Model, ModelStreamEvent } from 'agentchart';
 import { CHROMIUM } from '../support/tools.js';
+import { launchChromium, LOOPBACK_ONLY } from '../support/chromium.js';
 
 // The shared browser path (AGENTCHART_CHROMIUM may name another): a missing browser fails the suite, never skips it.
 export { CHROMIUM } from '../support/tools.js';
@@ -102,22 +103,7 @@ export async function openBrowser(): Promise<Browser> {
   }
   mkdirSync(SCREENSHOTS, { recursive: true });
   const profile = await mkdtemp(join(tmpdir(), 'agentchart-studio-chromium-'));
-  const context = await chromium.launchPersistentContext(join(profile, 'user-data'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost',
-    ],
-    viewport: { width: 1600, height: 1000 },
-  });
+  const context = await launchChromium(profile, { viewport: { width: 1600, height: 1000 }, args: [LOOPBACK_ONLY] });
   const requests: string[] = [];
   const errors: string[] = [];
   context.on('request', (request) => requests.push(request.url()));

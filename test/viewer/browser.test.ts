@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { viewerHtml } from 'agentchart/trace';
 import { agentEntries, describeValue, readTraceText, type ViewerModel } from '../../src/trace/viewer/model.js';
@@ -12,7 +12,8 @@ import { recordSession } from './session.js';
 import { renderViewerPage } from '../../src/trace/viewer-html.js';
 import { VIEWER_SCRIPT } from '../../src/trace/viewer-script.generated.js';
 import { reportStats } from '../support/stats.js';
-import { CHROMIUM, chromiumAvailable } from '../support/tools.js';
+import { launchChromium } from '../support/chromium.js';
+import { chromiumAvailable } from '../support/tools.js';
 
 /**
  * The offline viewer in a real headless browser (Debian's chromium driven by playwright-core):
@@ -49,21 +50,7 @@ describe.skipIf(!hasChromium)('the offline trace viewer in headless chromium', (
     model = readTraceText(jsonl);
     tracePath = join(profile, 'session.jsonl');
     await writeFile(tracePath, jsonl);
-    context = await chromium.launchPersistentContext(join(profile, 'user-data'), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      viewport: { width: 1500, height: 1000 },
-    });
+    context = await launchChromium(profile, { viewport: { width: 1500, height: 1000 } });
     page = context.pages()[0] ?? (await context.newPage());
     page.on('request', (request) => requests.push(request.url()));
     page.on('pageerror', (error) => pageErrors.push(error.message));
