@@ -49,7 +49,7 @@ export const masterMachine = masterSetup.createMachine({
         START: { target: 'running', actions: 'announceAgentStart' },
         // After a restart the run continues where its last checkpoint left it (no second agentStart).
         RESUME: [
-          { guard: 'resumesInsideTurn', target: 'running.turn', actions: 'resumeTurn' },
+          { guard: 'resumesInsideTurn', target: 'running.turn', actions: ['resumeTurn', 'countModelCall'] },
           { guard: 'resumesBeforeTurn', target: 'running.preTurn' },
           { guard: 'hasPostLoopPolicies', target: 'running.runningPostLoopPolicies' },
           { target: 'running.pollingFollowUps' },
@@ -75,8 +75,11 @@ export const masterMachine = masterSetup.createMachine({
             { target: 'turn', actions: 'startFreshTurn' },
           ],
         },
+        /**
+         * Every way in counts the attempt's model call: startFreshTurn and startNextTurn count it themselves
+         * (the loop's usual ways round: one copy of the context), the rarer ways with countModelCall.
+         */
         turn: {
-          entry: 'countModelCall',
           invoke: {
             id: 'turn',
             src: 'turn',
@@ -138,7 +141,11 @@ export const masterMachine = masterSetup.createMachine({
           always: [
             { guard: 'contextOverflowed', target: 'overflowRecovery', actions: 'useOverflowAllowance' },
             { guard: 'retryableErrorWithAttemptsLeft', target: 'backoff', actions: ['planRetry', 'retrySameTurn'] },
-            { guard: 'fallbackModelLeft', target: 'turn', actions: ['switchToFallbackModel', 'announceModelFallback'] },
+            {
+              guard: 'fallbackModelLeft',
+              target: 'turn',
+              actions: ['switchToFallbackModel', 'announceModelFallback', 'countModelCall'],
+            },
             {
               guard: 'failedWithRetryableError',
               target: '#master.ended',
@@ -155,7 +162,13 @@ export const masterMachine = masterSetup.createMachine({
             {
               guard: and(['failedTurnRetryLeft', 'anotherTurnAllowed']),
               target: 'turn',
-              actions: ['countFailedReportTurn', 'discardFailedReportTurn', 'queueReportGuidance', 'retryFailedTurn'],
+              actions: [
+                'countFailedReportTurn',
+                'discardFailedReportTurn',
+                'queueReportGuidance',
+                'retryFailedTurn',
+                'countModelCall',
+              ],
             },
             {
               guard: 'failedTurnRetryLeft',
@@ -178,7 +191,7 @@ export const masterMachine = masterSetup.createMachine({
         /** Waits `retryDelayMs` on the XState clock, then re-runs the same turn. */
         backoff: {
           entry: 'announceRetry',
-          after: { retryDelay: { target: 'turn' } },
+          after: { retryDelay: { target: 'turn', actions: 'countModelCall' } },
           on: { ABORT: { target: 'closingTurn', actions: 'recordAbortRequest' } },
         },
         /** Transforms the context with overflow=true once per turn, then re-runs the same turn. */
@@ -186,7 +199,7 @@ export const masterMachine = masterSetup.createMachine({
           invoke: {
             src: 'recoverFromOverflow',
             input: ({ context }) => ({ turnIndex: context.turnIndex }),
-            onDone: { target: 'turn', actions: 'recordOverflowView' },
+            onDone: { target: 'turn', actions: ['recordOverflowView', 'countModelCall'] },
           },
           on: { ABORT: { target: 'closingTurn', actions: 'recordAbortRequest' } },
         },

@@ -205,12 +205,12 @@ export const masterSetup = setup({
         // Stryker disable next-line ConditionalExpression: only FOLLOW_UP runs it (the check narrows the event)
         event.type === 'FOLLOW_UP' ? [...context.followUpQueue, event.message] : context.followUpQueue,
     }),
-    /** The next turn's input (pending plus steering per the mode), as a fresh turn. */
+    /** The next turn's input (pending plus steering per the mode), as a fresh turn, and its model call counted. */
     startFreshTurn: assign(({ context }) => freshTurn(context)),
     /** The turn's outcome, and at once the next turn (the loop's usual way round: one step, one context copy). */
     startNextTurn: assign(({ context, event }) => {
-      const recorded = { ...context, ...outcomeRecorded(context, event) };
-      return { ...recorded, ...freshTurn(recorded) };
+      const recorded = outcomeRecorded(context, event);
+      return { ...recorded, ...freshTurn({ ...context, ...recorded }) };
     }),
     takeFollowUps: assign(({ context }) => {
       const followUps = take(context.followUpQueue, context.config.followUpMode);
@@ -219,13 +219,8 @@ export const masterSetup = setup({
     resumeTurn: assign(({ context }) => ({ turn: { ...context.turn, attempt: 'resumed' as const } })),
     /** The turn's outcome; a turn that ended (not deferred) advances the turn index. */
     recordOutcome: assign(({ context, event }) => outcomeRecorded(context, event)),
-    countModelCall: assign(({ context }) => ({
-      counts: {
-        ...context.counts,
-        modelCalls: context.counts.modelCalls + 1,
-        attemptsOnModel: context.counts.attemptsOnModel + 1,
-      },
-    })),
+    /** The model call of the attempt the turn is entered for (startFreshTurn and startNextTurn count theirs). */
+    countModelCall: assign(({ context }) => ({ counts: modelCallCounted(context.counts) })),
     useOverflowAllowance: assign(({ context }) => ({
       turn: { ...context.turn, overflowUsed: true, attempt: 'overflowRetry' as const },
     })),
@@ -279,16 +274,21 @@ function outcomeRecorded(context: MasterContext, event: { type: string }): Parti
   };
 }
 
-/** A fresh turn: its input batch (pending messages plus steering, per the mode), no attempt used yet. */
+/** A fresh turn: its input batch (pending messages plus steering, per the mode), its first attempt's model call counted. */
 function freshTurn(context: MasterContext): Partial<MasterContext> {
   const steering = take(context.steeringQueue, context.config.steeringMode);
+  const { counts } = context;
   return {
     turnInput: [...context.pending, ...steering.taken],
     pending: [],
     steeringQueue: steering.rest,
-    counts: { ...context.counts, attemptsOnModel: 0, failedTurnRetries: 0 },
+    counts: { ...counts, modelCalls: counts.modelCalls + 1, attemptsOnModel: 1, failedTurnRetries: 0 },
     turn: FRESH_TURN,
   };
+}
+
+function modelCallCounted(counts: MasterContext['counts']): MasterContext['counts'] {
+  return { ...counts, modelCalls: counts.modelCalls + 1, attemptsOnModel: counts.attemptsOnModel + 1 };
 }
 
 function advanced(context: MasterContext): Pick<MasterContext, 'turnIndex' | 'counts'> {

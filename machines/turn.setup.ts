@@ -200,8 +200,8 @@ export const turnSetup = setup({
     ),
     /** The reply recorded and its calls started at once (the hot path of a tool turn: one copy of the context). */
     recordReplyAndStartBatch: assign(({ context, event }) => {
-      const recorded = { ...context, ...replyRecorded(context, event) };
-      return { ...recorded, batch: batchFor(recorded, null) };
+      const recorded = replyRecorded(context, event);
+      return { ...recorded, batch: batchFor(context.input, recorded.prepared ?? context.prepared, null) };
     }),
     recordPreTurnInjections: assign({ inputInjected: ({ event }) => replyOf<{ injected: Message[] }>(event).injected }),
     /** Resumed with a published reply: the reply and the results decided before the restart. */
@@ -249,7 +249,7 @@ export const turnSetup = setup({
     /** Opens the batch: groups per the strategy, or the custom partition's; its first calls start. */
     startBatch: assign(({ context, event }) => {
       const output = event.type.startsWith('xstate.done.actor.partition') ? replyOf<PartitionOutput>(event) : null;
-      return { batch: batchFor(context, output) };
+      return { batch: batchFor(context.input, context.prepared, output) };
     }),
     /** A call finished: its result is recorded and the next calls start in its place. */
     recordCallResult: assign(({ context, event }) => {
@@ -332,8 +332,8 @@ function replyRecorded(context: TurnContext, event: { type: string }, ending?: T
 }
 
 /** Groups per the strategy (or the custom partition's), and the calls that start at once. */
-function batchFor(context: TurnContext, partition: PartitionOutput | null): Batch {
-  const fixed = fixedGroups(context.input.features.execution, context.prepared.length);
+function batchFor(input: TurnInput, prepared: readonly PreparedCall[], partition: PartitionOutput | null): Batch {
+  const fixed = fixedGroups(input.features.execution, prepared.length);
   const groups = partition && 'groups' in partition ? partition.groups : fixed.groups;
   return openBatch(groups, partition ? Number.POSITIVE_INFINITY : fixed.limit);
 }
