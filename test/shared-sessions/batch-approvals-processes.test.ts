@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sqliteStore } from 'agentchart/sqlite';
 import { checkInvariants } from 'agentchart/testing';
-import { bundleChild, lines, spawnChild, until } from '../support/processes.js';
+import { bundleChild, lines, spawnChild, withReports, until } from '../support/processes.js';
 import type { BatchApprovalConfig, BatchApprovalReport } from './batch-approval-child.js';
 
 /**
@@ -22,15 +22,7 @@ function web() {
   const dir = mkdtempSync(join(tmpdir(), 'agentchart-batch-approval-'));
   const base = { db: join(dir, 'sessions.db'), journal: join(dir, 'journal.txt') };
   const spawn = (config: Omit<BatchApprovalConfig, 'db' | 'journal'>) => {
-    const spawned = spawnChild(CHILD, 'AGENTCHART_BATCH_APPROVAL', { ...base, ...config });
-    let out = '';
-    spawned.child.stdout?.on('data', (chunk) => (out += chunk));
-    const reports = () =>
-      out
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as BatchApprovalReport);
-    return { ...spawned, reports };
+    return withReports<BatchApprovalReport>(spawnChild(CHILD, 'AGENTCHART_BATCH_APPROVAL', { ...base, ...config }));
   };
   const answer = async (region: string, approved: boolean, versionOffset?: number) => {
     const approver = spawn({

@@ -9,7 +9,7 @@ import { postgresStore } from 'agentchart/postgres';
 import { sqliteStore } from 'agentchart/sqlite';
 import { checkInvariants } from 'agentchart/testing';
 import { startPostgres } from '../support/postgres.js';
-import { bundleChild, lines, spawnChild, until, type Spawned } from '../support/processes.js';
+import { bundleChild, lines, spawnChild, withReports, until, type Spawned } from '../support/processes.js';
 import type { WebFlowConfig, WebFlowReport } from './web-flow-child.js';
 
 /**
@@ -48,15 +48,7 @@ async function flow(backend: Backend) {
   const spawn = (
     config: Omit<WebFlowConfig, 'db' | 'journal' | 'postgres'>,
   ): Spawned & { reports(): WebFlowReport[] } => {
-    const spawned = spawnChild(CHILD, 'AGENTCHART_WEB_FLOW', { ...base, ...config });
-    let out = '';
-    spawned.child.stdout?.on('data', (chunk) => (out += chunk));
-    const reports = () =>
-      out
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as WebFlowReport);
-    return { ...spawned, reports };
+    return withReports<WebFlowReport>(spawnChild(CHILD, 'AGENTCHART_WEB_FLOW', { ...base, ...config }));
   };
   return { ...base, spawn };
 }

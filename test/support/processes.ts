@@ -60,6 +60,18 @@ export function spawnChild(script: URL, envName: string, config: unknown, timeou
   return { child, exited };
 }
 
+/** The JSON lines a running child has printed so far (its reports), read whenever asked. */
+export function withReports<T>(spawned: Spawned): Spawned & { reports(): T[] } {
+  let out = '';
+  spawned.child.stdout?.on('data', (chunk) => (out += chunk));
+  const reports = () =>
+    out
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as T);
+  return { ...spawned, reports };
+}
+
 export function lastJson<T>(stdout: string): T {
   return JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null') as T;
 }

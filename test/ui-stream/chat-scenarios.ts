@@ -5,7 +5,7 @@ import { chatHandler, type AgentchartUIMessage } from 'agentchart/ai-sdk-ui';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 import { deferred } from '../support/harness.js';
 import { approvalsAnswered, NodeChat, until } from './node-chat.js';
-import { deployTool } from './tools.js';
+import { deployTool, slowTool } from './tools.js';
 
 type Script = Parameters<typeof scriptedModel>[0];
 
@@ -223,17 +223,7 @@ export function describeChatHandler(dialect: 'v6' | 'v7'): void {
     });
 
     it('a message sent while the run works steers it: its response carries the run from the turn that takes it', async () => {
-      const started = deferred();
-      const slow = defineTool({
-        name: 'slow',
-        description: 'Slow.',
-        parameters: z.object({}),
-        execute: (_args, ctx) =>
-          new Promise<string>((resolve) => {
-            started.resolve();
-            ctx.signal.addEventListener('abort', () => resolve('stopped'));
-          }),
-      });
+      const { tool: slow, started } = slowTool();
       const { handler, get, storedLog } = server(
         [{ text: 'Working on it.', toolCalls: [{ id: 's1', name: 'slow' }] }, { text: 'OK, doing that instead.' }],
         [slow],
@@ -270,17 +260,7 @@ export function describeChatHandler(dialect: 'v6' | 'v7'): void {
     });
 
     it('a message the run ends before taking starts the next run (never lost)', async () => {
-      const started = deferred();
-      const slow = defineTool({
-        name: 'slow',
-        description: 'Slow.',
-        parameters: z.object({}),
-        execute: (_args, ctx) =>
-          new Promise<string>((resolve) => {
-            started.resolve();
-            ctx.signal.addEventListener('abort', () => resolve('stopped'));
-          }),
-      });
+      const { tool: slow, started } = slowTool();
       // One turn per run: the run ends after the interrupted turn, with the message still queued.
       const { handler, get, closed, storedLog } = server(
         [{ text: 'Starting.', toolCalls: [{ id: 's1', name: 'slow' }] }, { text: 'Now the other thing.' }],
