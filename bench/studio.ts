@@ -128,7 +128,7 @@ export async function timedRun(
  * drops everything, `stalled` stops reading after its first bytes (its socket paused: the kernel's
  * buffers fill, then the studio's). `close()` ends it and resolves with the bytes it got.
  */
-async function openPage(url: string, id: string, mode: PageMode): Promise<{ close(): Promise<number> }> {
+export async function openPage(url: string, id: string, mode: PageMode): Promise<{ close(): Promise<number> }> {
   const reader = `
     import { connect } from 'node:net';
     const [href, id, mode] = process.argv.slice(1);

@@ -23,8 +23,8 @@ interface Received {
 }
 
 /**
- * An agent attached to the studio, as its pages see it. The agent's side is one push per event
- * (into a bounded buffer): everything else — reading the states, the counters, the history's
+ * An agent attached to the studio, as its pages see it. The agent's side is two stores per event
+ * (into a ring, no allocation): everything else — reading the states, the counters, the history's
  * changes, serializing — happens on a timer, at most every `FLUSH_MS`, and only while a page
  * reads. A run that outpaces the pages costs them one message per flush, never the run a wait.
  */
@@ -230,8 +230,6 @@ export class LiveSession {
     }
     endRun();
     this.flushed = this.total;
-    // One write per page per flush, however many messages it takes.
-    for (const client of this.clients) client.cork();
     const parts: string[] = [];
     // Events in messages of at most MAX_MESSAGE bytes: a page's buffer is bounded by its limit plus one of them.
     const batches = batchesOf(wired);
@@ -266,7 +264,6 @@ export class LiveSession {
       const message = `{"delta":{${parts.join(',')}}}`;
       for (const client of this.clients) client.send(message);
     }
-    for (const client of this.clients) client.uncork();
     if (running) this.schedule();
   }
 

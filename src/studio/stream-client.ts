@@ -82,15 +82,6 @@ export class StreamClient {
     this.response.write(frame(delta));
   }
 
-  /** Holds the writes that follow until `uncork`: a flush's messages leave in one write. */
-  cork(): void {
-    if (!this.closed) this.response.cork();
-  }
-
-  uncork(): void {
-    if (!this.closed) this.response.uncork();
-  }
-
   private caughtUp(): void {
     if (this.closed) return;
     this.behind = false;
