@@ -1,6 +1,7 @@
 import { Observable, Subscriber, type Observer, type Operator, type Subscription } from 'rxjs';
 import { callIsolated, callIsolated1 } from './isolation.js';
 import type { AgentEvent } from '../domain/events.js';
+import { DeltaRun, deltaRun, rebuildable } from './delta-run.js';
 
 type Listener = (event: AgentEvent) => void;
 
@@ -50,15 +51,19 @@ export class IsolatedObservable<T> extends Observable<T> {
 /** Events of a run kept for late subscribers, by default (the `replayBuffer` option). */
 export const DEFAULT_REPLAY_BUFFER = 5_000;
 
+type Entry = AgentEvent | DeltaRun;
+
 /**
  * Fan-out of one run's events: replays the run's last `capacity` events to late subscribers, then
  * streams live. Bounded, so a run of thousands of turns or a million progress updates does not keep
  * every event in memory (the store keeps them all).
  */
 export class RunEventLog {
-  private buffer: AgentEvent[] = [];
-  /** Index of the oldest event still kept in `buffer` (older slots are cleared, compacted now and then). */
+  private buffer: Entry[] = [];
+  /** Index of the oldest entry still kept in `buffer` (older slots are cleared, compacted now and then). */
   private start = 0;
+  /** Events kept (a DeltaRun holds several). */
+  private size = 0;
   private readonly listeners = new Set<{ next(event: AgentEvent): void; complete(): void }>();
   private closed = false;
 
@@ -69,21 +74,50 @@ export class RunEventLog {
 
   /** The events a late subscriber gets replayed, oldest first. */
   get events(): AgentEvent[] {
-    return this.buffer.slice(this.start);
+    const events: AgentEvent[] = [];
+    for (let i = this.start, end = this.buffer.length; i < end; i++) {
+      const entry = this.buffer[i] as Entry;
+      if (!(entry instanceof DeltaRun)) events.push(entry);
+      else for (let j = 0, size = entry.size; j < size; j++) events.push(entry.event(j));
+    }
+    return events;
   }
 
   push(event: AgentEvent): void {
     if (this.capacity > 0) {
-      this.buffer.push(event);
-      if (this.buffer.length - this.start > this.capacity) this.dropOldest();
+      this.keep(event);
+      if (++this.size > this.capacity) this.dropOldest();
     }
     for (const listener of this.listeners) listener.next(event);
   }
 
+  private keep(event: AgentEvent): void {
+    const buffer = this.buffer;
+    const last = buffer.length > this.start ? (buffer[buffer.length - 1] as Entry) : null;
+    if (last instanceof DeltaRun) {
+      if (rebuildable(event) && last.extend(event)) return;
+      last.seal();
+    } else if (last && rebuildable(event) && rebuildable(last)) {
+      // Two updates in a row: from now on the message's updates are kept packed.
+      const run = deltaRun(last, event);
+      if (run) {
+        buffer[buffer.length - 1] = run;
+        return;
+      }
+    }
+    buffer.push(event);
+  }
+
   private dropOldest(): void {
+    this.size--;
+    const oldest = this.buffer[this.start] as Entry;
+    if (oldest instanceof DeltaRun && oldest.size > 1) {
+      oldest.dropFirst();
+      return;
+    }
     this.buffer[this.start++] = undefined as unknown as AgentEvent;
     // Amortized O(1): the array is compacted once as many slots are cleared as are kept.
-    if (this.start >= this.capacity) {
+    if (this.start >= 64 && this.start * 2 >= this.buffer.length) {
       this.buffer = this.buffer.slice(this.start);
       this.start = 0;
     }
@@ -97,7 +131,8 @@ export class RunEventLog {
 
   observable(): Observable<AgentEvent> {
     return new IsolatedObservable<AgentEvent>((subscriber) => {
-      for (let i = this.start, end = this.buffer.length; i < end; i++) subscriber.next(this.buffer[i] as AgentEvent);
+      // Rebuilt first: what a subscriber's callback publishes meanwhile is not replayed twice.
+      for (const event of this.events) subscriber.next(event);
       if (this.closed) {
         subscriber.complete();
         return () => {};

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AgentError, createAgent, defineTool, memoryStore, type AgentEvent } from 'agentchart';
+import { AgentError, createAgent, defineTool, memoryStore, type AgentEvent, type Model } from 'agentchart';
 import { scriptedModel } from 'agentchart/testing';
 import { ofType } from '../support/harness.js';
 
@@ -79,5 +79,101 @@ describe('run.events replays a bounded buffer (replayBuffer)', () => {
     expect(ofType(stored, 'toolExecutionUpdate').map((e) => e.partial)).toEqual(
       Array.from({ length: 5_000 }, (_, i) => i),
     );
+  });
+});
+
+/** A reply of thinking, text and tool-call pieces, one tool call first opened by a stray fragment. */
+function piecesModel(): Model {
+  let calls = 0;
+  return {
+    name: 'pieces',
+    async *stream() {
+      if (calls++ > 0) {
+        yield* (['Al', 'l ', 'done.'] as const).map((delta) => ({ type: 'textDelta' as const, delta }));
+        yield { type: 'done' as const, stopReason: 'stop' as const };
+        return;
+      }
+      yield { type: 'start' as const };
+      for (const delta of ['Let', ' me', ' look.']) yield { type: 'thinkingDelta' as const, delta };
+      for (const delta of ['Checking', '', ' both.']) yield { type: 'textDelta' as const, delta };
+      yield { type: 'toolCallStart' as const, index: 0, id: 'a', name: 'echo' };
+      for (const argumentsDelta of ['{"te', 'xt":', '"x"}'])
+        yield { type: 'toolCallDelta' as const, index: 0, argumentsDelta };
+      yield { type: 'toolCallEnd' as const, index: 0 };
+      // A fragment before its start: the call is named by the start that follows.
+      yield { type: 'toolCallDelta' as const, index: 1, argumentsDelta: '{"text"' };
+      yield { type: 'toolCallStart' as const, index: 1, id: 'b', name: 'echo' };
+      yield { type: 'toolCallDelta' as const, index: 1, argumentsDelta: ':"y"}' };
+      yield { type: 'toolCallEnd' as const, index: 1 };
+      yield { type: 'done' as const, stopReason: 'toolUse' as const };
+    },
+  };
+}
+
+const echo = defineTool({
+  name: 'echo',
+  description: 'Echoes',
+  parameters: z.object({ text: z.string() }),
+  execute: ({ text }) => text,
+});
+
+describe('a late subscriber gets the messageUpdates as published (kept packed in the buffer)', () => {
+  for (const streaming of ['live', 'buffered'] as const) {
+    it(`streaming '${streaming}': every event replayed equals the one published, field for field and key order`, async () => {
+      const agent = createAgent({ model: piecesModel(), tools: [echo], streaming });
+      const run = agent.prompt('go');
+      const live: AgentEvent[] = [];
+      run.events.subscribe((event) => live.push(event));
+      await run.result;
+      const late: AgentEvent[] = [];
+      run.events.subscribe((event) => late.push(event));
+      expect(ofType(live, 'messageUpdate').length).toBeGreaterThanOrEqual(12);
+      expect(JSON.stringify(late)).toBe(JSON.stringify(live));
+      expect(late).toEqual(live);
+    });
+  }
+
+  it('a buffer that drops the oldest updates mid-message replays exactly the last `replayBuffer` events', async () => {
+    const all: AgentEvent[] = [];
+    const full = createAgent({ model: piecesModel(), tools: [echo], streaming: 'live' }).prompt('go');
+    full.events.subscribe((event) => all.push(event));
+    await full.result;
+    for (let replayBuffer = 1; replayBuffer <= all.length + 1; replayBuffer++) {
+      const run = createAgent({ model: piecesModel(), tools: [echo], streaming: 'live', replayBuffer }).prompt('go');
+      const live: AgentEvent[] = [];
+      run.events.subscribe((event) => live.push(event));
+      await run.result;
+      const late: AgentEvent[] = [];
+      run.events.subscribe((event) => late.push(event));
+      expect(JSON.stringify(late), `replayBuffer ${replayBuffer}`).toBe(JSON.stringify(live.slice(-replayBuffer)));
+    }
+  });
+
+  it('a message of thousands of deltas past the buffer keeps only the last `replayBuffer` of them', async () => {
+    const deltas = Array.from({ length: 3_000 }, (_, i) => `d${i} `);
+    const model: Model = {
+      name: 'long',
+      async *stream() {
+        for (const [i, delta] of deltas.entries()) {
+          // Now and then a macrotask: the test subscribes while the message streams.
+          if (i % 100 === 0) await new Promise((resolve) => setImmediate(resolve));
+          yield { type: 'textDelta' as const, delta };
+        }
+        yield { type: 'done' as const, stopReason: 'stop' as const };
+      },
+    };
+    const run = createAgent({ model, streaming: 'live', replayBuffer: 500 }).prompt('go');
+    const live: AgentEvent[] = [];
+    run.events.subscribe((event) => live.push(event));
+    const late: AgentEvent[] = [];
+    // Subscribed while the message streams: the last 500 so far, then the rest live.
+    while (ofType(live, 'messageUpdate').length < 1_000) await new Promise((resolve) => setImmediate(resolve));
+    const seenBefore = live.length;
+    expect(live.at(-1)?.type).toBe('messageUpdate');
+    run.events.subscribe((event) => late.push(event));
+    await run.result;
+    expect(late.slice(0, 500)).toEqual(live.slice(seenBefore - 500, seenBefore));
+    expect(late.slice(500)).toEqual(live.slice(seenBefore));
+    expect(ofType(live, 'messageUpdate').map((event) => (event.delta as { text: string }).text)).toEqual(deltas);
   });
 });
