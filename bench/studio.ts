@@ -23,6 +23,8 @@ export interface StudioCost {
   unit: string;
   workload: string;
   modes: Record<StudioMode, Sampled>;
+  /** The agent's process CPU time (user + system) per turn, per mode: the page's own process is not in it. */
+  cpu: Record<StudioMode, Sampled>;
   /** Mode median / off median, wall clock and process CPU time. */
   ratio: Record<Exclude<StudioMode, 'off'>, number>;
   cpuRatio: Record<Exclude<StudioMode, 'off'>, number>;
@@ -58,7 +60,7 @@ export async function studioCost(turns: number, calls: number, rounds: number, w
       );
       if (round >= warmups) {
         wall[mode].push((run.ms * 1000) / (turns + 1));
-        cpu[mode].push(run.cpuMs);
+        cpu[mode].push((run.cpuMs * 1000) / (turns + 1));
         if (mode === 'watched') bytes.push(run.bytes);
         if (mode === 'stalled') {
           dropped.push(run.dropped);
@@ -79,6 +81,12 @@ export async function studioCost(turns: number, calls: number, rounds: number, w
       watched: sampled(wall.watched),
       stalled: sampled(wall.stalled),
     },
+    cpu: {
+      off: sampled(cpu.off),
+      attached: sampled(cpu.attached),
+      watched: sampled(cpu.watched),
+      stalled: sampled(cpu.stalled),
+    },
     ratio: { attached: ratio(wall, 'attached'), watched: ratio(wall, 'watched'), stalled: ratio(wall, 'stalled') },
     cpuRatio: { attached: ratio(cpu, 'attached'), watched: ratio(cpu, 'watched'), stalled: ratio(cpu, 'stalled') },
     bytesPerRun: Math.round(median(bytes)),
@@ -87,7 +95,7 @@ export async function studioCost(turns: number, calls: number, rounds: number, w
   };
 }
 
-async function timedRun(
+export async function timedRun(
   turns: number,
   calls: number,
   mode: StudioMode,
@@ -120,7 +128,7 @@ async function timedRun(
  * drops everything, `stalled` stops reading after its first bytes (its socket paused: the kernel's
  * buffers fill, then the studio's). `close()` ends it and resolves with the bytes it got.
  */
-async function openPage(url: string, id: string, mode: PageMode): Promise<{ close(): Promise<number> }> {
+export async function openPage(url: string, id: string, mode: PageMode): Promise<{ close(): Promise<number> }> {
   const reader = `
     import { connect } from 'node:net';
     const [href, id, mode] = process.argv.slice(1);

@@ -54,6 +54,8 @@ export class McpConnection {
   private state: ConnectionState = { kind: 'unavailable', reason: 'not connected yet' };
   private generation = 0;
   private readonly closing = new AbortController();
+  /** The SDK closes of lost links still under way (a stdio server is given time to exit, then signalled). */
+  private readonly ending = new Set<Promise<void>>();
   /** Each live link's loss listeners. */
   private readonly listeners = new WeakMap<Link, Set<(loss: LinkLoss) => void>>();
 
@@ -103,18 +105,23 @@ export class McpConnection {
     this.listeners.delete(link);
     for (const listener of listeners ?? []) listener(known);
     if (this.state.kind === 'connected' && this.state.link === link) void this.reconnect(known.reason).catch(() => {});
-    // An HTTP link keeps a GET stream open; a stdio link's process is already gone.
-    void link.client.close().catch(() => {});
+    // An HTTP link keeps a GET stream open; a stdio server may still be running (a closed toolset).
+    const ended: Promise<void> = link.client
+      .close()
+      .catch(() => {})
+      .finally(() => this.ending.delete(ended));
+    this.ending.add(ended);
   }
 
+  /** Resolves once every server this toolset started has ended (a stdio server: exited, or killed). */
   async close(): Promise<void> {
     const link = this.current;
     this.state = { kind: 'closed' };
     this.closing.abort();
-    if (link) {
-      this.lost(link, 'the MCP toolset was closed');
-      await link.client.close().catch(() => {});
-    }
+    if (link) this.lost(link, 'the MCP toolset was closed');
+    // A second SDK close() returns at once: wait for the first, which gives a stdio server 2 s to exit and then
+    // signals it — an app calling process.exit() after close() would otherwise orphan a server that stays.
+    await Promise.all(this.ending);
   }
 
   private reconnect(reason: string): Promise<Link> {

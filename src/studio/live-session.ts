@@ -7,6 +7,7 @@ import type { SessionInfo, SessionView } from './protocol.js';
 import type { StreamClient } from './stream-client.js';
 import type { StepSummary } from '../store/step-types.js';
 import { helloJson, storedEventsForPage } from './views.js';
+import { DeltaRun } from './coalesce.js';
 import { wireEvent, wireMessages } from './wire.js';
 
 /** Events kept for a page that opens late (an agent with a store: the store has them all). */
@@ -22,16 +23,24 @@ interface Received {
 }
 
 /**
- * An agent attached to the studio, as its pages see it. The agent's side is one push per event
- * (into a bounded buffer): everything else — reading the states, the counters, the history's
+ * An agent attached to the studio, as its pages see it. The agent's side is two stores per event
+ * (into a ring, no allocation): everything else — reading the states, the counters, the history's
  * changes, serializing — happens on a timer, at most every `FLUSH_MS`, and only while a page
  * reads. A run that outpaces the pages costs them one message per flush, never the run a wait.
  */
 export class LiveSession {
-  private readonly received: Received[] = [];
-  private receivedStart = 0;
-  private dropped = 0;
-  private pending: Received[] = [];
+  /** The latest events and when each came, a ring of `LIVE_EVENT_BUFFER`: the agent's side allocates nothing per event. */
+  private readonly ringEvents: (AgentEvent | undefined)[] = new Array<AgentEvent | undefined>(LIVE_EVENT_BUFFER);
+  private readonly ringTimes = new Float64Array(LIVE_EVENT_BUFFER);
+  /** Events received since attaching; those before `total - LIVE_EVENT_BUFFER` are gone from the ring. */
+  private total = 0;
+  /** Events the pages were sent (or, before a page joined, skipped): the next flush sends from here. */
+  private flushed = 0;
+  /** Events the ring let go of before a flush sent them, serialized (only while pages read, rarely). */
+  private spilled: string[] = [];
+  private spilledTurnEnd = false;
+  /** Events before this index may be in a snapshot a page got: their deltas are sent as they are. */
+  private helloIndex = 0;
   private readonly clients = new Set<StreamClient>();
   private readonly subscription: Subscription;
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -54,17 +63,29 @@ export class LiveSession {
   }
 
   private receive(event: AgentEvent): void {
-    const item = { event, t: Date.now() };
-    this.received.push(item);
-    if (this.received.length - this.receivedStart > LIVE_EVENT_BUFFER) {
-      this.received[this.receivedStart++] = undefined as unknown as Received;
-      this.dropped += 1;
-      if (this.receivedStart >= LIVE_EVENT_BUFFER)
-        (this.received.splice(0, this.receivedStart), (this.receivedStart = 0));
+    if (this.clients.size > 0 && this.total - this.flushed >= LIVE_EVENT_BUFFER) this.spill();
+    const slot = this.total++ % LIVE_EVENT_BUFFER;
+    this.ringEvents[slot] = event;
+    this.ringTimes[slot] = Date.now();
+    if (this.clients.size > 0 && this.timer === null) this.schedule();
+  }
+
+  /** The oldest event not yet sent is about to be overwritten (a run outpaced the flushes): it waits serialized. */
+  private spill(): void {
+    const slot = this.flushed++ % LIVE_EVENT_BUFFER;
+    const event = this.ringEvents[slot] as AgentEvent;
+    if (event.type === 'turnEnd' || event.type === 'agentEnd') this.spilledTurnEnd = true;
+    this.spilled.push(wireEvent(event, this.ringTimes[slot] as number));
+  }
+
+  /** The buffered events from absolute index `from` (clamped to what the ring still holds). */
+  private buffered(from: number): Received[] {
+    const items: Received[] = [];
+    for (let index = Math.max(from, this.total - LIVE_EVENT_BUFFER); index < this.total; index++) {
+      const slot = index % LIVE_EVENT_BUFFER;
+      items.push({ event: this.ringEvents[slot] as AgentEvent, t: this.ringTimes[slot] as number });
     }
-    if (this.clients.size === 0) return;
-    this.pending.push(item);
-    this.schedule();
+    return items;
   }
 
   info(): SessionInfo {
@@ -76,14 +97,18 @@ export class LiveSession {
       running: this.tap.running,
       controllable: true,
       version: null,
-      updatedAt: this.received.at(-1)?.t ?? null,
+      updatedAt: this.total > 0 ? (this.ringTimes[(this.total - 1) % LIVE_EVENT_BUFFER] as number) : null,
     };
   }
 
   /** A page starts reading: it gets a snapshot, then every change. */
   join(client: StreamClient): void {
     // No page read the changes since the last one left: the new page's snapshot is the baseline.
-    if (this.clients.size === 0) this.markSent(this.now());
+    if (this.clients.size === 0) {
+      this.markSent(this.now());
+      this.flushed = this.total;
+      this.spilled = [];
+    }
     this.clients.add(client);
     void this.sendHello(client, false);
   }
@@ -110,10 +135,10 @@ export class LiveSession {
   /** The snapshot: the store's log (if any) and the live events it lacks, the session now. */
   private async hello(resync: boolean): Promise<string> {
     const { store, sessionId } = this.tap;
-    const live = this.received.slice(this.receivedStart);
+    const live = this.buffered(0);
     let events: string[];
     let steps: StepSummary[] | null = null;
-    let dropped = this.dropped;
+    let dropped = this.total - live.length;
     if (store && sessionId) {
       const summaries = (await store.steps?.(sessionId)) ?? [];
       const stored = await storedEventsForPage(store, sessionId, summaries);
@@ -138,6 +163,7 @@ export class LiveSession {
       events.reverse();
       dropped += live.length - events.length;
     }
+    this.helloIndex = this.total;
     // The other pages' deltas keep their baseline: a delta repeats what a snapshot has, harmlessly
     // (history by position, the rest whole, events deduplicated by the page).
     return helloJson({ info: this.info(), events, eventsDropped: dropped, steps, view: this.now(), resync });
@@ -178,21 +204,42 @@ export class LiveSession {
   /** Sends what changed since the last message; keeps polling while a run is in progress (states change between events). */
   private flush(): void {
     this.timer = null;
-    const items = this.pending;
-    this.pending = [];
     if (this.clients.size === 0) return;
+    const wired = this.spilled;
+    this.spilled = [];
+    let turnEnded = this.spilledTurnEnd;
+    this.spilledTurnEnd = false;
+    const deltas = new DeltaRun();
+    const endRun = () => {
+      const run = deltas.take();
+      if (run) wired.push(wireEvent(run.event, run.t));
+    };
+    for (let index = this.flushed; index < this.total; index++) {
+      const slot = index % LIVE_EVENT_BUFFER;
+      const event = this.ringEvents[slot] as AgentEvent;
+      const t = this.ringTimes[slot] as number;
+      // Deltas a snapshot may hold one by one go one by one (the page deduplicates them by seq).
+      if (event.type === 'messageUpdate' && index >= this.helloIndex) {
+        if (!deltas.extends(event)) endRun();
+        deltas.add(event, t);
+        continue;
+      }
+      endRun();
+      if (event.type === 'turnEnd' || event.type === 'agentEnd') turnEnded = true;
+      wired.push(wireEvent(event, t));
+    }
+    endRun();
+    this.flushed = this.total;
     const parts: string[] = [];
     // Events in messages of at most MAX_MESSAGE bytes: a page's buffer is bounded by its limit plus one of them.
-    const batches = batchesOf(items.map((item) => wireEvent(item.event, item.t)));
+    const batches = batchesOf(wired);
     const last = batches.pop();
     for (const batch of batches) {
       const message = `{"delta":{"events":[${batch.join(',')}]}}`;
       for (const client of this.clients) client.send(message);
     }
     if (last) parts.push(`"events":[${last.join(',')}]`);
-    const history = this.historyChange(
-      items.some(({ event }) => event.type === 'turnEnd' || event.type === 'agentEnd'),
-    );
+    const history = this.historyChange(turnEnded);
     if (history) parts.push(`"history":{"from":${history.from},"messages":${wireMessages(history.messages)}}`);
     const counters = JSON.stringify(this.agent.counters);
     if (counters !== this.sent.counters) parts.push(`"counters":${(this.sent.counters = counters)}`);

@@ -13,13 +13,24 @@ import type { StepMachines, StepSummary } from '../store/step-types.js';
  * An agent event as the page gets it: `t` is when it happened (ms since the epoch: received, or
  * for a stored event the time its step was written); `messages` fields (the context sent to the
  * model, the history at the end of a run) are replaced by their length (or left as the store's
- * history reference), and long strings are cut.
+ * history reference); a live turnEnd comes without its reply and results, a live stream's deltas
+ * may come coalesced; long strings are cut.
  */
 export type WireEvent = (
-  | Exclude<AgentEvent, { type: 'beforeModelCall' | 'agentEnd' }>
+  | Exclude<AgentEvent, { type: 'beforeModelCall' | 'agentEnd' | 'turnEnd' | 'messageUpdate' }>
+  | CoalescedUpdate
+  | SlimTurnEnd
   | WithLength<Extract<AgentEvent, { type: 'beforeModelCall' }>>
   | WithLength<Extract<AgentEvent, { type: 'agentEnd' }>>
 ) & { t: number };
+/**
+ * A live stream's consecutive deltas of one block may come as one: its text is theirs joined, its
+ * seq and time the last one's, `coalesced` how many it stands for (absent: one).
+ */
+type CoalescedUpdate = Extract<AgentEvent, { type: 'messageUpdate' }> & { coalesced?: number };
+/** A live turnEnd leaves out its reply and results (messageEnd, toolExecutionEnd and the history carry them); a stored one may have them. */
+type SlimTurnEnd = Omit<Extract<AgentEvent, { type: 'turnEnd' }>, 'assistant' | 'toolResults'> &
+  Partial<Pick<Extract<AgentEvent, { type: 'turnEnd' }>, 'assistant' | 'toolResults'>>;
 /** The page needs only how many messages: their length, or (a stored event as it is) a history reference. */
 type WithLength<E> = Omit<E, 'messages'> & {
   messages: { length: number } | { historyPrefix: number; tail: unknown[] };

@@ -9,11 +9,16 @@ export const MAX_WIRE_STRING = 20_000;
 /**
  * An event as the page gets it, serialized: the `messages` of beforeModelCall and agentEnd become
  * their length (the page has the history; a context sent to the model is asked for on demand), so
- * a long session's log costs linear bytes; long strings are cut.
+ * a long session's log costs linear bytes; a live turnEnd comes without the reply and results the
+ * page got already; long strings are cut.
  */
 export function wireEvent(event: AgentEvent, t: number): string {
   let value: object = event;
-  if (event.type === 'beforeModelCall' || event.type === 'agentEnd') {
+  if (event.type === 'turnEnd') {
+    // The turn's reply and results reach the page as messageEnd, toolExecutionEnd and the history: not a third time.
+    const { assistant: _assistant, toolResults: _toolResults, ...rest } = event;
+    value = rest;
+  } else if (event.type === 'beforeModelCall' || event.type === 'agentEnd') {
     // Read through the view, never through `messages`: that would copy the history once per model call.
     const fields: Record<string, unknown> = {};
     for (const key of Object.keys(event)) {

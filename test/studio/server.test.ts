@@ -132,8 +132,20 @@ describe('the studio server', () => {
     const events = messages.flatMap((message) =>
       'hello' in message ? message.hello.events : (message.delta.events ?? []),
     );
+    // Every stored event reached the page: alone, or a stream delta in a coalesced one (its seq the last it holds).
     const unique = new Map(events.map((event) => [`${event.runId}:${event.seq}`, event]));
-    expect([...unique.values()].map((event) => event.type)).toEqual((await store.loadEvents('now')).map((e) => e.type));
+    const storedEvents = await store.loadEvents('now');
+    const covered = [...unique.values()].flatMap((event) => {
+      const count = event.type === 'messageUpdate' ? (event.coalesced ?? 1) : 1;
+      return Array.from({ length: count }, (_, back) => `${event.type}@${event.seq - count + 1 + back}`);
+    });
+    expect(covered).toEqual(storedEvents.map((e) => `${e.type}@${e.seq}`));
+    const streamed = (list: readonly { type: string; delta?: unknown }[]) =>
+      list.flatMap((e) => (e.type === 'messageUpdate' ? [(e.delta as { text?: string }).text ?? ''] : [])).join('');
+    expect(streamed([...unique.values()])).toBe(streamed(storedEvents));
+    expect(streamed(storedEvents)).toBe('Hello ');
+    // The reply's three deltas came in one flush, as one event.
+    expect([...unique.values()].filter((e) => e.type === 'messageUpdate').map((e) => e.coalesced)).toEqual([3]);
     expect(messages.some((message) => 'delta' in message && message.delta.history)).toBe(true);
     expect(messages.some((message) => 'delta' in message && message.delta.counters)).toBe(true);
     expect(result.status).toBe('completed');

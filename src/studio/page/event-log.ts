@@ -29,10 +29,12 @@ export function eventSummary(event: WireEvent): string {
       return `turn ${event.turnIndex} · ${event.reason}`;
     case 'beforeModelCall':
       return `${event.model} · ${messageCount(event.messages)} messages`;
-    case 'messageUpdate':
+    case 'messageUpdate': {
+      const deltas = event.coalesced ? ` (${event.coalesced} deltas)` : '';
       return event.delta.type === 'toolCall'
-        ? `${event.delta.name} ${event.delta.argumentsDelta}`
-        : `${event.delta.type}: ${event.delta.text}`;
+        ? `${event.delta.name}${deltas} ${event.delta.argumentsDelta}`
+        : `${event.delta.type}${deltas}: ${event.delta.text}`;
+    }
     case 'messageEnd':
       return `${event.message.stopReason}${event.error ? ` · ${event.error.kind}` : ''}`;
     case 'toolApprovalRequested':

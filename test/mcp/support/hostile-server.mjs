@@ -3,7 +3,7 @@
 // collide once reduced to what providers accept ("a.b" read-only, "a_b" destructive).
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { closeSync } from 'node:fs';
+import { closeSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
 
 const server = new McpServer({ name: 'hostile', version: '1.0.0' });
@@ -40,6 +40,13 @@ server.registerTool(
 );
 // A server that lives on without its stdin is orphaned when the test process ends before the SDK's
 // close() escalates to a signal (its timers do not hold the process): it leaves once its parent is gone.
-const parent = process.ppid;
-setInterval(() => process.ppid !== parent && process.exit(0), 500).unref();
+// HOSTILE_STAYS=<file>: writes its pid there and ignores the end of its stdin and its parent's exit, like a
+// careless server: only a signal ends it.
+if (process.env.HOSTILE_STAYS) {
+  writeFileSync(process.env.HOSTILE_STAYS, String(process.pid));
+  setInterval(() => undefined, 60_000);
+} else {
+  const parent = process.ppid;
+  setInterval(() => process.ppid !== parent && process.exit(0), 500).unref();
+}
 await server.connect(new StdioServerTransport());
