@@ -9,6 +9,8 @@ import {
   stepNotRecorded,
   withCurrentStep,
   type StepRecordRow,
+  type StepRowTag,
+  type StoredSession,
 } from './step-records.js';
 import type { StepCheckpoint, StepSummary } from './step-types.js';
 import type { SessionStep } from './types.js';
@@ -157,26 +159,25 @@ export function postgresSteps(withClient: WithClient) {
       }
     });
 
+  const lastTag = async (client: PgClient, sessionId: string): Promise<StepRowTag | null> => {
+    const last = (
+      await client.query(
+        'SELECT version, base, committed_at FROM agentchart_steps WHERE session_id = $1 ORDER BY version DESC LIMIT 1',
+        [sessionId],
+      )
+    ).rows[0] as { version: number; base: number; committed_at: string } | undefined;
+    return last
+      ? { version: Number(last.version), base: Number(last.base), committedAt: Number(last.committed_at) }
+      : null;
+  };
+
   return {
     /** In the step's transaction, before its messages are written: the record, and what it replaces. */
-    async record(
-      client: PgClient,
-      sessionId: string,
-      step: SessionStep,
-      stored: { historyLength: number; eventCount: number },
-    ): Promise<number> {
+    async record(client: PgClient, sessionId: string, step: SessionStep, stored: StoredSession): Promise<number> {
       const committedAt = Date.now();
-      const last = (
-        await client.query(
-          'SELECT version, base, committed_at FROM agentchart_steps WHERE session_id = $1 ORDER BY version DESC LIMIT 1',
-          [sessionId],
-        )
-      ).rows[0] as { version: number; base: number; committed_at: string } | undefined;
-      const tag = last
-        ? { version: Number(last.version), base: Number(last.base), committedAt: Number(last.committed_at) }
-        : null;
+      const tag = recorder.lastWritten(sessionId, stored) ?? (await lastTag(client, sessionId));
       // A session stored before step records existed: its head becomes the first record, so that step stays recoverable.
-      const old = !last && step.checkpoint.version > 0 ? await sessionRow(client, sessionId) : undefined;
+      const old = !tag && step.checkpoint.version > 0 ? await sessionRow(client, sessionId) : undefined;
       if (old) {
         const keyframe = keyframeRow(parseHead(sessionId, old.head), null);
         await client.query(

@@ -27,6 +27,8 @@ interface SessionRow {
   version: number;
   history_length: number;
   event_count: number;
+  /** bigint: a string from pg. */
+  updated_at: number | string;
 }
 
 /**
@@ -180,15 +182,17 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         const { lease } = await lockedLease(client, sessionId, 'SHARE');
         const row = (
           await client.query(
-            'SELECT version, history_length, event_count FROM agentchart_sessions WHERE session_id = $1 FOR UPDATE',
+            'SELECT version, history_length, event_count, updated_at FROM agentchart_sessions WHERE session_id = $1 FOR UPDATE',
             [sessionId],
           )
         ).rows[0] as SessionRow | undefined;
-        const stored = row ?? { version: -1, history_length: 0, event_count: 0 };
+        const stored = row ?? { version: -1, history_length: 0, event_count: 0, updated_at: 0 };
         checkStep(sessionId, { version: stored.version, historyLength: stored.history_length, lease }, step);
         const committedAt = await steps.record(client, sessionId, step, {
           historyLength: stored.history_length,
           eventCount: stored.event_count,
+          version: Number(stored.version),
+          committedAt: Number(stored.updated_at),
         });
         const { from } = step.history;
         if (from < stored.history_length)

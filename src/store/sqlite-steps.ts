@@ -10,6 +10,8 @@ import {
   withCurrentStep,
   type ReplacedMessage,
   type StepRecordRow,
+  type StepRowTag,
+  type StoredSession,
 } from './step-records.js';
 import type { StepCheckpoint, StepSummary } from './step-types.js';
 import type { SessionStep } from './types.js';
@@ -117,6 +119,13 @@ export function sqliteSteps(statement: (sql: string) => StatementSync) {
   const dropSteps = statement('DELETE FROM steps WHERE sid = ?');
   const dropReplaced = statement('DELETE FROM replaced_messages WHERE sid = ?');
 
+  const lastTag = (sid: Sid): StepRowTag | null => {
+    const last = lastRow.get(sid) as { version: number; base: number; committed_at: number } | undefined;
+    return last
+      ? { version: Number(last.version), base: Number(last.base), committedAt: Number(last.committed_at) }
+      : null;
+  };
+
   const currentOf = (row: SessionRow): StepSummary =>
     summaryOf({
       version: row.version,
@@ -184,13 +193,10 @@ export function sqliteSteps(statement: (sql: string) => StatementSync) {
 
   return {
     /** In the step's transaction, before its messages are written: the record, and what it replaces. */
-    record(sid: Sid, sessionId: string, step: SessionStep, stored: { historyLength: number; eventCount: number }) {
+    record(sid: Sid, sessionId: string, step: SessionStep, stored: StoredSession) {
       const committedAt = Date.now();
-      const last = lastRow.get(sid) as { version: number; base: number; committed_at: number } | undefined;
-      const tag = last
-        ? { version: Number(last.version), base: Number(last.base), committedAt: Number(last.committed_at) }
-        : null;
-      if (!last && step.checkpoint.version > 0) keepStoredHead(sid, sessionId);
+      const tag = recorder.lastWritten(sessionId, stored) ?? lastTag(sid);
+      if (!tag && step.checkpoint.version > 0) keepStoredHead(sid, sessionId);
       const row = recorder.encode(sessionId, step, tag, committedAt);
       if (step.history.from < stored.historyLength) archive.run(row.version, sid, step.history.from);
       insertStep.run(

@@ -22,6 +22,14 @@ export interface SqliteStoreOptions extends StoreOptions {
   busyTimeoutMs?: number;
 }
 
+/** A lease row's columns; all null when a session row is read with no lease beside it. */
+interface LeaseColumns {
+  owner: string | null;
+  token: number;
+  expires_at: number;
+  holder: string | null;
+}
+
 interface SessionRow {
   sid: number | bigint;
   version: number;
@@ -55,6 +63,11 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Syn
     return guarded(path, phase, run);
   };
   const sessionRow = statement('SELECT sid, version, history_length, event_count FROM sessions WHERE session_id = ?');
+  // A step's one read: the session row and its lease (the fencing check), and when its last step was committed.
+  const stepRow = statement(
+    `SELECT s.sid, s.version, s.history_length, s.event_count, s.updated_at, l.owner, l.token, l.expires_at, l.holder
+     FROM sessions s LEFT JOIN leases l ON l.session_id = s.session_id WHERE s.session_id = ?`,
+  );
   const headRow = statement('SELECT sid, head FROM sessions WHERE session_id = ?');
   const insertSession = statement(
     `INSERT INTO sessions (session_id, version, running, head, history_length, event_count, updated_at)
@@ -84,10 +97,9 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Syn
   const versionRow = statement('SELECT version FROM sessions WHERE session_id = ?');
   const versionOf = (sessionId: string): number =>
     Number((versionRow.get(sessionId) as { version: number } | undefined)?.version ?? -1);
-  const leaseOf = (sessionId: string): Lease | null => {
-    const row = leaseRow.get(sessionId) as
-      { owner: string; token: number; expires_at: number; holder: string | null } | undefined;
-    if (!row) return null;
+  const leaseOf = (sessionId: string): Lease | null => leaseFrom(leaseRow.get(sessionId) as LeaseColumns | undefined);
+  const leaseFrom = (row: LeaseColumns | undefined): Lease | null => {
+    if (!row || row.owner === null) return null;
     const holder = holderOf(row.holder);
     return {
       owner: row.owner,
@@ -153,20 +165,21 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Syn
       const events = step.events.map((event) => JSON.stringify(event));
       use('write', () =>
         transaction(() => {
-          const row = (sessionRow.get(sessionId) as SessionRow | undefined) ?? {
+          const found = stepRow.get(sessionId) as (SessionRow & LeaseColumns & { updated_at: number }) | undefined;
+          const row = found ?? {
             ...(insertSession.get(sessionId) as { sid: number | bigint }),
             version: -1,
             history_length: 0,
             event_count: 0,
+            updated_at: 0,
           };
-          checkStep(
-            sessionId,
-            { version: row.version, historyLength: row.history_length, lease: leaseOf(sessionId) },
-            step,
-          );
+          const lease = found ? leaseFrom(found) : leaseOf(sessionId);
+          checkStep(sessionId, { version: row.version, historyLength: row.history_length, lease }, step);
           const committedAt = steps.record(row.sid, sessionId, step, {
             historyLength: row.history_length,
             eventCount: row.event_count,
+            version: Number(row.version),
+            committedAt: Number(row.updated_at),
           });
           let position = step.history.from;
           if (position < row.history_length) dropMessages.run(row.sid, position);

@@ -39,6 +39,15 @@ export interface StepRowTag {
   committedAt: number;
 }
 
+/** What the session row read in a step's transaction says of the session before the step. */
+export interface StoredSession {
+  historyLength: number;
+  eventCount: number;
+  /** The version of the last step stored, and when it was committed. */
+  version: number;
+  committedAt: number;
+}
+
 interface Chain extends StepRowTag {
   body: StepBody;
   base: number;
@@ -100,6 +109,16 @@ export class StepRecorder {
       stepsSinceKeyframe: 0,
     });
     return { version, base: version, record };
+  }
+
+  /**
+   * The last step this recorder wrote for the session, when the session row read in the step's
+   * transaction names it (same version, same commit time): it is still the last one stored, so the
+   * store need not read it back. Null: the store reads its last step row.
+   */
+  lastWritten(sessionId: string, stored: { version: number; committedAt: number }): StepRowTag | null {
+    const chain = this.chains.get(sessionId);
+    return chain && chain.version === stored.version && chain.committedAt === stored.committedAt ? chain : null;
   }
 
   /** The session was deleted or rewritten elsewhere: its next step starts a keyframe. */
