@@ -304,6 +304,45 @@ const lines = [
   `| **total** | ${fmt(sum(load.agentchart.perSession) / 1024)} | ${fmt(sum(load.pi.perSession) / 1024)} |`,
   '',
 ];
+/** Not measured here: what the profiles and bench/live-sessions.ts say of the missed targets, and the next steps. */
+const NEXT_STEPS = `## The missed targets of memory, streaming and durability: what the profiles say, and the next step
+
+(Written with the generator, not measured by it: \`bench/live-sessions.ts\` measures the live set per session.)
+
+- **10,000 concurrently active sessions, peak RSS.** The peak is not the live set: V8 lets the old generation
+  grow to several times (up to 4×) what survived the last full collection before it collects again, and a
+  session's garbage survives long enough to be promoted (each session waits on timers while thousands of
+  others run). So the peak follows the live set mid-run times that factor, and the promoted garbage — most of
+  it XState's snapshot copies (the allocation per turn above). Under a loaded machine the factor and the
+  moment of the collection vary from run to run; \`bench/live-sessions.ts\` holds every session at its last
+  model call, where it holds the most, and divides the live heap after a full GC by the sessions: a figure
+  that does not depend on when V8 collects. Done: the replay buffer keeps a message's consecutive
+  messageUpdates packed (kind and block index in one integer, the pieces joined once the message is over, a
+  call's id and name once), rebuilt equal field for field and in key order when replayed. With
+  \`replayBuffer: 0\` the live set is about half the default's: the rest of the buffer is the lifecycle
+  events — each built by spreading its body gets a separate property array for \`runId\` and \`seq\`, and
+  \`toolExecutionStart\` holds the validated copy of the arguments. Next: lifecycle events built whole where
+  they are emitted (as a live delta's messageUpdate is), the tool events packed like the deltas, the last
+  turn's tool-call actors (\`RunSession.callActors\`) dropped when the turn ends rather than when the next one
+  starts, and fewer assigns per turn (the per-turn target's work) for the promoted garbage.
+- **2,000-turn session heap growth.** The same parts: the history (which pi keeps too), the bounded replay
+  buffer (5,000 events: its deltas now packed), and the garbage of the turns. Next: as above.
+- **Streamed text delta.** A delta does not touch the charts; it costs the model port's read (the iterator's
+  promise and one reaction), the stream event's check and copy (\`parseStreamEvent\`, a wrapper object), the
+  accumulator's array and delta, the event and its fan-out through rxjs's subscriber chain, and its share of
+  the turns around it (at D=200 about a third of the gap to pi is the turns' XState work). Next: an
+  accumulator entry point that hands deltas to a callback (no array per delta), a parse result without a
+  wrapper, the run's listeners called directly where no operator is piped; the turns' share is the per-turn
+  target's.
+- **Durable step (sqliteStore).** A step reads its session row once (the lease joined, the last commit
+  time); the last step row is read back only when another process wrote meanwhile. What a step still costs:
+  SQLite's \`BEGIN IMMEDIATE\` and \`COMMIT\` (the write-ahead log's write: wall time CPU time does not show),
+  the zod check of the checkpoint and the events (\`validatedStep\`), the step record's diff, the checkpoint
+  itself — and a K=1 turn writes 4 steps. Next: fewer steps per turn (the tool's end and the turn's end as
+  one step when the turn ends in the same task, keeping "stored before published"), and the checkpoint
+  checked by the parts that changed.
+`;
+lines.push(NEXT_STEPS);
 const out = fileURLToPath(new URL('./where-time-goes.md', import.meta.url));
 writeFileSync(out, `${lines.join('\n')}\n`);
 process.stderr.write(`where-time-goes: wrote ${out}\n`);
