@@ -13,75 +13,107 @@ import { runAction, runOf } from './run-registry.js';
 import type { RunSession } from './run-session.js';
 import { ABORTED, raceAbort } from './timers.js';
 import { provideTurnMachine } from './turn-effects.js';
+import type { RuntimeImplementations } from './machine-names.js';
+
+/** The master machine's actions that are its own (context updates, forwarding to the turn): the runtime provides the rest. */
+export type MasterOwnActions =
+  | 'recordInternalError'
+  | 'forwardAbortToTurn'
+  | 'forwardSteeringToTurn'
+  | 'forwardDecisionToTurn'
+  | 'recordAbortRequest'
+  | 'queueSteering'
+  | 'queueFollowUp'
+  | 'startFreshTurn'
+  | 'startNextTurn'
+  | 'takeFollowUps'
+  | 'resumeTurn'
+  | 'recordOutcome'
+  | 'countModelCall'
+  | 'useOverflowAllowance'
+  | 'recordOverflowView'
+  | 'switchToFallbackModel'
+  | 'retrySameTurn'
+  | 'retryFailedTurn'
+  | 'injectPostLoopMessages'
+  | 'endAs'
+  | 'recordError';
+
+type Master = typeof masterMachine;
 
 /** The master machine wired to the runtime; each effect finds its run through the actor system. */
 export function provideMasterMachine() {
-  return masterMachine.provide({
-    actors: {
-      turn: provideTurnMachine(),
-      runPostLoopPolicies: createPostLoopRunner(),
-      recoverFromOverflow: fromPromise<{ view: Message[] | null }, { turnIndex: number }>(({ input, system }) =>
-        recoverFromOverflow(runOf(system), input.turnIndex),
-      ),
-    },
-    actions: {
-      announceAgentStart: runAction((run) => run.emit({ type: 'agentStart' })),
-      acknowledgeQueued: runAction((run, { event }) => {
-        if (event.type !== 'STEER' && event.type !== 'FOLLOW_UP') return;
-        // Accepted means persisted: the queue is in the step taken after this one.
-        run.agent.persister?.markDirty();
-      }),
-      announceAgentEnd: runAction((run, { context }) => run.finish(endOf(context))),
-      announceRetry: runAction((run, { context }) => {
-        const error = context.lastOutcome?.error;
-        if (!error) return;
-        const { turnIndex, retryDelayMs: delayMs } = context;
-        run.emit({ type: 'retry', turnIndex, attempt: context.counts.attemptsOnModel, delayMs, error });
-      }),
-      announceModelFallback: runAction((run, { context }) => {
-        const from = run.modelAt(context.modelIndex - 1).name;
-        const to = run.modelAt(context.modelIndex).name;
-        // The failure that made the run leave `from` (an observer's span of that attempt records it).
-        const error = context.lastOutcome?.error;
-        run.emit({ type: 'modelFallback', turnIndex: context.turnIndex, from, to, ...(error ? { error } : {}) });
-      }),
-      closeTurnAfterInternalError: runAction((run, { event, self }) => {
-        // This step ends the run: a steer from a subscriber of the closing events would reach a
-        // master that takes nothing more, so from here it queues between runs.
-        run.closing = true;
-        const error = 'error' in event ? event.error : event;
-        closeAfterInternalError(run, self.getSnapshot(), error);
-      }),
-      planRetry: assign(({ context, system }) => {
-        const { agent } = runOf(system);
-        // A durable host draws the jitter so that a replay waits as long as the original did.
-        const random = agent.host ? () => agent.host!.random() : undefined;
-        const error = context.lastOutcome?.error ?? null;
-        return { retryDelayMs: backoffDelay(agent.resolved.retry, context.counts.attemptsOnModel, error, random) };
-      }),
-      countFailedReportTurn: runAction((run) => {
-        run.ledger.increment('turnsFailed');
-        run.ledger.recordFailure('reportTurnWithoutWork');
-      }),
-      // The failed reply leaves nothing in history; the re-run gets one guidance message instead.
-      discardFailedReportTurn: runAction((run, { context }) => {
-        const assistant = context.lastOutcome?.assistant;
-        const at = assistant ? run.agent.history.lastIndexOf(assistant) : -1;
-        if (at >= 0) run.agent.log.truncate(at);
-        run.agent.persister?.markDirty();
-        const error = modelError('unknown', 'report mode: the turn ran no valid tool and sent no final report');
-        // The failed turn is the one just closed (the turn index has moved past it).
-        const attempt = context.counts.failedTurnRetries + 1;
-        run.emit({ type: 'retry', turnIndex: context.turnIndex - 1, attempt, delayMs: 0, error });
-      }),
-      queueReportGuidance: assign(({ context, system }) => {
-        const { agent } = runOf(system);
-        const toolName = agent.options.finalReport?.toolName ?? '';
-        const content = reportGuidance(toolName, context.lastOutcome ?? null, agent.registry);
-        return { pending: [...context.pending, { role: 'user' as const, content }] };
-      }),
-    },
-  });
+  return masterMachine.provide({ actors: masterActors(), actions: masterActions() });
+}
+
+function masterActors() {
+  return {
+    turn: provideTurnMachine(),
+    runPostLoopPolicies: createPostLoopRunner(),
+    recoverFromOverflow: fromPromise<{ view: Message[] | null }, { turnIndex: number }>(({ input, system }) =>
+      recoverFromOverflow(runOf(system), input.turnIndex),
+    ),
+  } satisfies RuntimeImplementations<Master, 'actors'>;
+}
+
+function masterActions() {
+  return {
+    announceAgentStart: runAction((run) => run.emit({ type: 'agentStart' })),
+    acknowledgeQueued: runAction((run, { event }) => {
+      if (event.type !== 'STEER' && event.type !== 'FOLLOW_UP') return;
+      // Accepted means persisted: the queue is in the step taken after this one.
+      run.agent.persister?.markDirty();
+    }),
+    announceAgentEnd: runAction((run, { context }) => run.finish(endOf(context))),
+    announceRetry: runAction((run, { context }) => {
+      const error = context.lastOutcome?.error;
+      if (!error) return;
+      const { turnIndex, retryDelayMs: delayMs } = context;
+      run.emit({ type: 'retry', turnIndex, attempt: context.counts.attemptsOnModel, delayMs, error });
+    }),
+    announceModelFallback: runAction((run, { context }) => {
+      const from = run.modelAt(context.modelIndex - 1).name;
+      const to = run.modelAt(context.modelIndex).name;
+      // The failure that made the run leave `from` (an observer's span of that attempt records it).
+      const error = context.lastOutcome?.error;
+      run.emit({ type: 'modelFallback', turnIndex: context.turnIndex, from, to, ...(error ? { error } : {}) });
+    }),
+    closeTurnAfterInternalError: runAction((run, { event, self }) => {
+      // This step ends the run: a steer from a subscriber of the closing events would reach a
+      // master that takes nothing more, so from here it queues between runs.
+      run.closing = true;
+      const error = 'error' in event ? event.error : event;
+      closeAfterInternalError(run, self.getSnapshot(), error);
+    }),
+    planRetry: assign(({ context, system }) => {
+      const { agent } = runOf(system);
+      // A durable host draws the jitter so that a replay waits as long as the original did.
+      const random = agent.host ? () => agent.host!.random() : undefined;
+      const error = context.lastOutcome?.error ?? null;
+      return { retryDelayMs: backoffDelay(agent.resolved.retry, context.counts.attemptsOnModel, error, random) };
+    }),
+    countFailedReportTurn: runAction((run) => {
+      run.ledger.increment('turnsFailed');
+      run.ledger.recordFailure('reportTurnWithoutWork');
+    }),
+    // The failed reply leaves nothing in history; the re-run gets one guidance message instead.
+    discardFailedReportTurn: runAction((run, { context }) => {
+      const assistant = context.lastOutcome?.assistant;
+      const at = assistant ? run.agent.history.lastIndexOf(assistant) : -1;
+      if (at >= 0) run.agent.log.truncate(at);
+      run.agent.persister?.markDirty();
+      const error = modelError('unknown', 'report mode: the turn ran no valid tool and sent no final report');
+      // The failed turn is the one just closed (the turn index has moved past it).
+      const attempt = context.counts.failedTurnRetries + 1;
+      run.emit({ type: 'retry', turnIndex: context.turnIndex - 1, attempt, delayMs: 0, error });
+    }),
+    queueReportGuidance: assign(({ context, system }) => {
+      const { agent } = runOf(system);
+      const toolName = agent.options.finalReport?.toolName ?? '';
+      const content = reportGuidance(toolName, context.lastOutcome ?? null, agent.registry);
+      return { pending: [...context.pending, { role: 'user' as const, content }] };
+    }),
+  } satisfies RuntimeImplementations<Master, 'actions', MasterOwnActions>;
 }
 
 /** How the run ended, as the launcher finishes it. */

@@ -16,62 +16,96 @@ import { emptyMessage, type RunSession } from './run-session.js';
 import { provideToolCallLogic } from './tool-call-effects.js';
 import { createPreDispatchRunner, partitionCalls, prepareCalls } from './tool-phases.js';
 import { publishTurnEnd } from './turn-end.js';
+import type { RuntimeImplementations } from './machine-names.js';
+
+/** The turn machine's actions that are its own (context updates): every other one is the runtime's to provide. */
+export type TurnOwnActions =
+  | 'endTurnAs'
+  | 'noteSteering'
+  | 'recordReply'
+  | 'recordReplyAndStartBatch'
+  | 'recordPreTurnInjections'
+  | 'recordResumedReply'
+  | 'recordPrepared'
+  | 'recordPreDispatch'
+  | 'recordVerdict'
+  | 'applyKeptDecision'
+  | 'noteApprovalAsked'
+  | 'keepDecision'
+  | 'startBatch'
+  | 'recordCallResult'
+  | 'finishBatch'
+  | 'holdBatch'
+  | 'cancelRunningCalls'
+  | 'holdStartingCalls'
+  | 'settleUnfinishedCalls'
+  | 'settleCancelledBatch'
+  | 'recordPreTurnStop'
+  | 'recordPostTurn'
+  | 'endAsResumedReply';
+
+type Turn = typeof turnMachine;
 
 /** The turn machine wired to the runtime; each effect finds its run through the actor system. */
 export function provideTurnMachine() {
-  return turnMachine.provide({
-    actors: {
-      runPreTurnPolicies: createPreTurnRunner(),
-      callModel: createCallModel(),
-      prepareToolCalls: fromSync(({ input, system }) => prepareCalls(runOf(system), input, false)),
-      runPreDispatchPolicies: createPreDispatchRunner(),
-      askApproval: createApprovalAsker(),
-      partitionCalls: fromSync(({ input, system }) => partitionCalls(runOf(system), input.prepared)),
-      runPostTurnPolicies: createPostTurnRunner(),
-    },
-    actions: {
-      announceTurnStart: runAction((run, { context }) =>
-        startTurn(run, context.input.turnIndex, context.input.newMessages),
-      ),
-      startCalls: runAction((run, { context, self }) => startCalls(run, context, self)),
-      commitTurnInput: runAction((run, { context }) =>
-        run.commit([...context.input.newMessages, ...context.inputInjected], context.input.turnIndex),
-      ),
-      publishAssistantMessage: runAction((run, { context }) => publishAssistant(run, context)),
-      commitTurn: runAction((run, { context }) => commitTurn(run, context)),
-      announceTurnEnd: runAction((run, { context }) => {
-        const output = outputOf(context);
-        const turnIndex = context.input.turnIndex;
-        publishTurnEnd(run, {
-          turnIndex,
-          reason: output.turnEndReason ?? 'complete',
-          assistant: output.assistant,
-          toolResults: output.toolResults,
-        });
-      }),
-      announceApprovalRequest: runAction((run, { context, event }) => {
-        const call = event.type === 'APPROVAL_REQUESTED' ? awaitingCall(context, event.toolCallId)?.call : undefined;
-        // A request published before a restart is not published twice.
-        if (!call || context.asked.includes(call.id)) return;
-        const { id: toolCallId, name: toolName, arguments: args } = call;
-        run.emit({
-          type: 'toolApprovalRequested',
-          turnIndex: context.input.turnIndex,
-          toolCallId,
-          toolName,
-          arguments: args,
-        });
-      }),
-      announceApprovalResolved: runAction((run, { context }, params: ApprovalResolution) =>
-        resolveApproval(run, context, params),
-      ),
-      withdrawApprovals: runAction((run, { context }) => {
-        for (const { call } of requestsOut(context))
-          resolveApproval(run, context, { toolCallId: call.id, toolName: call.name, approved: false });
-      }),
-      countRejectedCall: runAction((run) => run.ledger.increment('toolCallsRejected')),
-    },
-  });
+  return turnMachine.provide({ actors: turnActors(), actions: turnActions() });
+}
+
+function turnActors() {
+  return {
+    runPreTurnPolicies: createPreTurnRunner(),
+    callModel: createCallModel(),
+    prepareToolCalls: fromSync(({ input, system }) => prepareCalls(runOf(system), input, false)),
+    runPreDispatchPolicies: createPreDispatchRunner(),
+    askApproval: createApprovalAsker(),
+    partitionCalls: fromSync(({ input, system }) => partitionCalls(runOf(system), input.prepared)),
+    runPostTurnPolicies: createPostTurnRunner(),
+  } satisfies RuntimeImplementations<Turn, 'actors'>;
+}
+
+function turnActions() {
+  return {
+    announceTurnStart: runAction((run, { context }) =>
+      startTurn(run, context.input.turnIndex, context.input.newMessages),
+    ),
+    startCalls: runAction((run, { context, self }) => startCalls(run, context, self)),
+    commitTurnInput: runAction((run, { context }) =>
+      run.commit([...context.input.newMessages, ...context.inputInjected], context.input.turnIndex),
+    ),
+    publishAssistantMessage: runAction((run, { context }) => publishAssistant(run, context)),
+    commitTurn: runAction((run, { context }) => commitTurn(run, context)),
+    announceTurnEnd: runAction((run, { context }) => {
+      const output = outputOf(context);
+      const turnIndex = context.input.turnIndex;
+      publishTurnEnd(run, {
+        turnIndex,
+        reason: output.turnEndReason ?? 'complete',
+        assistant: output.assistant,
+        toolResults: output.toolResults,
+      });
+    }),
+    announceApprovalRequest: runAction((run, { context, event }) => {
+      const call = event.type === 'APPROVAL_REQUESTED' ? awaitingCall(context, event.toolCallId)?.call : undefined;
+      // A request published before a restart is not published twice.
+      if (!call || context.asked.includes(call.id)) return;
+      const { id: toolCallId, name: toolName, arguments: args } = call;
+      run.emit({
+        type: 'toolApprovalRequested',
+        turnIndex: context.input.turnIndex,
+        toolCallId,
+        toolName,
+        arguments: args,
+      });
+    }),
+    announceApprovalResolved: runAction((run, { context }, params: ApprovalResolution) =>
+      resolveApproval(run, context, params),
+    ),
+    withdrawApprovals: runAction((run, { context }) => {
+      for (const { call } of requestsOut(context))
+        resolveApproval(run, context, { toolCallId: call.id, toolName: call.name, approved: false });
+    }),
+    countRejectedCall: runAction((run) => run.ledger.increment('toolCallsRejected')),
+  } satisfies RuntimeImplementations<Turn, 'actions', TurnOwnActions>;
 }
 
 const toolCallLogic = provideToolCallLogic();
