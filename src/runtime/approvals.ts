@@ -5,9 +5,7 @@ import type { ApprovalDecision } from '../policies/types.js';
 import { checkApprovalDecision } from '../policies/verdicts.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { errorMessage } from './policy-runner.js';
-import { parkIfWaiting } from './parking.js';
-import { runOf } from './run-registry.js';
-import type { RunSession } from './run-session.js';
+import { runDeps, type RunDeps } from './run-registry.js';
 import { ABORTED, raceAbort } from './timers.js';
 import { validateToolCall } from './tool-phases.js';
 
@@ -22,12 +20,12 @@ import { validateToolCall } from './tool-phases.js';
  */
 export function createApprovalAsker() {
   return fromCallback<EventObject, { turnIndex: number; calls: PreparedCall[] }>(({ input, sendBack, system }) => {
-    const run = runOf(system);
+    const run = runDeps(system);
     // Aborted when the turn leaves the requests (abort, steering): the handlers are signalled.
     const controller = new AbortController();
     run.boundary.afterStep(() => {
       // A stored session with no handler waits for resolveApproval: parked once the wait is stored.
-      if (durable(run)) queueMicrotask(() => parkIfWaiting(run));
+      if (durable(run)) queueMicrotask(() => run.parkIfWaiting());
       for (const { call } of input.calls) {
         // A subscriber of an earlier request may have ended the asking (abort, steering): no request after it.
         if (controller.signal.aborted) return;
@@ -50,7 +48,7 @@ export function createApprovalAsker() {
 }
 
 /** A stored session with no handler: `resolveApproval` answers, possibly after a restart. */
-function durable(run: RunSession): boolean {
+function durable(run: RunDeps): boolean {
   return !run.agent.options.approval && run.agent.persister !== null;
 }
 
@@ -69,7 +67,7 @@ export function verdictOf(
 }
 
 async function askHandler(
-  run: RunSession,
+  run: RunDeps,
   call: ToolCallBlock,
   turnIndex: number,
   signal: AbortSignal,

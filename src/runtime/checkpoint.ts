@@ -47,7 +47,7 @@ export function turnActorOf(master: Snapshot<MasterContext>): AnyActorRef | null
  */
 export function openTurnOf(
   master: Snapshot<MasterContext>,
-  run: RunSession,
+  run: Pick<RunSession, 'callActors'>,
 ): { turn: TurnView | null; closedNow: boolean } {
   const actor = turnActorOf(master);
   const calls = callActorsOf(run, actor);
@@ -266,7 +266,7 @@ function startedOf(snapshot: Snapshot<TurnContext>, calls: readonly AnyActorRef[
 }
 
 /** The tool-call actors of a turn actor (the run keeps them for the turn in progress). */
-export function callActorsOf(run: RunSession, turn: AnyActorRef | null): readonly AnyActorRef[] {
+export function callActorsOf(run: Pick<RunSession, 'callActors'>, turn: AnyActorRef | null): readonly AnyActorRef[] {
   return turn && run.callActors.turn === turn.sessionId ? run.callActors.actors : [];
 }
 

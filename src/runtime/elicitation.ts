@@ -4,8 +4,8 @@ import { checkApprovalDecision } from '../policies/verdicts.js';
 import type { PendingApproval } from '../store/types.js';
 import type { ElicitationAnswer, ElicitationRequest } from '../tools/types.js';
 import { errorMessage } from './policy-runner.js';
-import type { RunSession } from './run-session.js';
 import { ABORTED, raceAbort } from './timers.js';
+import type { RunDeps } from './run-registry.js';
 
 /** A question of a running call waiting for `resolveApproval` (a store and no approval handler). */
 export interface PendingElicitation {
@@ -24,7 +24,7 @@ const ON_HOST = 'questions from a running tool are not supported on a durable-ex
  * between the call's start and end. Never rejects.
  */
 export async function elicit(
-  run: RunSession,
+  run: RunDeps,
   call: Omit<ToolCallBlock, 'type'>,
   turnIndex: number,
   signal: AbortSignal,
@@ -61,7 +61,7 @@ export async function elicit(
 }
 
 async function ask(
-  run: RunSession,
+  run: RunDeps,
   call: Omit<ToolCallBlock, 'type'>,
   turnIndex: number,
   signal: AbortSignal,
@@ -97,7 +97,7 @@ async function ask(
 
 /** Stored with the step that published the request; `resolveApproval` quotes that step's version. */
 function waitForResolve(
-  run: RunSession,
+  run: RunDeps,
   call: Omit<ToolCallBlock, 'type'>,
   signal: AbortSignal,
   question: ElicitationRequest,
@@ -134,7 +134,7 @@ function cancelled(): ElicitationAnswer {
  * log pairs it; the call itself follows its replay rule.
  */
 export function cancelCutQuestions(
-  run: RunSession,
+  run: RunDeps,
   turnIndex: number,
   calls: ReadonlyArray<{ id: string; name: string }>,
 ): void {

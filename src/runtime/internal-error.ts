@@ -6,8 +6,8 @@ import type { TurnContext } from '../../machines/turn.context.js';
 import { describeError } from '../../machines/master.machine.js';
 import { toolCallsOf, type AssistantMessage, type Message, type ToolResultMessage } from '../domain/messages.js';
 import { openTurnOf } from './checkpoint.js';
-import type { RunSession } from './run-session.js';
 import { publishTurnEnd } from './turn-end.js';
+import type { RunDeps } from './run-registry.js';
 
 type MasterSnapshot = Parameters<typeof openTurnOf>[0];
 
@@ -18,7 +18,7 @@ type MasterSnapshot = Parameters<typeof openTurnOf>[0];
  * and the open turn gets its turnEnd. A reply already published is never replaced, and no second
  * messageStart is emitted.
  */
-export function closeAfterInternalError(run: RunSession, master: unknown, error: unknown): void {
+export function closeAfterInternalError(run: RunDeps, master: unknown, error: unknown): void {
   const snapshot = master as MasterSnapshot;
   const context: MasterContext = snapshot.context;
   const unsaved = notIn(run.agent.history, [...context.turnInput, ...context.pending]);

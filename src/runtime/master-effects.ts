@@ -9,8 +9,7 @@ import { closeAfterInternalError } from './internal-error.js';
 import { reportGuidance } from './report.js';
 import { createPostLoopRunner } from './policy-slots.js';
 import { backoffDelay } from './retry.js';
-import { runAction, runOf } from './run-registry.js';
-import type { RunSession } from './run-session.js';
+import { runAction, runDeps, type RunDeps } from './run-registry.js';
 import { ABORTED, raceAbort } from './timers.js';
 import { provideTurnMachine } from './turn-effects.js';
 import type { RuntimeImplementations } from './machine-names.js';
@@ -51,7 +50,7 @@ function masterActors() {
     turn: provideTurnMachine(),
     runPostLoopPolicies: createPostLoopRunner(),
     recoverFromOverflow: fromPromise<{ view: Message[] | null }, { turnIndex: number }>(({ input, system }) =>
-      recoverFromOverflow(runOf(system), input.turnIndex),
+      recoverFromOverflow(runDeps(system), input.turnIndex),
     ),
   } satisfies RuntimeImplementations<Master, 'actors'>;
 }
@@ -86,7 +85,7 @@ function masterActions() {
       closeAfterInternalError(run, self.getSnapshot(), error);
     }),
     planRetry: assign(({ context, system }) => {
-      const { agent } = runOf(system);
+      const { agent } = runDeps(system);
       // A durable host draws the jitter so that a replay waits as long as the original did.
       const random = agent.host ? () => agent.host!.random() : undefined;
       const error = context.lastOutcome?.error ?? null;
@@ -108,7 +107,7 @@ function masterActions() {
       run.emit({ type: 'retry', turnIndex: context.turnIndex - 1, attempt, delayMs: 0, error });
     }),
     queueReportGuidance: assign(({ context, system }) => {
-      const { agent } = runOf(system);
+      const { agent } = runDeps(system);
       const toolName = agent.options.finalReport?.toolName ?? '';
       const content = reportGuidance(toolName, context.lastOutcome ?? null, agent.registry);
       return { pending: [...context.pending, { role: 'user' as const, content }] };
@@ -135,7 +134,7 @@ export function endOf(context: MasterContext) {
  * the default compaction, which keeps tool pairs together, recovers instead) and announces
  * `contextCompacted`. The compacted view is the output: the master gives it to every later attempt.
  */
-async function recoverFromOverflow(run: RunSession, turnIndex: number): Promise<{ view: Message[] | null }> {
+async function recoverFromOverflow(run: RunDeps, turnIndex: number): Promise<{ view: Message[] | null }> {
   const { agent } = run;
   const before = agent.history.slice();
   const request = { systemPrompt: agent.options.systemPrompt, tools: agent.registry.specs() };

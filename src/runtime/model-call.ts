@@ -7,9 +7,8 @@ import { StreamAccumulator } from '../model/accumulator.js';
 import type { Model, ModelRequest } from '../model/port.js';
 import { parseStreamEvent, preview } from '../model/stream-events.js';
 import { errorMessage } from './policy-runner.js';
-import { runOf } from './run-registry.js';
+import { runDeps, type RunDeps } from './run-registry.js';
 import { prepareCalls } from './tool-phases.js';
-import type { RunSession } from './run-session.js';
 import type { ContextView } from './history.js';
 import {
   ABORTED,
@@ -34,7 +33,7 @@ type CallInput = Pick<TurnInput, 'turnIndex' | 'attempt' | 'overflowView' | 'mod
  */
 export function createCallModel() {
   return fromPromise<ModelReply, CallInput>(async ({ input, system }) => {
-    const run = runOf(system);
+    const run = runDeps(system);
     const model = run.modelAt(input.modelIndex);
     if (input.attempt === 'closing') return closingReply(model.name);
     // Fairness: one macrotask per model call, so a synchronous model and synchronous tools never
@@ -69,7 +68,7 @@ export function createCallModel() {
 }
 
 /** Live streaming published this attempt's messageStart (the stream reader set `run.live`). */
-function liveOpen(run: RunSession): boolean {
+function liveOpen(run: RunDeps): boolean {
   return run.live?.open ?? false;
 }
 
@@ -78,7 +77,7 @@ function closingReply(modelName: string): ModelReply {
   return { called: true, published: false, message, deltas: [], error: null, invalidCalls: [] };
 }
 
-async function requestMessages(run: RunSession, input: CallInput): Promise<ContextView | Aborted> {
+async function requestMessages(run: RunDeps, input: CallInput): Promise<ContextView | Aborted> {
   const { agent } = run;
   const log = agent.log;
   // After an overflow recovery every re-run of the turn (a rate-limit retry too) uses the compacted view.
@@ -103,7 +102,7 @@ async function requestMessages(run: RunSession, input: CallInput): Promise<Conte
  * recorded and published once the step is done, so a replay publishes exactly what the first run did.
  * Inside the step the idle timeout is a real timer (the engine's timers are not for use in a step).
  */
-async function attemptReply(run: RunSession, messages: Message[], model: Model, turnIndex: number): Promise<Reply> {
+async function attemptReply(run: RunDeps, messages: Message[], model: Model, turnIndex: number): Promise<Reply> {
   const host = run.agent.host;
   const live = run.agent.options.streaming === 'live';
   if (!host) {
@@ -151,7 +150,7 @@ type Interruption = 'aborted' | 'idle';
  * `modelIdleMs` as `timeout`, and the iterator is closed on every exit path (after done/error too).
  */
 async function streamReply(
-  run: RunSession,
+  run: RunDeps,
   messages: Message[],
   model: Model,
   sink: StreamSink,

@@ -11,13 +11,12 @@ import { checkPostTurnVerdict, checkVerdict } from '../policies/verdicts.js';
 import type { SessionHistory } from './history.js';
 import type { PolicySlot } from '../domain/events.js';
 import { runIsolated } from './policy-runner.js';
-import { runOf } from './run-registry.js';
+import { runDeps, type RunDeps } from './run-registry.js';
 import { withRunSignal } from './timers.js';
-import type { RunSession } from './run-session.js';
 
 /** Pre-turn / post-loop: Stop ends the session, Inject adds messages, Continue does nothing. */
 export async function runLoopPolicies(
-  run: RunSession,
+  run: RunDeps,
   slot: 'preTurn' | 'postLoop',
   newMessages: readonly Message[],
   turnIndex: number,
@@ -42,13 +41,19 @@ export async function runLoopPolicies(
 export function createPreTurnRunner() {
   type Input = { turnIndex: number; newMessages: Message[] };
   return fromPromise<{ stopped: boolean; injected: Message[] }, Input>(({ input, system, signal }) =>
-    runLoopPolicies(runOf(system), 'preTurn', input.newMessages, input.turnIndex, withRunSignal(runOf(system), signal)),
+    runLoopPolicies(
+      runDeps(system),
+      'preTurn',
+      input.newMessages,
+      input.turnIndex,
+      withRunSignal(runDeps(system), signal),
+    ),
   );
 }
 
 export function createPostLoopRunner() {
   return fromPromise<{ stopped: boolean; injected: Message[] }, { turnIndex: number }>(({ input, system, signal }) =>
-    runLoopPolicies(runOf(system), 'postLoop', [], input.turnIndex, withRunSignal(runOf(system), signal)),
+    runLoopPolicies(runDeps(system), 'postLoop', [], input.turnIndex, withRunSignal(runDeps(system), signal)),
   );
 }
 
@@ -61,7 +66,7 @@ export function createPostLoopRunner() {
 export function createPostTurnRunner() {
   type Input = { turnIndex: number; assistant: AssistantMessage | null; toolResults: ToolResultMessage[] };
   return fromPromise<ResponseOutput, Input>(async ({ input, system, signal }) => {
-    const run = runOf(system);
+    const run = runDeps(system);
     await new Promise<void>((resolve) => run.boundary.afterStep(resolve));
     let assistant = input.assistant;
     const injected: Message[] = [];

@@ -1,5 +1,5 @@
 import type { ActorSystem } from 'xstate';
-import type { RunSession } from './run-session.js';
+import type { AgentState, RunSession } from './run-session.js';
 
 type AnyActorSystem = ActorSystem<any>;
 
@@ -9,11 +9,63 @@ type AnyActorSystem = ActorSystem<any>;
  */
 const runs = new WeakMap<AnyActorSystem, RunSession>();
 
+/**
+ * What the machines' effects use of their run, and all they may: the run's events and commits,
+ * its signal and end, the handles its effects share (the step boundary, the live stream, the
+ * tool-call actors, open questions), and the agent's parts a turn reads (its options, models,
+ * tools, history, store). Launching and stopping a run, its lease and its result are not an
+ * effect's business (the approval effect asks the run to park; parking.ts decides whether it does).
+ */
+export interface RunDeps extends Pick<
+  RunSession,
+  | 'runId'
+  | 'emit'
+  | 'commit'
+  | 'ledger'
+  | 'live'
+  | 'streamLiveDelta'
+  | 'signal'
+  | 'abortReason'
+  | 'ended'
+  | 'closing'
+  | 'finish'
+  | 'boundary'
+  | 'callActors'
+  | 'elicitations'
+  | 'openQuestions'
+  | 'actionDepth'
+  | 'awaitUser'
+  | 'reportPolicyError'
+  | 'reportTransformRejection'
+  | 'countersSnapshot'
+  | 'modelAt'
+  | 'clock'
+  | 'seqNow'
+  | 'parkIfWaiting'
+> {
+  readonly agent: Pick<
+    AgentState,
+    | 'options'
+    | 'resolved'
+    | 'sessionKey'
+    | 'registry'
+    | 'toolSources'
+    | 'guard'
+    | 'log'
+    | 'history'
+    | 'sources'
+    | 'receipts'
+    | 'persister'
+    | 'host'
+  >;
+}
+
 export function bindRun(system: AnyActorSystem, run: RunSession): void {
   runs.set(system, run);
 }
 
-export function runOf(system: AnyActorSystem): RunSession {
+/** The one way an effect reaches its run. */
+export function runDeps(system: AnyActorSystem): RunDeps {
   const run = runs.get(system);
   if (!run) throw new Error('agentchart: an actor ran outside of any agent run');
   return run;
@@ -25,10 +77,10 @@ export function runOf(system: AnyActorSystem): RunSession {
  * written on its own; the outer step, once complete, is.
  */
 export function runAction<TArgs extends { system: AnyActorSystem }, TParams = undefined>(
-  effect: (run: RunSession, args: TArgs, params: TParams) => void,
+  effect: (run: RunDeps, args: TArgs, params: TParams) => void,
 ): (args: TArgs, params?: TParams) => void {
   return (args, params) => {
-    const run = runOf(args.system);
+    const run = runDeps(args.system);
     run.actionDepth += 1;
     try {
       effect(run, args, params as TParams);

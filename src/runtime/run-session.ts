@@ -18,7 +18,7 @@ import { AgentEventFeed, DEFAULT_REPLAY_BUFFER, RunEventLog } from './event-stre
 import { eventWithView, type ContextView, type SessionHistory } from './history.js';
 import type { EffectHost } from './effects.js';
 import type { PendingElicitation } from './elicitation.js';
-import type { Parked } from './parking.js';
+import { parkIfWaiting, type Parked } from './parking.js';
 import type { SessionAccess } from './session-access.js';
 import type { RunCheckpoint } from '../store/types.js';
 import type { AgentOptions, ResolvedOptions } from './options.js';
@@ -214,6 +214,11 @@ export class RunSession {
     this.stopped = reason;
     this.controller.abort(reason.message);
     this.master?.send({ type: 'ABORT' });
+  }
+
+  /** Parks the run if it waits for a durable approval and all of it is stored (what the approval effect asks). */
+  parkIfWaiting(): void {
+    parkIfWaiting(this);
   }
 
   /** A resumed run continues the stored seq (known once the session is loaded under the lease). */

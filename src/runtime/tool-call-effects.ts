@@ -4,8 +4,7 @@ import { runToolNow, type ToolRunResult } from '../tools/run.js';
 import type { AnyTool } from '../tools/types.js';
 import { elicit } from './elicitation.js';
 import { idempotencyKeyOf } from './idempotency.js';
-import { runAction, runOf } from './run-registry.js';
-import type { RunSession } from './run-session.js';
+import { runAction, runDeps, type RunDeps } from './run-registry.js';
 
 /**
  * The tool-call actor's effects: its start and end events, the step boundary it starts after, and
@@ -32,9 +31,9 @@ export function provideToolCallLogic() {
         isError,
       });
     }),
-    awaitStep: ({ system, done }) => runOf(system).boundary.afterStep(done),
+    awaitStep: ({ system, done }) => runDeps(system).boundary.afterStep(done),
     executeTool: ({ input, signal, system, settle }) => {
-      const run = runOf(system);
+      const run = runDeps(system);
       run.boundary.thenRun(() => {
         const tool = run.agent.registry.get(input.call.name);
         if (!tool) return settle({ content: `Unknown tool "${input.call.name}".`, isError: true });
@@ -47,7 +46,7 @@ export function provideToolCallLogic() {
 }
 
 function execute(
-  run: RunSession,
+  run: RunDeps,
   tool: AnyTool,
   call: { id: string; name: string; arguments: Record<string, unknown> },
   turnIndex: number,

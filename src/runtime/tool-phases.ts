@@ -24,13 +24,13 @@ import {
   type ToolCallRequest,
 } from '../tools/validate.js';
 import { errorMessage, runIsolated } from './policy-runner.js';
-import { runOf } from './run-registry.js';
+import { runDeps, type RunDeps } from './run-registry.js';
 import { withRunSignal } from './timers.js';
-import type { AgentState, RunSession } from './run-session.js';
+import type { AgentState } from './run-session.js';
 
 /** Preprocess: unknown tools and invalid arguments get an error result and never start. */
 export function prepareCalls(
-  run: RunSession,
+  run: RunDeps,
   input: { turnIndex: number; reply: ModelReply; decided: number[]; approved: string[] },
   /** False for a reply restored after a restart: its invalid calls were counted before the crash. */
   count = true,
@@ -59,7 +59,7 @@ export function prepareCalls(
   return { prepared, invalid };
 }
 
-export function needsApproval(agent: AgentState, toolName: string): boolean {
+export function needsApproval(agent: Pick<AgentState, 'resolved' | 'registry'>, toolName: string): boolean {
   const mode = agent.resolved.approvalMode;
   if (mode === 'bypass') return false;
   if (mode === 'always') return true;
@@ -91,7 +91,7 @@ export function validateToolCall(
 export function createPreDispatchRunner() {
   type Input = { turnIndex: number; prepared: PreparedCall[] };
   return fromPromise<PreDispatchOutput, Input>(async ({ input, system, signal: actorSignal }) => {
-    const run = runOf(system);
+    const run = runDeps(system);
     const signal = withRunSignal(run, actorSignal);
     const policies = run.agent.options.policies?.preDispatch ?? [];
     const batch: ToolCallBlock[] = input.prepared.map((p) => p.call);
@@ -145,7 +145,7 @@ export function createPreDispatchRunner() {
 }
 
 function validateRewrite(
-  run: RunSession,
+  run: RunDeps,
   call: ToolCallBlock,
   args: Record<string, unknown>,
   turnIndex: number,
@@ -157,7 +157,7 @@ function validateRewrite(
 }
 
 /** A custom `partition(calls)`: groups of indices into the prepared calls, or why they are invalid. */
-export function partitionCalls(run: RunSession, prepared: readonly PreparedCall[]): PartitionOutput {
+export function partitionCalls(run: RunDeps, prepared: readonly PreparedCall[]): PartitionOutput {
   const execution = run.agent.resolved.toolExecution;
   if (typeof execution !== 'object' || !('partition' in execution))
     return { groups: [prepared.map((_, index) => index)] };

@@ -11,8 +11,8 @@ import { createApprovalAsker } from './approvals.js';
 import { fromSync } from './effect-actors.js';
 import { createCallModel } from './model-call.js';
 import { createPostTurnRunner, createPreTurnRunner } from './policy-slots.js';
-import { runAction, runOf } from './run-registry.js';
-import { emptyMessage, type RunSession } from './run-session.js';
+import { runAction, runDeps, type RunDeps } from './run-registry.js';
+import { emptyMessage } from './run-session.js';
 import { provideToolCallLogic } from './tool-call-effects.js';
 import { createPreDispatchRunner, partitionCalls, prepareCalls } from './tool-phases.js';
 import { publishTurnEnd } from './turn-end.js';
@@ -55,10 +55,10 @@ function turnActors() {
   return {
     runPreTurnPolicies: createPreTurnRunner(),
     callModel: createCallModel(),
-    prepareToolCalls: fromSync(({ input, system }) => prepareCalls(runOf(system), input, false)),
+    prepareToolCalls: fromSync(({ input, system }) => prepareCalls(runDeps(system), input, false)),
     runPreDispatchPolicies: createPreDispatchRunner(),
     askApproval: createApprovalAsker(),
-    partitionCalls: fromSync(({ input, system }) => partitionCalls(runOf(system), input.prepared)),
+    partitionCalls: fromSync(({ input, system }) => partitionCalls(runDeps(system), input.prepared)),
     runPostTurnPolicies: createPostTurnRunner(),
   } satisfies RuntimeImplementations<Turn, 'actors'>;
 }
@@ -110,16 +110,12 @@ function turnActions() {
 
 const toolCallLogic = provideToolCallLogic();
 
-function resolveApproval(
-  run: RunSession,
-  context: TurnContext,
-  { toolCallId, toolName, approved }: ApprovalResolution,
-) {
+function resolveApproval(run: RunDeps, context: TurnContext, { toolCallId, toolName, approved }: ApprovalResolution) {
   run.emit({ type: 'toolApprovalResolved', turnIndex: context.input.turnIndex, toolCallId, toolName, approved });
 }
 
 /** The tool-call actors of the calls the batch starts in this step: children of the turn, in its system. */
-function startCalls(run: RunSession, context: TurnContext, self: AnyActorRef): void {
+function startCalls(run: RunDeps, context: TurnContext, self: AnyActorRef): void {
   if (run.callActors.turn !== self.sessionId) run.callActors = { turn: self.sessionId, actors: [] };
   for (const index of context.batch?.starting ?? []) {
     const entry = context.prepared[index] as PreparedCall;
@@ -136,7 +132,7 @@ function startCalls(run: RunSession, context: TurnContext, self: AnyActorRef): v
 }
 
 /** turnStart; between turns only, a tool source's new list is taken (a turn sees one list from start to end). */
-function startTurn(run: RunSession, turnIndex: number, input: readonly Message[]): void {
+function startTurn(run: RunDeps, turnIndex: number, input: readonly Message[]): void {
   const change = run.agent.toolSources.next(run.agent.registry);
   if (change) {
     run.agent.registry = change.registry;
@@ -150,7 +146,7 @@ function startTurn(run: RunSession, turnIndex: number, input: readonly Message[]
  * Publishes the reply once per logical message: start (unless streaming live already did), the
  * attempt's deltas, end (with the attempt's error).
  */
-function publishAssistant(run: RunSession, context: TurnContext): void {
+function publishAssistant(run: RunDeps, context: TurnContext): void {
   const reply = context.reply;
   if (!reply) return;
   const turnIndex = context.input.turnIndex;
@@ -163,7 +159,7 @@ function publishAssistant(run: RunSession, context: TurnContext): void {
 }
 
 /** Commits the assistant message and its results in call order; the synthetic results are published here. */
-function commitTurn(run: RunSession, context: TurnContext): void {
+function commitTurn(run: RunDeps, context: TurnContext): void {
   const assistant = context.reply?.message ?? null;
   if (!assistant) return;
   const turnIndex = context.input.turnIndex;

@@ -1,13 +1,13 @@
 import type { TurnEndReason } from '../domain/events.js';
 import type { AssistantMessage, ToolResultMessage } from '../domain/messages.js';
-import type { RunSession } from './run-session.js';
+import type { RunDeps } from './run-registry.js';
 
 /**
  * The one place turnEnd is published: for the turn machine's `done` state, and for the runtime's
  * net after an internal error (the machines could not close the turn themselves).
  */
 export function publishTurnEnd(
-  run: RunSession,
+  run: RunDeps,
   turn: {
     turnIndex: number;
     reason: TurnEndReason;
