@@ -18,7 +18,6 @@ const runs = new WeakMap<AnyActorSystem, RunSession>();
  */
 export interface RunDeps extends Pick<
   RunSession,
-  | 'runId'
   | 'emit'
   | 'commit'
   | 'ledger'
@@ -54,7 +53,6 @@ export interface RunDeps extends Pick<
     | 'log'
     | 'history'
     | 'sources'
-    | 'receipts'
     | 'persister'
     | 'host'
   >;
