@@ -165,16 +165,26 @@ export class RunSession {
   callActors: { turn: string; actors: AnyActorRef[] } = { turn: '', actors: [] };
   /** Questions of running calls waiting for `resolveApproval` (elicitation.ts), by tool call id. */
   readonly elicitations = new Map<string, PendingElicitation>();
-  /** Calls with a question out (published, not yet resolved), whatever answers it: a checkpoint records them. */
+  /**
+   * Calls with a question out (published, not yet resolved), whatever answers it: a checkpoint records them.
+   * The tool asks from inside its execution, where no chart sees it.
+   */
   readonly openQuestions = new Set<string>();
   /** Machine actions of this run in progress (see `runAction`): no step is written in their middle. */
   actionDepth = 0;
   /** Work a step began (tool starts, approval requests) begins once the step is over. */
   readonly boundary = new StepBoundary(() => (this.agent.persister?.busy ? this.agent.persister.settled() : null));
   private seq: number;
-  /** After agentEnd nothing more is published: a late callback cannot break "agentEnd is last". */
+  /**
+   * After agentEnd nothing more is published: a late callback cannot break "agentEnd is last". Not
+   * read from the master: a run refused, unstarted or moved on ends with no master to read.
+   */
   ended = false;
-  /** Set when the run starts ending: steer()/followUp() from then on go to the agent's queues. */
+  /**
+   * Set when the run starts ending: steer()/followUp() from then on go to the agent's queues. Not
+   * read from the master: it is set inside the master's last step (an internal error closing the
+   * turn, agentEnd), while its snapshot still shows the step before.
+   */
   closing = false;
   /**
    * Set when the runtime, not the chart, ends the run (store failures are fatal): a step could not be written, or
