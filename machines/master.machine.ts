@@ -39,8 +39,14 @@ export const masterMachine = masterSetup.createMachine({
     lastOutcome: null,
     retryDelayMs: 0,
     abortRequested: false,
-    // Stryker disable next-line StringLiteral: every way into `ended` assigns the status and the reason
-    end: { status: 'completed', endReason: 'naturalEnd', error: null },
+    // Every way into `ended` assigns the status and the reason: these two are never read.
+    end: {
+      // Stryker disable next-line StringLiteral: never read (see above)
+      status: 'completed',
+      // Stryker disable next-line StringLiteral: never read (see above)
+      endReason: 'naturalEnd',
+      error: null,
+    },
   }),
   initial: 'idle',
   states: {

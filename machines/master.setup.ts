@@ -1,6 +1,5 @@
-import { assign, fromPromise, sendTo, setup } from 'xstate';
+import { assertEvent, assign, fromPromise, sendTo, setup } from 'xstate';
 import type { Message } from '../src/domain/messages.js';
-import { toolCallsOf } from '../src/domain/messages.js';
 import type {
   MasterContext,
   MasterEvent,
@@ -26,8 +25,6 @@ const notProvided = (name: string) => () => {
 };
 
 function take(queue: Message[], mode: QueueMode): { taken: Message[]; rest: Message[] } {
-  // Stryker disable next-line ConditionalExpression: a shortcut (no copies); the general case gives the same lists
-  if (queue.length === 0) return { taken: [], rest: queue };
   return mode === 'all' ? { taken: queue, rest: [] } : { taken: queue.slice(0, 1), rest: queue.slice(1) };
 }
 
@@ -81,7 +78,7 @@ export function turnInputOf(context: MasterContext): TurnInput {
 const postLoopOutput = (event: { type: string }) =>
   (event as unknown as { output: { stopped: boolean; injected: Message[] } }).output;
 
-/** Deferred to the master: a failure it promised to recover (only a failure carries these details). */
+/** Deferred to the master: a failure it promised to recover (only a deferred failure carries these details). */
 const isDeferred = (outcome: TurnOutput) => outcome.detail === 'retryable' || outcome.detail === 'overflow';
 
 export const masterSetup = setup({
@@ -113,8 +110,7 @@ export const masterSetup = setup({
       const { context } = args;
       return (
         outcome.detail === 'retryable' &&
-        // Stryker disable next-line OptionalChaining: a retryable failure always carries its model error
-        outcome.error?.retryable === true &&
+        outcome.error.retryable &&
         context.counts.attemptsOnModel < context.config.maxAttempts &&
         withinCallBudget(context)
       );
@@ -128,11 +124,8 @@ export const masterSetup = setup({
     nextTurnAllowed: ({ context }) => context.counts.turnsThisRun + 1 < context.config.maxTurns,
     /** Max turns, checked while deciding (the turn just ended is counted): may one more turn start? */
     anotherTurnAllowed: ({ context }) => context.counts.turnsThisRun < context.config.maxTurns,
-    turnRanTools: (args) => {
-      const assistant = outcomeOf(args).assistant;
-      // Stryker disable next-line ConditionalExpression: only a success gets here, and a success has its reply
-      return assistant !== null && toolCallsOf(assistant).length > 0;
-    },
+    /** One result per tool call of the reply: the turn's reply asked for tools and they have their results. */
+    turnRanTools: (args) => outcomeOf(args).toolResults.length > 0,
     hasPendingMessages: ({ context }) => context.pending.length > 0 || context.steeringQueue.length > 0,
     hasFollowUps: ({ context }) => context.followUpQueue.length > 0,
     hasPostLoopPolicies: ({ context }) => context.config.postLoopPolicies,
@@ -195,15 +188,17 @@ export const masterSetup = setup({
     forwardDecisionToTurn: sendTo('turn', ({ event }) => event),
     recordAbortRequest: assign({ abortRequested: true }),
     queueSteering: assign({
-      steeringQueue: ({ context, event }) =>
-        // Stryker disable next-line ConditionalExpression: only STEER runs it (the check narrows the event)
-        event.type === 'STEER' ? [...context.steeringQueue, event.message] : context.steeringQueue,
+      steeringQueue: ({ context, event }) => {
+        assertEvent(event, 'STEER');
+        return [...context.steeringQueue, event.message];
+      },
       turn: ({ context }) => (context.turn.steered ? context.turn : { ...context.turn, steered: true }),
     }),
     queueFollowUp: assign({
-      followUpQueue: ({ context, event }) =>
-        // Stryker disable next-line ConditionalExpression: only FOLLOW_UP runs it (the check narrows the event)
-        event.type === 'FOLLOW_UP' ? [...context.followUpQueue, event.message] : context.followUpQueue,
+      followUpQueue: ({ context, event }) => {
+        assertEvent(event, 'FOLLOW_UP');
+        return [...context.followUpQueue, event.message];
+      },
     }),
     /** The next turn's input (pending plus steering per the mode), as a fresh turn, and its model call counted. */
     startFreshTurn: assign(({ context }) => freshTurn(context)),
@@ -252,8 +247,8 @@ export const masterSetup = setup({
       ],
     }),
     endAs: assign(({ context }, params: Omit<RunEnd, 'error'>) => ({ end: { ...params, error: context.end.error } })),
-    // Stryker disable next-line OptionalChaining: recovering always follows recordOutcome
-    recordError: assign(({ context }) => ({ end: { ...context.end, error: context.lastOutcome?.error ?? null } })),
+    /** The failed turn's model error, for the run's end (recovering decides in the step of the turn's done event). */
+    recordError: assign((args) => ({ end: { ...args.context.end, error: outcomeOf(args).error } })),
   },
   delays: {
     retryDelay: ({ context }) => context.retryDelayMs,
@@ -266,8 +261,7 @@ function outcomeRecorded(context: MasterContext, event: { type: string }): Parti
   const closed = outcome.turnEndReason !== null;
   return {
     lastOutcome: outcome,
-    // Stryker disable next-line ConditionalExpression,EqualityOperator: a shortcut (no copy when nothing was injected)
-    pending: outcome.injected.length > 0 ? [...context.pending, ...outcome.injected] : context.pending,
+    pending: [...context.pending, ...outcome.injected],
     turnInput: [],
     resume: null,
     ...(closed ? advanced(context) : {}),

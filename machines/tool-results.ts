@@ -76,16 +76,16 @@ export function settledFrom(published: ResultsByPosition, notRerun: ResultsByPos
 }
 
 /**
- * Gives every tool call of `assistant` that has no result yet one synthetic error result.
+ * Gives every tool call of the reply that has no result yet one synthetic error result (no reply: no calls).
  * Returns the list unchanged when every call has one.
  */
 export function settleUnfinished(
-  assistant: AssistantMessage | null,
+  reply: { message: AssistantMessage } | null,
   settled: Settled | null,
   reason: UnfinishedReason,
 ): Settled | null {
-  if (!assistant) return settled;
-  const calls = toolCallsOf(assistant);
+  if (!reply) return settled;
+  const calls = toolCallsOf(reply.message);
   const decided = settledByPosition(settled);
   const text = unfinishedText(reason);
   let next = settled;
@@ -101,9 +101,7 @@ export function resultsInCallOrder(assistant: AssistantMessage | null, settled: 
   if (!assistant || !settled) return [];
   const decided = settledByPosition(settled);
   const ordered: ToolResultMessage[] = [];
-  const count = toolCallsOf(assistant).length;
-  // Stryker disable next-line EqualityOperator: no cell has the position `count` (one past the last call)
-  for (let position = 0; position < count; position++) {
+  for (const position of toolCallsOf(assistant).keys()) {
     const cell = decided.get(position);
     if (cell) ordered.push(cell.result);
   }

@@ -38,6 +38,33 @@ export function keptDecision(
   return null;
 }
 
+/**
+ * The handler's verdict applied to the call it is about (the guard that let it in found that call waiting;
+ * ids are unique among the prepared calls).
+ */
+export function verdictApplied(
+  context: Pick<TurnContext, 'prepared' | 'settled'>,
+  toolCallId: string,
+  verdict: ApprovalVerdict,
+): Partial<Pick<TurnContext, 'prepared' | 'settled'>> {
+  for (const entry of context.prepared) if (entry.call.id === toolCallId) return callDecided(context, entry, verdict);
+  return {};
+}
+
+/** The first kept `resolveApproval` answer whose call still waits decides that call, and is taken. */
+export function keptDecisionApplied(
+  context: Pick<TurnContext, 'prepared' | 'settled' | 'decisions'>,
+): Partial<Pick<TurnContext, 'prepared' | 'settled' | 'decisions'>> {
+  for (const decision of context.decisions) {
+    const call = awaitingCall(context, decision.toolCallId);
+    if (call) {
+      const decisions = context.decisions.filter((kept) => kept !== decision);
+      return { ...callDecided(context, call, decision.verdict), decisions };
+    }
+  }
+  return {};
+}
+
 /** The prepared calls and results after a verdict on `asked`. */
 export function callDecided(
   context: Pick<TurnContext, 'prepared' | 'settled'>,

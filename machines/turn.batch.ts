@@ -21,8 +21,7 @@ export function fixedGroups(execution: Execution, count: number): { groups: numb
 
 /** A new batch, with the calls it starts at once. */
 export function openBatch(groups: number[][], limit: number): Batch {
-  // Stryker disable next-line ArrayDeclaration: fill replaces `starting`
-  return fill({ groups, group: 0, next: 0, running: 0, limit, starting: [] });
+  return fill({ groups, group: 0, next: 0, running: 0, limit });
 }
 
 /** After one call finished: the batch, with the calls that start in its place. */
@@ -31,7 +30,7 @@ export function afterCallFinished(batch: Batch): Batch {
 }
 
 /** Starts calls until the pool is full; a group opens only once the one before has drained. */
-function fill(batch: Batch): Batch {
+function fill(batch: Omit<Batch, 'starting'>): Batch {
   let { group, next, running } = batch;
   const starting: number[] = [];
   for (;;) {
@@ -51,9 +50,9 @@ function fill(batch: Batch): Batch {
   return { ...batch, group, next, running, starting };
 }
 
-/** True when the call finishing now is the last one: nothing runs after it and nothing is left to start. */
-export function finishesBatch(batch: Batch): boolean {
-  return batch.running === 1 && afterCallFinished(batch).starting.length === 0;
+/** True when the call finishing now is the last one: nothing runs after it and nothing is left to start (no batch: none). */
+export function finishesBatch(batch: Batch | null): boolean {
+  return batch?.running === 1 && afterCallFinished(batch).starting.length === 0;
 }
 
 /** The prepared-call indices whose tool-call actor was created so far, in that order. */

@@ -1,3 +1,4 @@
+import type { ModelError } from '../src/domain/errors.js';
 import type { AssistantMessage, Message } from '../src/domain/messages.js';
 import { toolCallsOf } from '../src/domain/messages.js';
 import { resultsInCallOrder } from './tool-results.js';
@@ -85,7 +86,19 @@ export function replyOf<T>(event: { type: string }): T {
 
 /** The turn's ending as its output says it: the decision made, or (never expected) a plain success. */
 export function ended(context: TurnContext): TurnEnding {
-  return context.ending ?? { kind: 'success', reason: 'complete' };
+  return context.ending ?? { kind: 'success', turnEndReason: 'complete', error: null };
+}
+
+export type FailureDetail = 'retryable' | 'overflow' | 'fatal';
+
+/**
+ * The decision on a failed reply, from the done event that brought it. A deferred failure (the master re-runs
+ * the turn) stays open and carries the model error: the guard that chose it read that error.
+ */
+export function failureOf(detail: FailureDetail, event: { type: string }): TurnEnding {
+  const { error } = replyOf<ModelReply>(event);
+  if (detail === 'fatal') return { kind: 'failure', detail, turnEndReason: 'error', error };
+  return { kind: 'failure', detail, turnEndReason: null, error: error as ModelError };
 }
 
 /** The ids of the calls whose tool really started (synthetic results never count as work), in call order. */
@@ -94,21 +107,16 @@ export function startedCallIds(context: TurnContext): string[] {
   for (let cell = context.settled; cell; cell = cell.rest) if (cell.started) ids.push(cell.result.toolCallId);
   ids.reverse();
   const resumed = context.input.resume?.startedCallIds ?? [];
-  // Stryker disable next-line ConditionalExpression: a shortcut (no copy when nothing started before a restart)
-  return resumed.length === 0 ? ids : [...new Set([...resumed, ...ids])];
+  return resumed.concat(ids.filter((id) => !resumed.includes(id)));
 }
 
 export function outputOf(context: TurnContext): TurnOutput {
   const ending = ended(context);
   const original = context.reply?.message ?? null;
   return {
-    kind: ending.kind,
-    ...(ending.detail ? { detail: ending.detail } : {}),
-    turnEndReason: ending.reason,
-    inputCommitted: true,
+    ...ending,
     assistant: context.assistant ?? original,
     toolResults: resultsInCallOrder(original, context.settled),
-    error: context.reply?.error ?? null,
     injected: context.injected,
     startedCallIds: startedCallIds(context),
   };
@@ -117,8 +125,11 @@ export function outputOf(context: TurnContext): TurnOutput {
 /** How a turn resumed with a published reply ends, read from that reply: as the turn would have. */
 export function resumedEnding(reply: ModelReply | null): TurnEnding {
   const stopReason = reply?.message.stopReason;
-  if (reply?.error?.kind === 'aborted' || stopReason === 'aborted') return { kind: 'aborted', reason: 'aborted' };
-  if (reply?.error || stopReason === 'error') return { kind: 'failure', detail: 'fatal', reason: 'error' };
-  if (reply && toolCallsOf(reply.message).length > 0) return { kind: 'success', reason: 'toolsExecuted' };
-  return { kind: 'success', reason: 'complete' };
+  if (reply?.error?.kind === 'aborted' || stopReason === 'aborted')
+    return { kind: 'aborted', turnEndReason: 'aborted', error: null };
+  if (reply?.error || stopReason === 'error')
+    return { kind: 'failure', detail: 'fatal', turnEndReason: 'error', error: reply?.error ?? null };
+  if (reply && toolCallsOf(reply.message).length > 0)
+    return { kind: 'success', turnEndReason: 'toolsExecuted', error: null };
+  return { kind: 'success', turnEndReason: 'complete', error: null };
 }

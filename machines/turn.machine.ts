@@ -1,7 +1,14 @@
 import { and, not, or } from 'xstate';
 import { unfinishedText } from './tool-results.js';
 import { awaitingApproval, keptResolution, verdictResolution } from './turn.approvals.js';
-import { initialContext, outputOf, type TurnContext, type TurnEvent } from './turn.context.js';
+import {
+  failureOf,
+  initialContext,
+  outputOf,
+  type FailureDetail,
+  type TurnContext,
+  type TurnEvent,
+} from './turn.context.js';
 import { turnSetup } from './turn.setup.js';
 import type { ResponseOutput, Settled, TurnEnding } from './turn.types.js';
 
@@ -20,10 +27,16 @@ export type { TurnContext, TurnEvent } from './turn.context.js';
  */
 
 const end = (ending: TurnEnding) => ({ type: 'endTurnAs', params: ending }) as const;
-const ABORTED: TurnEnding = { kind: 'aborted', reason: 'aborted' };
-const STEERED: TurnEnding = { kind: 'success', detail: 'steered', reason: 'steeringInterrupt' };
-const TOOLS_EXECUTED: TurnEnding = { kind: 'success', reason: 'toolsExecuted' };
-const COMPLETE: TurnEnding = { kind: 'success', reason: 'complete' };
+const ABORTED: TurnEnding = { kind: 'aborted', turnEndReason: 'aborted', error: null };
+const STEERED: TurnEnding = { kind: 'success', detail: 'steered', turnEndReason: 'steeringInterrupt', error: null };
+const TOOLS_EXECUTED: TurnEnding = { kind: 'success', turnEndReason: 'toolsExecuted', error: null };
+const COMPLETE: TurnEnding = { kind: 'success', turnEndReason: 'complete', error: null };
+/** The reply failed: recorded with the decision on it, which carries the reply's error. */
+const failedReply = (detail: FailureDetail) =>
+  ({
+    type: 'recordReply',
+    params: ({ event }: { event: { type: string } }) => ({ ending: failureOf(detail, event) }),
+  }) as const;
 const unfinished = (kind: 'aborted' | 'steeringSkipped' | 'replyFailed') =>
   ({ type: 'settleUnfinishedCalls', params: { kind } }) as const;
 /** toolApprovalResolved for the call a handler's verdict decides, or the one a kept answer decides. */
@@ -128,28 +141,23 @@ export const turnMachine = turnSetup.createMachine({
           {
             guard: 'overflowIsRecoverable',
             target: 'deferredToMaster',
-            actions: ['recordReply', end({ kind: 'failure', detail: 'overflow', reason: null })],
+            actions: failedReply('overflow'),
           },
           {
             guard: 'errorIsRetryable',
             target: 'deferredToMaster',
-            actions: ['recordReply', end({ kind: 'failure', detail: 'retryable', reason: null })],
+            actions: failedReply('retryable'),
           },
           {
             guard: 'fallbackCanTakeOver',
             target: 'deferredToMaster',
-            actions: ['recordReply', end({ kind: 'failure', detail: 'retryable', reason: null })],
+            actions: failedReply('retryable'),
           },
           {
             // Tool calls the failed reply completed still get a result each (parity).
             guard: 'replyFailed',
             target: 'RESPONSE',
-            actions: [
-              'recordReply',
-              'publishAssistantMessage',
-              end({ kind: 'failure', detail: 'fatal', reason: 'error' }),
-              unfinished('replyFailed'),
-            ],
+            actions: [failedReply('fatal'), 'publishAssistantMessage', unfinished('replyFailed')],
           },
           // Nothing to check before dispatch: the calls start at once (the hot path of a tool turn).
           {
@@ -232,7 +240,7 @@ export const turnMachine = turnSetup.createMachine({
                 target: '#turn.RESPONSE',
                 actions: [
                   'recordPreDispatch',
-                  end({ kind: 'finished', detail: 'stopped', reason: 'stopped' }),
+                  end({ kind: 'finished', detail: 'stopped', turnEndReason: 'stopped', error: null }),
                   {
                     type: 'settleUnfinishedCalls',
                     params: ({ event }) => ({

@@ -1,4 +1,13 @@
-import { assign, fromCallback, fromPromise, setup, stateIn, type AnyActorRef, type EventObject } from 'xstate';
+import {
+  assertEvent,
+  assign,
+  fromCallback,
+  fromPromise,
+  setup,
+  stateIn,
+  type AnyActorRef,
+  type EventObject,
+} from 'xstate';
 import type { Message } from '../src/domain/messages.js';
 import { toolCallsOf } from '../src/domain/messages.js';
 import type { ToolCallInput, ToolCallOutput } from './tool-call.machine.js';
@@ -15,9 +24,10 @@ import {
   approves,
   awaitingApproval,
   awaitingCall,
-  callDecided,
   keptDecision,
+  keptDecisionApplied,
   requestsOut,
+  verdictApplied,
   type ApprovalResolution,
 } from './turn.approvals.js';
 import { ended, outputOf, replyOf, resumedEnding, type TurnContext, type TurnEvent } from './turn.context.js';
@@ -92,7 +102,7 @@ export const turnSetup = setup({
     resumesWithPublishedReply: ({ context }) => context.input.resume?.reply != null,
     /** …and the reply asks for tools that have not all run: they continue. */
     resumesWithToolsToRun: ({ context }) =>
-      resumedEnding(context.input.resume?.reply ?? null).reason === 'toolsExecuted',
+      resumedEnding(context.input.resume?.reply ?? null).turnEndReason === 'toolsExecuted',
     hasPreTurnPolicies: ({ context }) => context.input.features.preTurnPolicies,
     hasPreDispatchPolicies: ({ context }) => context.input.features.preDispatchPolicies,
     hasPostTurnPolicies: ({ context }) => context.input.features.postTurnPolicies,
@@ -162,8 +172,7 @@ export const turnSetup = setup({
     partitionIsInvalid: ({ event }) => 'invalid' in replyOf<PartitionOutput>(event),
     nothingToRun: ({ context }) => context.prepared.length === 0,
     /** The call that just finished was the last one of the batch. */
-    // Stryker disable next-line ConditionalExpression: evaluated while a batch runs
-    batchFinishes: ({ context }) => context.batch !== null && finishesBatch(context.batch),
+    batchFinishes: ({ context }) => finishesBatch(context.batch),
     turnWasAborted: ({ context }) => context.ending?.kind === 'aborted',
   },
   actions: {
@@ -218,33 +227,23 @@ export const turnSetup = setup({
     }),
     /** The handler's verdict on one of the calls asked. */
     recordVerdict: assign(({ context, event }) => {
-      // Stryker disable next-line ConditionalExpression: runs on APPROVAL_VERDICT (the check narrows)
-      const call = event.type === 'APPROVAL_VERDICT' ? awaitingCall(context, event.toolCallId) : null;
-      // Stryker disable next-line ConditionalExpression,LogicalOperator: runs after verdictForAwaitingCall
-      return call && event.type === 'APPROVAL_VERDICT' ? callDecided(context, call, event.verdict) : {};
+      assertEvent(event, 'APPROVAL_VERDICT');
+      return verdictApplied(context, event.toolCallId, event.verdict);
     }),
     /** The first kept `resolveApproval` answer decides its call, and is taken. */
-    applyKeptDecision: assign(({ context }) => {
-      const kept = keptDecision(context);
-      // Stryker disable next-line ConditionalExpression: runs after keptDecisionArrived
-      if (!kept) return {};
-      const decisions = context.decisions.filter((decision) => decision.toolCallId !== kept.call.call.id);
-      return { ...callDecided(context, kept.call, kept.verdict), decisions };
+    applyKeptDecision: assign(({ context }) => keptDecisionApplied(context)),
+    noteApprovalAsked: assign(({ context, event }) => {
+      assertEvent(event, 'APPROVAL_REQUESTED');
+      return context.asked.includes(event.toolCallId) ? {} : { asked: [...context.asked, event.toolCallId] };
     }),
-    noteApprovalAsked: assign(({ context, event }) =>
-      // Stryker disable next-line ConditionalExpression: only APPROVAL_REQUESTED runs it (the check narrows)
-      event.type === 'APPROVAL_REQUESTED' && !context.asked.includes(event.toolCallId)
-        ? { asked: [...context.asked, event.toolCallId] }
-        : {},
-    ),
     /** A `resolveApproval` answer, kept until the turn decides that call (the first answer for a call wins). */
     keepDecision: assign({
-      decisions: ({ context, event }) =>
-        // Stryker disable next-line ConditionalExpression: only APPROVAL_DECIDED runs it (the check narrows)
-        event.type === 'APPROVAL_DECIDED' &&
-        !context.decisions.some((decision) => decision.toolCallId === event.toolCallId)
-          ? [...context.decisions, { toolCallId: event.toolCallId, verdict: event.verdict }]
-          : context.decisions,
+      decisions: ({ context, event }) => {
+        assertEvent(event, 'APPROVAL_DECIDED');
+        const { toolCallId, verdict } = event;
+        const known = context.decisions.some((decision) => decision.toolCallId === toolCallId);
+        return known ? context.decisions : [...context.decisions, { toolCallId, verdict }];
+      },
     }),
     /** Opens the batch: groups per the strategy, or the custom partition's; its first calls start. */
     startBatch: assign(({ context, event }) => {
@@ -270,18 +269,18 @@ export const turnSetup = setup({
     holdStartingCalls: ({ context, self }) =>
       tellRunningCalls(context, self, { type: 'HOLD', result: unfinishedText({ kind: 'steeringSkipped' }) }),
     settleUnfinishedCalls: assign(({ context }, params: UnfinishedReason) => ({
-      // Stryker disable next-line OptionalChaining: every way here recorded the reply first
-      settled: settleUnfinished(context.reply?.message ?? null, context.settled, params),
+      settled: settleUnfinished(context.reply, context.settled, params),
     })),
     /** After a cancellation the calls that never started are settled as the turn ended: aborted, or skipped by steering. */
     settleCancelledBatch: assign(({ context }) => ({
-      // Stryker disable next-line OptionalChaining: every way here recorded the reply first
-      settled: settleUnfinished(context.reply?.message ?? null, context.settled, {
+      settled: settleUnfinished(context.reply, context.settled, {
         kind: context.ending?.kind === 'aborted' ? 'aborted' : 'steeringSkipped',
       }),
     })),
     /** Pre-turn policies said Stop before anything was announced. */
-    recordPreTurnStop: assign({ ending: { kind: 'finished', detail: 'stopped', reason: null } satisfies TurnEnding }),
+    recordPreTurnStop: assign({
+      ending: { kind: 'finished', detail: 'stopped', turnEndReason: null, error: null } satisfies TurnEnding,
+    }),
     recordPostTurn: assign(({ context, event }) => {
       const output = replyOf<ResponseOutput>(event);
       const stopped = output.stopped && context.ending?.kind !== 'finished';
@@ -293,7 +292,8 @@ export const turnSetup = setup({
               ending: {
                 kind: 'finished',
                 detail: 'stopped',
-                reason: context.ending?.reason ?? null,
+                turnEndReason: context.ending?.turnEndReason ?? null,
+                error: null,
               } satisfies TurnEnding,
             }
           : {}),
@@ -303,8 +303,7 @@ export const turnSetup = setup({
     endAsResumedReply: assign(({ context }) => {
       const ending = resumedEnding(context.reply);
       const reason: UnfinishedReason = { kind: ending.kind === 'aborted' ? 'aborted' : 'replyFailed' };
-      // Stryker disable next-line OptionalChaining: a resumed turn with a published reply recorded it first
-      return { ending, settled: settleUnfinished(context.reply?.message ?? null, context.settled, reason) };
+      return { ending, settled: settleUnfinished(context.reply, context.settled, reason) };
     }),
   },
   delays: {

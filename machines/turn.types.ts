@@ -1,6 +1,6 @@
 import type { ModelError } from '../src/domain/errors.js';
 import type { MessageDelta, TurnEndReason } from '../src/domain/events.js';
-import type { TurnOutcome } from '../src/domain/outcomes.js';
+import type { TurnDecision, TurnOutcome } from '../src/domain/outcomes.js';
 import type { AssistantMessage, Message, ToolCallBlock, ToolResultMessage } from '../src/domain/messages.js';
 
 /**
@@ -127,13 +127,8 @@ export interface Batch {
   starting: number[];
 }
 
-/** What the turn decided; assigned where the decision is made, the turn's output is read from it. */
-export interface TurnEnding {
-  kind: TurnOutcome['kind'];
-  detail?: TurnOutcome['detail'];
-  /** The reason its turnEnd carries; null when no turnStart was announced, or the turn stays open. */
-  reason: TurnEndReason | null;
-}
+/** What the turn decided: one discriminated value, assigned where the decision is made; the output carries it. */
+export type TurnEnding = TurnDecision;
 
 /** A decision on one approval request, as the effects hand it to the turn (already checked). */
 export type ApprovalVerdict =

@@ -34,25 +34,65 @@ export const RunResultSchema = z.object({
 export type RunResult = z.infer<typeof RunResultSchema>;
 
 /**
- * What one turn reports to the master (the turn machine's output). The turn never retries:
- * `detail` tells the master why a failure happened so it can decide (retry, overflow recovery,
- * fallback, end). `failure` with `retryable`/`overflow` means the master promised a re-run and the
- * turn is still open.
+ * What one turn decided, as one discriminated value (the turn never retries): `kind` and `detail` tell
+ * the master why the turn ended so it can decide (retry, overflow recovery, fallback, end). A `failure`
+ * with `retryable`/`overflow` is deferred: the master promised a re-run, the turn is still open (no
+ * turnEnd reason) and it carries the model error that caused it. Every variant names `detail` (absent on a
+ * plain success and an abort), so a check of `detail` alone tells which variant it is.
  */
-export const TurnOutcomeSchema = z.object({
-  kind: z.enum(['success', 'failure', 'finished', 'aborted']),
-  detail: z.enum(['overflow', 'retryable', 'steered', 'stopped', 'fatal']).optional(),
-  /** The reason its turnEnd carried; null when no turnStart was announced (pre-turn Stop) or the turn stays open. */
-  turnEndReason: TurnEndReasonSchema.nullable(),
-  /** False only when the turn ended before its input batch was committed. */
-  inputCommitted: z.boolean(),
+export const TurnDecisionSchema = z.union([
+  z.object({
+    kind: z.literal('success'),
+    detail: z.undefined().optional(),
+    turnEndReason: z.enum(['complete', 'toolsExecuted']),
+    error: z.null(),
+  }),
+  z.object({
+    kind: z.literal('success'),
+    detail: z.literal('steered'),
+    turnEndReason: z.literal('steeringInterrupt'),
+    error: z.null(),
+  }),
+  z.object({
+    kind: z.literal('failure'),
+    detail: z.enum(['retryable', 'overflow']),
+    turnEndReason: z.null(),
+    error: ModelErrorSchema,
+  }),
+  /** A failure the master cannot recover: its turnEnd is out; a reply restored after a restart may carry no error. */
+  z.object({
+    kind: z.literal('failure'),
+    detail: z.literal('fatal'),
+    turnEndReason: z.literal('error'),
+    error: ModelErrorSchema.nullable(),
+  }),
+  /** A policy said Stop; no turnEnd reason when it stopped before the turn was announced. */
+  z.object({
+    kind: z.literal('finished'),
+    detail: z.literal('stopped'),
+    turnEndReason: TurnEndReasonSchema.nullable(),
+    error: z.null(),
+  }),
+  z.object({
+    kind: z.literal('aborted'),
+    detail: z.undefined().optional(),
+    turnEndReason: z.literal('aborted'),
+    error: z.null(),
+  }),
+]);
+export type TurnDecision = z.infer<typeof TurnDecisionSchema>;
+
+/** What the turn leaves for the next one and for history, whatever it decided. */
+export const TurnResultsSchema = z.object({
   assistant: AssistantMessageSchema.nullable(),
   /** Results in call order, one per tool call of the assistant message. */
   toolResults: z.array(ToolResultMessageSchema),
-  error: ModelErrorSchema.nullable(),
   /** Messages policies injected for the next turn. */
   injected: z.array(MessageSchema),
   /** Calls that really started (synthetic results never count as work). */
   startedCallIds: z.array(z.string()),
 });
+
+/** What one turn reports to the master (the turn machine's output): its decision and its results. */
+export const TurnOutcomeSchema = z.intersection(TurnDecisionSchema, TurnResultsSchema);
 export type TurnOutcome = z.infer<typeof TurnOutcomeSchema>;

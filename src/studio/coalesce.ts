@@ -7,7 +7,7 @@ type Update = Extract<AgentEvent, { type: 'messageUpdate' }>;
  * messageUpdate for the page: its text is theirs joined, its seq and time the last one's, and
  * `coalesced` says how many it stands for. A fast stream costs the page one event per flush.
  */
-export class DeltaRun {
+export class StreamCoalescer {
   private pieces: string[] = [];
   private last: Update | null = null;
   private lastT = 0;

@@ -7,7 +7,7 @@ import type { SessionInfo, SessionView } from './protocol.js';
 import type { StreamClient } from './stream-client.js';
 import type { StepSummary } from '../store/step-types.js';
 import { helloJson, storedEventsForPage } from './views.js';
-import { DeltaRun } from './coalesce.js';
+import { StreamCoalescer } from './coalesce.js';
 import { wireEvent, wireMessages } from './wire.js';
 
 /** Events kept for a page that opens late (an agent with a store: the store has them all). */
@@ -209,7 +209,7 @@ export class LiveSession {
     this.spilled = [];
     let turnEnded = this.spilledTurnEnd;
     this.spilledTurnEnd = false;
-    const deltas = new DeltaRun();
+    const deltas = new StreamCoalescer();
     const endRun = () => {
       const run = deltas.take();
       if (run) wired.push(wireEvent(run.event, run.t));

@@ -101,7 +101,8 @@ describe('master: how a session ends on a failure', () => {
 
   it('a failure without a model error (a resumed reply that stopped on an error): failed, fatalError, no error', () => {
     const { logic, running } = started();
-    const fatal = outcomeOf(running.context, (output) => output.kind === 'failure' && output.detail === 'fatal');
+    const fatal = outcomeOf(running.context, (output) => output.detail === 'fatal');
+    if (fatal.detail !== 'fatal') throw new Error('no fatal outcome reached');
     const [next] = transition(logic, running, turnDone({ ...fatal, error: null }));
     expect(next.output).toMatchObject({ status: 'failed', endReason: 'fatalError', error: null });
   });

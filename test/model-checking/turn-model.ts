@@ -116,7 +116,7 @@ export function provideTurn() {
         results: orderedResultIds(context),
       })),
       announceTurnEnd: recorder<TurnContext>('announceTurnEnd', (context) => ({
-        reason: context.ending?.reason ?? null,
+        reason: context.ending?.turnEndReason ?? null,
         results: orderedResultIds(context),
       })),
       announceApprovalRequest: recorder<TurnContext>('announceApprovalRequest', (context, _params, event) =>

@@ -44,7 +44,6 @@ function shapeOf(output: TurnOutput): string {
     ran.some((result) => result.toolName === PROGRESS_TOOL) ? 'progress' : '',
     ran.some((result) => result.toolName !== REPORT_TOOL && result.toolName !== PROGRESS_TOOL) ? 'work' : '',
     output.injected.length > 0 ? 'injected' : '',
-    output.inputCommitted ? '' : 'uncommitted',
   ]
     .filter((part) => part !== '')
     .join('.');

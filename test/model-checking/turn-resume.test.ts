@@ -28,32 +28,47 @@ const resumedWith = (reply: ModelReply, committed = false) => resumeTurn(reply, 
 
 describe('turn: resumed with its reply published', () => {
   it('the ending is read from the reply: aborted, failed, tools executed or complete', () => {
-    expect(resumedEnding(null)).toEqual({ kind: 'success', reason: 'complete' });
-    expect(resumedEnding(REPLIES.text)).toEqual({ kind: 'success', reason: 'complete' });
-    expect(resumedEnding(REPLIES.oneCall)).toEqual({ kind: 'success', reason: 'toolsExecuted' });
-    expect(resumedEnding(REPLIES.aborted)).toEqual({ kind: 'aborted', reason: 'aborted' });
+    expect(resumedEnding(null)).toEqual({ kind: 'success', turnEndReason: 'complete', error: null });
+    expect(resumedEnding(REPLIES.text)).toEqual({ kind: 'success', turnEndReason: 'complete', error: null });
+    expect(resumedEnding(REPLIES.oneCall)).toEqual({ kind: 'success', turnEndReason: 'toolsExecuted', error: null });
+    expect(resumedEnding(REPLIES.aborted)).toEqual({ kind: 'aborted', turnEndReason: 'aborted', error: null });
     const abortedWithError = {
       ...REPLIES.aborted,
       message: { ...REPLIES.aborted.message, stopReason: 'error' as const },
     };
-    expect(resumedEnding(abortedWithError)).toEqual({ kind: 'aborted', reason: 'aborted' });
-    expect(resumedEnding(withStop(REPLIES.text, 'aborted'))).toEqual({ kind: 'aborted', reason: 'aborted' });
-    expect(resumedEnding(REPLIES.authFailed)).toEqual({ kind: 'failure', detail: 'fatal', reason: 'error' });
+    expect(resumedEnding(abortedWithError)).toEqual({ kind: 'aborted', turnEndReason: 'aborted', error: null });
+    expect(resumedEnding(withStop(REPLIES.text, 'aborted'))).toEqual({
+      kind: 'aborted',
+      turnEndReason: 'aborted',
+      error: null,
+    });
+    expect(resumedEnding(REPLIES.authFailed)).toEqual({
+      kind: 'failure',
+      detail: 'fatal',
+      turnEndReason: 'error',
+      error: REPLIES.authFailed.error,
+    });
     expect(resumedEnding(withStop(REPLIES.text, 'error'))).toEqual({
       kind: 'failure',
       detail: 'fatal',
-      reason: 'error',
+      turnEndReason: 'error',
+      error: null,
     });
   });
 
   it('an aborted reply: its calls get the aborted result; a failed one: the reply-failed result', () => {
     const aborted = resumedWith(REPLIES.aborted);
-    expect(aborted.context.ending).toEqual({ kind: 'aborted', reason: 'aborted' });
+    expect(aborted.context.ending).toEqual({ kind: 'aborted', turnEndReason: 'aborted', error: null });
     expect(resultsInCallOrder(REPLIES.aborted.message, aborted.context.settled)).toEqual([
       expect.objectContaining({ toolCallId: 'call_1', content: unfinishedText({ kind: 'aborted' }), isError: true }),
     ]);
     const failed = resumedWith(REPLIES.rejectedAfterCall);
-    expect(failed.context.ending).toEqual({ kind: 'failure', detail: 'fatal', reason: 'error' });
+    expect(failed.context.ending).toEqual({
+      kind: 'failure',
+      detail: 'fatal',
+      turnEndReason: 'error',
+      error: REPLIES.rejectedAfterCall.error,
+    });
     expect(resultsInCallOrder(REPLIES.rejectedAfterCall.message, failed.context.settled)).toEqual([
       expect.objectContaining({ content: unfinishedText({ kind: 'replyFailed' }), isError: true }),
     ]);
@@ -62,10 +77,10 @@ describe('turn: resumed with its reply published', () => {
   it('a committed turn only lacks its turnEnd: it ends at once, as its reply did, committing nothing again', () => {
     const { snapshot: committed, effects } = resumeTurn(REPLIES.text, true);
     expect(committed.status).toBe('done');
-    expect(committed.output).toMatchObject({ kind: 'success', turnEndReason: 'complete', inputCommitted: true });
+    expect(committed.output).toMatchObject({ kind: 'success', turnEndReason: 'complete' });
     expect(effects).not.toContain('commitTurn');
     const { snapshot: uncommitted, effects: uncommittedEffects } = resumeTurn(REPLIES.text);
-    expect(uncommitted.context.ending).toEqual({ kind: 'success', reason: 'complete' });
+    expect(uncommitted.context.ending).toEqual({ kind: 'success', turnEndReason: 'complete', error: null });
     expect(uncommittedEffects).toContain('commitTurn');
   });
 
@@ -125,6 +140,6 @@ describe('turn: a reply the stream marked aborted', () => {
     const id = activeInvocations(assistant).find((invocation) => invocation.src === 'callModel')?.id as string;
     const reply: ModelReply = { ...REPLIES.text, message: { ...REPLIES.text.message, stopReason: 'aborted' } };
     const [next] = transition(logic, assistant, doneEvent(id, reply) as never);
-    expect(next.context.ending).toEqual({ kind: 'aborted', reason: 'aborted' });
+    expect(next.context.ending).toEqual({ kind: 'aborted', turnEndReason: 'aborted', error: null });
   });
 });

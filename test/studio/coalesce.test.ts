@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentEvent } from 'agentchart';
-import { DeltaRun } from '../../src/studio/coalesce.js';
+import { StreamCoalescer } from '../../src/studio/coalesce.js';
 
 type Update = Extract<AgentEvent, { type: 'messageUpdate' }>;
 
@@ -21,7 +21,7 @@ const call = (seq: number, piece: string, id = 'call_1'): Update => ({
 
 /** Feeds events as the studio's flush does and returns what the page would get. */
 function coalesced(events: Update[]): Array<{ event: AgentEvent; t: number }> {
-  const run = new DeltaRun();
+  const run = new StreamCoalescer();
   const out: Array<{ event: AgentEvent; t: number }> = [];
   events.forEach((event, index) => {
     if (!run.extends(event)) {

@@ -75,14 +75,14 @@ describe('tool results', () => {
 
   it('unfinished calls get one synthetic error each; decided ones keep their result; no reply, nothing to settle', () => {
     const done = settle(null, 1, result('c1', 'ok'), false, true);
-    const next = settleUnfinished(REPLY, done, { kind: 'aborted' });
+    const next = settleUnfinished({ message: REPLY }, done, { kind: 'aborted' });
     expect(resultsInCallOrder(REPLY, next)).toEqual([
       result('c0', unfinishedText({ kind: 'aborted' }), true),
       result('c1', 'ok'),
       result('c2', unfinishedText({ kind: 'aborted' }), true),
     ]);
     expect(settleUnfinished(null, done, { kind: 'aborted' })).toBe(done);
-    const all = settleUnfinished(REPLY, next, { kind: 'steering' });
+    const all = settleUnfinished({ message: REPLY }, next, { kind: 'steering' });
     expect(resultsInCallOrder(REPLY, all)).toEqual(resultsInCallOrder(REPLY, next));
   });
 

@@ -32,6 +32,10 @@ describe('turn batch', () => {
     expect(finishesBatch(third)).toBe(true);
   });
 
+  it('no batch: no call finishes one', () => {
+    expect(finishesBatch(null)).toBe(false);
+  });
+
   it('groups run in order: the next group opens only once the one before has drained', () => {
     const open = openBatch(
       [
