@@ -1,8 +1,7 @@
-import { createAgent, defineTool, type AnyTool, type Model, type ModelRequest } from 'agentchart';
-import { z } from 'zod';
+import { createAgent, type Model, type ModelRequest } from 'agentchart';
+import { script, waitTool } from './load.js';
 import { replayModel } from './replay-model.js';
 import { fullGc } from './stats.js';
-import type { ReplyScript } from './workload.js';
 
 /**
  * Live memory per session, deterministic: N sessions of the load scenario's workload (20 turns × 3
@@ -16,34 +15,11 @@ import type { ReplyScript } from './workload.js';
 
 const TURNS = 20;
 const TOOLS = 3;
-const waitMs = (session: number, turn: number, call: number) => 1 + ((session * 7 + turn * 3 + call) % 5);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-function script(session: number): ReplyScript {
-  return (callIndex) => {
-    if (callIndex > TURNS) return undefined;
-    if (callIndex === TURNS) return { text: ['All', ' done', '.'], toolCalls: [] };
-    const toolCalls = Array.from({ length: TOOLS }, (_, call) => ({
-      name: 'wait',
-      arguments: { ms: waitMs(session, callIndex, call) },
-    }));
-    return { text: [], toolCalls };
-  };
-}
-
-const waitTool = defineTool({
-  name: 'wait',
-  description: 'Waits a few milliseconds.',
-  parameters: z.object({ ms: z.number() }),
-  execute: async ({ ms }) => {
-    await sleep(ms);
-    return 'waited';
-  },
-}) as unknown as AnyTool;
 
 /** The replay model, whose last call waits for `gate` before it streams. */
 function heldModel(session: number, gate: Promise<void>, onHeld: () => void): Model {
-  const inner = replayModel(script(session));
+  const inner = replayModel(script(session, TURNS, TOOLS));
   let calls = 0;
   return {
     name: 'held',

@@ -51,7 +51,8 @@ export interface LoadRun {
 const waitMs = (session: number, turn: number, call: number) => 1 + ((session * 7 + turn * 3 + call) % 5);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-function script(session: number, turns: number, tools: number): ReplyScript {
+/** Session `session`'s replies: `turns` turns of `tools` waits, then a short answer. */
+export function script(session: number, turns: number, tools: number): ReplyScript {
   return (callIndex) => {
     if (callIndex > turns) return undefined;
     if (callIndex === turns) return { text: ['All', ' done', '.'], toolCalls: [] };
@@ -63,7 +64,7 @@ function script(session: number, turns: number, tools: number): ReplyScript {
   };
 }
 
-const waitTool = defineTool({
+export const waitTool = defineTool({
   name: 'wait',
   description: 'Waits a few milliseconds.',
   parameters: z.object({ ms: z.number() }),
