@@ -144,7 +144,9 @@ describe('the studio page, live', () => {
   });
 });
 
-describe('the studio page, controls (the public API, receipts and versions shown)', () => {
+// Each test waits on up to three page polls of 15 s: its own limit must be above their sum, so a slow page
+// fails on the poll that waited (with what it saw), not on the suite's default 30 s.
+describe('the studio page, controls (the public API, receipts and versions shown)', { timeout: 60_000 }, () => {
   it('an approval decided on the page runs the tool exactly once, with the arguments edited there; a denial runs nothing', async () => {
     const ran: unknown[] = [];
     const writeFile = defineTool({
