@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bundleChild, lastJson, spawnChild, until } from '../support/processes.js';
-import { HOSTILE, missingServers, tempDir } from './support/servers.js';
+import { bundleChild, lastJson, spawnChild } from '../support/processes.js';
+import { HOSTILE, kill, missingServers, tempDir } from './support/servers.js';
 
 const skip = missingServers();
 
@@ -29,8 +29,7 @@ describe.skipIf(skip !== null)('MCP toolset close() in an app that ends right af
       // close() resolved only once the server was gone (the SDK signals it after 2 s): nothing is left running.
       expect(alive(pid)).toBe(false);
     } finally {
-      if (alive(pid)) process.kill(pid, 'SIGKILL');
-      await until(() => !alive(pid), 'the careless server to end', 5_000);
+      if (alive(pid)) await kill(pid);
     }
   });
 });
