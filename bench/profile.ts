@@ -2,7 +2,6 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { createAgent } from 'agentchart';
 import { CONTENDERS, timeTurns, type Contender } from './drivers.js';
-import { timeDurable } from './durable-ratio.js';
 import { handLoop } from './hand-loop.js';
 import { startClock, type Timing } from './stats.js';
 import { prepareStreaming, type StreamingContender } from './streaming.js';
@@ -49,8 +48,9 @@ const otherWorkloads = {
     await Promise.all(results);
   },
   // The durable-session targets' workloads: per turn and per tool call with sqliteStore (a new database per session).
-  durableTurn: async () => void (await timeDurable('sqlite', 200, 1)),
-  durableTool: async () => void (await timeDurable('sqlite', 50, 20)),
+  // Imported when used: node:sqlite is loaded by these workloads only.
+  durableTurn: async () => void (await (await import('./durable-ratio.js')).timeDurable('sqlite', 200, 1)),
+  durableTool: async () => void (await (await import('./durable-ratio.js')).timeDurable('sqlite', 50, 20)),
   create: async () => {
     const model = turnsModel(0, 0);
     for (let i = 0; i < 1_000; i++) createAgent({ model, tools: benchTools });
