@@ -263,3 +263,29 @@ describe('master: the runtime STOP decides the end as it arrives, and nothing af
     expect(ended.output).toMatchObject(STOPPED);
   });
 });
+
+describe('master: counting and acknowledging', () => {
+  it('each fresh turn counts its model call: 1 for the first turn, 2 once the next turn starts', () => {
+    const { logic, running } = started(session({ maxTurns: 3 }));
+    expect(running.context.counts).toMatchObject({ modelCalls: 1, attemptsOnModel: 1, turnsThisRun: 0 });
+    const tools = outcomeOf(running.context, (output) => output.kind === 'success' && output.toolResults.length > 0);
+    const [next] = transition(logic, running, turnDone(tools));
+    expect(next.value).toEqual({ running: 'turn' });
+    expect(next.context.counts).toMatchObject({ modelCalls: 2, attemptsOnModel: 1, turnsThisRun: 1 });
+  });
+
+  it('a steer or a follow-up taken outside a turn (during post-loop policies) is acknowledged to the runtime', () => {
+    const { logic, running } = started(session({ postLoopPolicies: true }));
+    const text = outcomeOf(running.context, (output) => output.kind === 'success' && output.toolResults.length === 0);
+    const [policies] = transition(logic, running, turnDone(text));
+    expect(policies.value).toEqual({ running: 'runningPostLoopPolicies' });
+    const [steered, steerActions] = transition(logic, policies, STEER);
+    // (The queue updates are assignments, applied to the context, not returned as actions.)
+    expect(steerActions.map((action) => action.type)).toEqual(['acknowledgeQueued']);
+    expect(steered.context.steeringQueue).toEqual([STEER.message]);
+    const followUp = { type: 'FOLLOW_UP', message: { role: 'user', content: 'later' } } as const;
+    const [followed, followActions] = transition(logic, steered, followUp);
+    expect(followActions.map((action) => action.type)).toEqual(['acknowledgeQueued']);
+    expect(followed.context.followUpQueue).toEqual([followUp.message]);
+  });
+});
