@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { createAgent, type RunResult } from 'agentchart';
 import { startStudio } from 'agentchart/studio';
 import { expectWork } from './drivers.js';
-import { macrotask, median, sampled, startClock, type Sampled } from './stats.js';
+import { fullGc, macrotask, median, sampled, startClock, type Sampled } from './stats.js';
 import { benchTools, turnsModel } from './workload.js';
 
 /**
@@ -28,6 +28,12 @@ export interface StudioCost {
   /** Mode median / off median, wall clock and process CPU time. */
   ratio: Record<Exclude<StudioMode, 'off'>, number>;
   cpuRatio: Record<Exclude<StudioMode, 'off'>, number>;
+  /**
+   * The spread of the CPU ratio: each round's mode against the same round's `off` (run side by side,
+   * so load on the machine hits both alike), their quartiles.
+   */
+  cpuRatioSpread?: Record<Exclude<StudioMode, 'off'>, { p25: number; p75: number }>;
+  rounds?: number;
   /** Bytes the watching page received per run (median). */
   bytesPerRun: number;
   /** Messages the studio dropped for the stalled page per run (median): it fell behind, and was let go. */
@@ -72,6 +78,11 @@ export async function studioCost(turns: number, calls: number, rounds: number, w
   }
   const ratio = (samples: Record<StudioMode, number[]>, mode: StudioMode) =>
     Number((median(samples[mode]) / median(samples.off)).toFixed(2));
+  const spread = (mode: StudioMode) => {
+    const paired = cpu[mode].map((value, round) => value / (cpu.off[round] as number)).sort((a, b) => a - b);
+    const at = (q: number) => Number((paired[Math.floor(q * (paired.length - 1))] as number).toFixed(2));
+    return { p25: at(0.25), p75: at(0.75) };
+  };
   return {
     unit: 'µs/turn',
     workload: `T=${turns} × K=${calls}`,
@@ -89,12 +100,21 @@ export async function studioCost(turns: number, calls: number, rounds: number, w
     },
     ratio: { attached: ratio(wall, 'attached'), watched: ratio(wall, 'watched'), stalled: ratio(wall, 'stalled') },
     cpuRatio: { attached: ratio(cpu, 'attached'), watched: ratio(cpu, 'watched'), stalled: ratio(cpu, 'stalled') },
+    cpuRatioSpread: { attached: spread('attached'), watched: spread('watched'), stalled: spread('stalled') },
+    rounds,
     bytesPerRun: Math.round(median(bytes)),
     stalledDropped: Math.round(median(dropped)),
     stalledPeakBuffered: peakBuffered,
   };
 }
 
+/** After a run, the studio's last flush has been sent and read within this (the same wait in every mode). */
+const SETTLE_MS = 150;
+
+/**
+ * One run in `mode`. `ms` is the run's wall clock; `cpuMs` the process's CPU time from the run's
+ * start until the studio has sent the run's last events (a flush after the run is the run's cost too).
+ */
 export async function timedRun(
   turns: number,
   calls: number,
@@ -111,16 +131,18 @@ export async function timedRun(
             peakBuffered = Math.max(peakBuffered, client.bufferedBytes);
         }, 10)
       : null;
+  // Every mode starts from a collected heap: a collection left over from the previous run is not this run's.
+  await fullGc();
   const clock = startClock();
   const result = await agent.prompt('go').result;
-  const timing = clock.stop();
-  // The page reads what the last flush sent before it is closed (outside the timed span).
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  const { ms } = clock.stop();
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  const { cpuMs } = clock.stop();
   if (sampler) clearInterval(sampler);
   const dropped = studio?.stats().clients[0]?.dropped ?? 0;
   const received = (await page?.close()) ?? 0;
   await studio?.stop();
-  return { ...timing, result, bytes: received, dropped, peakBuffered };
+  return { ms, cpuMs, result, bytes: received, dropped, peakBuffered };
 }
 
 /**
@@ -165,5 +187,18 @@ export async function openPage(url: string, id: string, mode: PageMode): Promise
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  console.log(JSON.stringify(await studioCost(200, 1, 15, 2), null, 2));
+  const [rounds = '15'] = process.argv.slice(2);
+  const cost = await studioCost(200, 1, Number(rounds), 2);
+  const { modes: _modes, cpu: _cpu, ...summary } = cost;
+  console.log(
+    JSON.stringify(
+      {
+        ...summary,
+        cpuMedians: Object.fromEntries(Object.entries(cost.cpu).map(([m, s]) => [m, s.median])),
+        wallMedians: Object.fromEntries(Object.entries(cost.modes).map(([m, s]) => [m, s.median])),
+      },
+      null,
+      2,
+    ),
+  );
 }
