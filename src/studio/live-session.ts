@@ -44,6 +44,8 @@ export class LiveSession {
   private readonly clients = new Set<StreamClient>();
   private readonly subscription: Subscription;
   private timer: ReturnType<typeof setTimeout> | null = null;
+  /** The CPU time the flushes took so far (µs). */
+  flushCpuUs = 0;
   /** What the pages were last sent: history as references, the rest as JSON. */
   private readonly sentHistory: Message[] = [];
   private stableLength = 0;
@@ -198,14 +200,26 @@ export class LiveSession {
 
   private schedule(): void {
     if (this.timer || this.clients.size === 0) return;
-    this.timer = setTimeout(() => this.flush(), FLUSH_MS);
+    this.timer = setTimeout(() => this.timedFlush(), FLUSH_MS);
     this.timer.unref?.();
+  }
+
+  /** A flush, its CPU time counted (this thread's: what the agent's process pays for the pages, whatever the machine's load). */
+  private timedFlush(): void {
+    const start = process.threadCpuUsage();
+    try {
+      this.flush();
+    } finally {
+      const used = process.threadCpuUsage(start);
+      this.flushCpuUs += used.user + used.system;
+    }
   }
 
   /** Sends what changed since the last message; keeps polling while a run is in progress (states change between events). */
   private flush(): void {
     this.timer = null;
     if (this.clients.size === 0) return;
+    if (this.allBehind()) return;
     const wired = this.spilled;
     this.spilled = { values: [], times: [] };
     let turnEnded = this.spilledTurnEnd;
@@ -268,6 +282,20 @@ export class LiveSession {
       for (const client of this.clients) client.send(message);
     }
     if (running) this.schedule();
+  }
+
+  /**
+   * Every page fell behind (a paused tab): what they would drop is not even built (counted as dropped
+   * for each), and each resyncs from a snapshot once it drains. A paused page costs the agent nothing.
+   */
+  private allBehind(): boolean {
+    for (const client of this.clients) if (!client.behind) return false;
+    this.flushed = this.total;
+    this.spilled = { values: [], times: [] };
+    this.spilledTurnEnd = false;
+    for (const client of this.clients) client.dropped += 1;
+    if (this.tap.running) this.schedule();
+    return true;
   }
 
   /**
