@@ -36,7 +36,7 @@ export class LiveSession {
   private total = 0;
   /** Events the pages were sent (or, before a page joined, skipped): the next flush sends from here. */
   private flushed = 0;
-  /** Events the ring let go of before a flush sent them, as the page gets them, and their times (only while pages read, rarely). */
+  /** Events the ring let go of before a flush sent them, as the page gets them (only while pages read, rarely). */
   private spilled: Wired = { values: [], times: [] };
   private spilledTurnEnd = false;
   /** Events before this index may be in a snapshot a page got: their deltas are sent as they are. */
@@ -204,7 +204,7 @@ export class LiveSession {
     this.timer.unref?.();
   }
 
-  /** A flush, its CPU time counted (this thread's: what the agent's process pays for the pages, whatever the machine's load). */
+  /** A flush, its CPU time counted on this thread's clock (what the agent's process pays, nearly whatever the load). */
   private timedFlush(): void {
     const start = process.threadCpuUsage();
     try {

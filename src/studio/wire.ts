@@ -92,7 +92,7 @@ function cutCopy(value: object): object {
   return JSON.parse(JSON.stringify(value, cutLong)) as object;
 }
 
-/** Messages for the page, with the same cut: a plain stringify first (fast), the cutting replacer only when it could matter. */
+/** Messages for the page, with the same cut: a plain stringify first, the cutting replacer only when it could matter. */
 export function wireMessages(messages: readonly Message[]): string {
   const json = JSON.stringify(messages);
   return json.length > MAX_WIRE_STRING ? JSON.stringify(messages, cutLong) : json;

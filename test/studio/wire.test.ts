@@ -83,7 +83,7 @@ describe('events as the page gets them', () => {
 });
 
 describe('a live stream’s events, batched', () => {
-  it('serialize each batch at once, their times beside them as milliseconds after the first, which the page restores', () => {
+  it('serialize each batch at once, times beside them (ms after the first), which the page restores', () => {
     const values = [toolEnd(1, 'a'), toolEnd(2, 'b'), toolEnd(3, 'c')].map(wireValue);
     const batches = eventBatches({ values, times: [1_000, 1_004, 1_010] });
     expect(batches).toHaveLength(1);
