@@ -17,6 +17,13 @@ export { describeError, turnInputOf } from './master.setup.js';
 const end = (status: RunEnd['status'], endReason: RunEnd['endReason']) =>
   ({ type: 'endAs', params: { status, endReason } }) as const;
 const ABORTED = end('aborted', 'aborted');
+const endWithTurnError = (endReason: 'retryExhausted' | 'fatalError') =>
+  ({ type: 'endWithTurnError', params: { endReason } }) as const;
+/** A throw inside the turn: its log is kept; the run ends as an internal error, unless a STOP decided the end. */
+const INTERNAL_ERROR = [
+  { guard: 'runWasStopped', target: '#master.ended', actions: 'closeTurnAfterInternalError' },
+  { target: '#master.ended', actions: ['closeTurnAfterInternalError', 'recordInternalError'] },
+] as const;
 
 export const masterMachine = masterSetup.createMachine({
   id: 'master',
@@ -41,6 +48,7 @@ export const masterMachine = masterSetup.createMachine({
     abortRequested: false,
     // Every way into `ended` assigns the status and the reason: these two are never read.
     end: {
+      by: 'chart',
       // Stryker disable next-line StringLiteral: never read (see above)
       status: 'completed',
       // Stryker disable next-line StringLiteral: never read (see above)
@@ -69,6 +77,7 @@ export const masterMachine = masterSetup.createMachine({
         STEER: { actions: ['queueSteering', 'acknowledgeQueued'] },
         FOLLOW_UP: { actions: ['queueFollowUp', 'acknowledgeQueued'] },
         ABORT: { target: 'ended', actions: ABORTED },
+        STOP: { target: 'ended', actions: 'recordStop' },
       },
       states: {
         /**
@@ -114,20 +123,23 @@ export const masterMachine = masterSetup.createMachine({
             // A throw inside an effect or an action of the turn ends the session as an internal error,
             // never at the expense of the log: the runtime commits the turn's input and the published
             // reply with one result per call, and closes the turn.
-            onError: { target: '#master.ended', actions: ['closeTurnAfterInternalError', 'recordInternalError'] },
+            onError: INTERNAL_ERROR,
           },
           on: {
             STEER: { actions: ['queueSteering', 'acknowledgeQueued', 'forwardSteeringToTurn'] },
             // The turn ends itself inline on abort (its own recipe per state); the master then ends.
             // A turn finishing in the same step may never see it: the master remembers the abort too.
             ABORT: { actions: ['forwardAbortToTurn', 'recordAbortRequest'] },
+            // The runtime's stop aborts the turn the same way; the run's end is decided as it arrives.
+            STOP: { actions: ['forwardAbortToTurn', 'recordStop'] },
             APPROVAL_DECIDED: { actions: 'forwardDecisionToTurn' },
           },
         },
-        /** Aborted: a turn a deferred failure left open is closed first. */
+        /** Aborted (or stopped): a turn a deferred failure left open is closed first. */
         stopping: {
           always: [
             { guard: 'turnIsOpen', target: 'closingTurn' },
+            { guard: 'runWasStopped', target: '#master.ended' },
             { target: '#master.ended', actions: ABORTED },
           ],
         },
@@ -137,10 +149,14 @@ export const masterMachine = masterSetup.createMachine({
             id: 'closingTurn',
             src: 'turn',
             input: ({ context }) => ({ ...turnInputOf(context), attempt: 'closing' as const }),
-            onDone: { target: '#master.ended', actions: ['recordOutcome', ABORTED] },
-            onError: { target: '#master.ended', actions: ['closeTurnAfterInternalError', 'recordInternalError'] },
+            onDone: [
+              { guard: 'runWasStopped', target: '#master.ended', actions: 'recordOutcome' },
+              { target: '#master.ended', actions: ['recordOutcome', ABORTED] },
+            ],
+            onError: INTERNAL_ERROR,
           },
-          on: { ABORT: {} },
+          // The turn is being closed as aborted already; a STOP still decides how the run ends.
+          on: { ABORT: {}, STOP: { actions: 'recordStop' } },
         },
         /** The turn failed: recover (overflow, retry, fallback) or end. */
         recovering: {
@@ -155,9 +171,9 @@ export const masterMachine = masterSetup.createMachine({
             {
               guard: 'failedWithRetryableError',
               target: '#master.ended',
-              actions: ['recordError', end('failed', 'retryExhausted')],
+              actions: endWithTurnError('retryExhausted'),
             },
-            { target: '#master.ended', actions: ['recordError', end('failed', 'fatalError')] },
+            { target: '#master.ended', actions: endWithTurnError('fatalError') },
           ],
         },
         /** Report mode: a final report ends the session; a turn with no work is retried with guidance. */
@@ -198,7 +214,10 @@ export const masterMachine = masterSetup.createMachine({
         backoff: {
           entry: 'announceRetry',
           after: { retryDelay: { target: 'turn', actions: 'countModelCall' } },
-          on: { ABORT: { target: 'closingTurn', actions: 'recordAbortRequest' } },
+          on: {
+            ABORT: { target: 'closingTurn', actions: 'recordAbortRequest' },
+            STOP: { target: 'closingTurn', actions: 'recordStop' },
+          },
         },
         /** Transforms the context with overflow=true once per turn, then re-runs the same turn. */
         overflowRecovery: {
@@ -207,7 +226,10 @@ export const masterMachine = masterSetup.createMachine({
             input: ({ context }) => ({ turnIndex: context.turnIndex }),
             onDone: { target: 'turn', actions: ['recordOverflowView', 'countModelCall'] },
           },
-          on: { ABORT: { target: 'closingTurn', actions: 'recordAbortRequest' } },
+          on: {
+            ABORT: { target: 'closingTurn', actions: 'recordAbortRequest' },
+            STOP: { target: 'closingTurn', actions: 'recordStop' },
+          },
         },
         /** Post-loop policies run once per outer iteration; follow-ups are polled only after them. */
         runningPostLoopPolicies: {
@@ -242,9 +264,7 @@ export const masterMachine = masterSetup.createMachine({
     },
   },
   output: ({ context }) => ({
-    status: context.end.status,
-    endReason: context.end.endReason,
-    error: context.end.error,
+    ...context.end,
     steeringQueue: context.steeringQueue,
     followUpQueue: context.followUpQueue,
     turnIndex: context.turnIndex,

@@ -150,6 +150,8 @@ export const masterSetup = setup({
     failedTurnRetryLeft: ({ context }) =>
       context.counts.failedTurnRetries + 1 < context.config.maxAttempts && withinCallBudget(context, 1),
     abortWasRequested: ({ context }) => context.abortRequested,
+    /** The runtime's STOP decided the end: nothing the chart meets after it changes it. */
+    runWasStopped: ({ context }) => context.end.by !== 'chart',
     postLoopPolicyStopped: ({ event }) => postLoopOutput(event).stopped,
     postLoopPolicyInjected: ({ event }) => postLoopOutput(event).injected.length > 0,
     resumesInsideTurn: ({ context }) => context.resume?.at === 'turn',
@@ -174,6 +176,7 @@ export const masterSetup = setup({
     planRetry: assign({}),
     recordInternalError: assign({
       end: ({ event }) => ({
+        by: 'chart' as const,
         status: 'failed' as const,
         endReason: 'fatalError' as const,
         error: {
@@ -187,6 +190,12 @@ export const masterSetup = setup({
     forwardSteeringToTurn: sendTo('turn', { type: 'STEERING_ARRIVED' }),
     forwardDecisionToTurn: sendTo('turn', ({ event }) => event),
     recordAbortRequest: assign({ abortRequested: true }),
+    /** The runtime's STOP: the run's end is decided here (failed, fatalError, the runtime's error), and it aborts. */
+    recordStop: assign(({ event }) => {
+      assertEvent(event, 'STOP');
+      const end: RunEnd = { by: 'runtime', status: 'failed', endReason: 'fatalError', error: event.error };
+      return { end, abortRequested: true };
+    }),
     queueSteering: assign({
       steeringQueue: ({ context, event }) => {
         assertEvent(event, 'STEER');
@@ -246,9 +255,18 @@ export const masterSetup = setup({
         ...(event as unknown as { output: { injected: Message[] } }).output.injected,
       ],
     }),
-    endAs: assign(({ context }, params: Omit<RunEnd, 'error'>) => ({ end: { ...params, error: context.end.error } })),
-    /** The failed turn's model error, for the run's end (recovering decides in the step of the turn's done event). */
-    recordError: assign((args) => ({ end: { ...args.context.end, error: outcomeOf(args).error } })),
+    endAs: assign((_, params: Pick<RunEnd, 'status' | 'endReason'>) => ({
+      end: { by: 'chart' as const, ...params, error: null },
+    })),
+    /** A failed turn ends the run with its model error (recovering decides in the step of the turn's done event). */
+    endWithTurnError: assign((args, params: { endReason: 'retryExhausted' | 'fatalError' }) => ({
+      end: {
+        by: 'chart' as const,
+        status: 'failed' as const,
+        endReason: params.endReason,
+        error: outcomeOf(args).error,
+      },
+    })),
   },
   delays: {
     retryDelay: ({ context }) => context.retryDelayMs,

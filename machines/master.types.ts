@@ -1,4 +1,4 @@
-import type { ModelError } from '../src/domain/errors.js';
+import type { ModelError, RunStopCode } from '../src/domain/errors.js';
 import type { EndReason, RunStatus } from '../src/domain/events.js';
 import type { Message } from '../src/domain/messages.js';
 import type { ApprovalVerdict, TurnAttempt, TurnFeatures, TurnOutput, TurnResume } from './turn.types.js';
@@ -65,12 +65,19 @@ export interface TurnProgress {
   overflowView: Message[] | null;
 }
 
-/** How the run ended: assigned where the master decides it. */
-export interface RunEnd {
-  status: RunStatus;
-  endReason: EndReason;
-  error: ModelError | null;
+/** Why the runtime stopped the run: a step could not be written, or a newer lease fenced this agent. */
+export interface RunStopError {
+  code: RunStopCode;
+  message: string;
 }
+
+/**
+ * How the run ended: assigned where it is decided. The chart decides from the run's course (a failed turn's
+ * model error with it); a STOP from the runtime decides at the moment it arrives, and nothing after it changes.
+ */
+export type RunEnd =
+  | { by: 'chart'; status: RunStatus; endReason: EndReason; error: ModelError | null }
+  | { by: 'runtime'; status: 'failed'; endReason: 'fatalError'; error: RunStopError };
 
 /** The master's context: few keys of stable shape (see TurnContext on V8's dictionary mode). */
 export interface MasterContext {
@@ -88,7 +95,7 @@ export interface MasterContext {
   turn: TurnProgress;
   lastOutcome: TurnOutput | null;
   retryDelayMs: number;
-  /** An abort arrived while a turn was finishing: the turn may have ended before it saw it. */
+  /** An abort (or a STOP) arrived while a turn was finishing: the turn may have ended before it saw it. */
   abortRequested: boolean;
   end: RunEnd;
 }
@@ -99,15 +106,15 @@ export type MasterEvent =
   | { type: 'STEER'; message: Message }
   | { type: 'FOLLOW_UP'; message: Message }
   | { type: 'ABORT' }
+  /** The runtime ends the run (its store failed, or a newer lease fenced it): like ABORT, but the run ends failed. */
+  | { type: 'STOP'; error: RunStopError }
   /** `resolveApproval` answered a stored approval: forwarded to the turn. */
   | { type: 'APPROVAL_DECIDED'; toolCallId: string; verdict: ApprovalVerdict };
 
-export interface MasterOutput {
-  status: RunStatus;
-  endReason: EndReason;
-  error: ModelError | null;
+/** How the run ended (as the chart decided it) and what it leaves for the next run. */
+export type MasterOutput = RunEnd & {
   steeringQueue: Message[];
   followUpQueue: Message[];
   turnIndex: number;
   modelIndex: number;
-}
+};

@@ -1,5 +1,5 @@
 import { errorResult, rejectedText, settle } from './tool-results.js';
-import type { TurnContext, TurnEvent } from './turn.context.js';
+import type { TurnContext } from './turn.context.js';
 import type { ApprovalVerdict, PreparedCall } from './turn.types.js';
 
 /**
@@ -27,15 +27,14 @@ export function awaitingCall(context: Pick<TurnContext, 'prepared'>, toolCallId:
   return context.prepared.find((entry) => !entry.approved && entry.call.id === toolCallId) ?? null;
 }
 
-/** The first kept `resolveApproval` answer whose call still waits, with that call. */
-export function keptDecision(
+/** The kept `resolveApproval` answers whose calls still wait, in the order they came, each with its call. */
+export function keptAnswers(
   context: Pick<TurnContext, 'prepared' | 'decisions'>,
-): { call: PreparedCall; verdict: ApprovalVerdict } | null {
-  for (const decision of context.decisions) {
-    const call = awaitingCall(context, decision.toolCallId);
-    if (call) return { call, verdict: decision.verdict };
-  }
-  return null;
+): Array<{ asked: PreparedCall; verdict: ApprovalVerdict }> {
+  return context.decisions.flatMap((decision) => {
+    const asked = awaitingCall(context, decision.toolCallId);
+    return asked ? [{ asked, verdict: decision.verdict }] : [];
+  });
 }
 
 /**
@@ -48,20 +47,6 @@ export function verdictApplied(
   verdict: ApprovalVerdict,
 ): Partial<Pick<TurnContext, 'prepared' | 'settled'>> {
   for (const entry of context.prepared) if (entry.call.id === toolCallId) return callDecided(context, entry, verdict);
-  return {};
-}
-
-/** The first kept `resolveApproval` answer whose call still waits decides that call, and is taken. */
-export function keptDecisionApplied(
-  context: Pick<TurnContext, 'prepared' | 'settled' | 'decisions'>,
-): Partial<Pick<TurnContext, 'prepared' | 'settled' | 'decisions'>> {
-  for (const decision of context.decisions) {
-    const call = awaitingCall(context, decision.toolCallId);
-    if (call) {
-      const decisions = context.decisions.filter((kept) => kept !== decision);
-      return { ...callDecided(context, call, decision.verdict), decisions };
-    }
-  }
   return {};
 }
 
@@ -111,14 +96,7 @@ export function requestsOut(context: Pick<TurnContext, 'prepared' | 'asked'>): P
 
 export const approves = (verdict: ApprovalVerdict) => verdict.kind === 'approved' || verdict.kind === 'approvedWith';
 
-/** The resolution of the call a handler's verdict is about. */
-export function verdictResolution(context: TurnContext, event: TurnEvent, approved: boolean): ApprovalResolution {
-  const call = event.type === 'APPROVAL_VERDICT' ? awaitingCall(context, event.toolCallId) : null;
-  return { toolCallId: call?.call.id ?? '', toolName: call?.call.name ?? '', approved };
-}
-
-/** The resolution of the call the first kept `resolveApproval` answer decides. */
-export function keptResolution(context: TurnContext, approved: boolean): ApprovalResolution {
-  const call = keptDecision(context)?.call;
-  return { toolCallId: call?.call.id ?? '', toolName: call?.call.name ?? '', approved };
+/** How a call was decided, for its toolApprovalResolved. */
+export function resolutionOf(call: { id: string; name: string }, approved: boolean): ApprovalResolution {
+  return { toolCallId: call.id, toolName: call.name, approved };
 }

@@ -41,7 +41,7 @@ export interface TurnContext {
   assistant: AssistantMessage | null;
   /**
    * `resolveApproval` answers, kept until the turn waits for those calls (an answer may come first after a
-   * restart); each is taken once, when the turn decides its call.
+   * restart); each decides its call once (a decided call no longer waits).
    */
   decisions: readonly KeptDecision[];
   /** Calls whose toolApprovalRequested was published (never asked twice, also across a restart). */
@@ -57,7 +57,7 @@ export type TurnEvent =
    */
   | { type: 'APPROVAL_REQUESTED'; toolCallId: string }
   /** From the approval effect: the handler's verdict on one of the calls asked (already checked). */
-  | { type: 'APPROVAL_VERDICT'; toolCallId: string; verdict: ApprovalVerdict }
+  | { type: 'APPROVAL_VERDICT'; toolCallId: string; toolName: string; verdict: ApprovalVerdict }
   /** A durable approval answered by `agent.resolveApproval` (the verdict already checked). */
   | { type: 'APPROVAL_DECIDED'; toolCallId: string; verdict: ApprovalVerdict };
 

@@ -1,6 +1,6 @@
-import { and, not, or } from 'xstate';
+import { and, assertEvent, enqueueActions, not, or } from 'xstate';
 import { unfinishedText } from './tool-results.js';
-import { awaitingApproval, keptResolution, verdictResolution } from './turn.approvals.js';
+import { approves, awaitingApproval, keptAnswers, resolutionOf } from './turn.approvals.js';
 import {
   failureOf,
   initialContext,
@@ -39,18 +39,30 @@ const failedReply = (detail: FailureDetail) =>
   }) as const;
 const unfinished = (kind: 'aborted' | 'steeringSkipped' | 'replyFailed') =>
   ({ type: 'settleUnfinishedCalls', params: { kind } }) as const;
-/** toolApprovalResolved for the call a handler's verdict decides, or the one a kept answer decides. */
+/** toolApprovalResolved for the call a handler's verdict decides (the verdict names it). */
 const resolvedByVerdict = (approved: boolean) =>
   ({
     type: 'announceApprovalResolved',
-    params: ({ context, event }: { context: TurnContext; event: TurnEvent }) =>
-      verdictResolution(context, event, approved),
+    params: ({ event }: { event: TurnEvent }) => {
+      assertEvent(event, 'APPROVAL_VERDICT');
+      return { toolCallId: event.toolCallId, toolName: event.toolName, approved };
+    },
   }) as const;
-const resolvedByKeptAnswer = (approved: boolean) =>
-  ({
-    type: 'announceApprovalResolved',
-    params: ({ context }: { context: TurnContext }) => keptResolution(context, approved),
-  }) as const;
+
+/**
+ * Each kept `resolveApproval` answer whose call waits decides that call, in the order they came: its
+ * toolApprovalResolved, a refusal counted, the call approved or settled.
+ */
+const applyKeptDecisions = turnSetup.createAction(
+  enqueueActions(({ context, enqueue }) => {
+    for (const { asked, verdict } of keptAnswers(context)) {
+      const approved = approves(verdict);
+      enqueue({ type: 'announceApprovalResolved', params: resolutionOf(asked.call, approved) });
+      if (!approved) enqueue('countRejectedCall');
+      enqueue({ type: 'decideCall', params: { asked, verdict } });
+    }
+  }),
+);
 
 /** Steering before anything started: no call starts, each unstarted one is skipped. */
 const interruptedBySteering = ['noteSteering', end(STEERED), unfinished('steeringSkipped')] as const;
@@ -235,21 +247,8 @@ export const turnMachine = turnSetup.createMachine({
             src: 'runPreDispatchPolicies',
             input: ({ context }) => ({ turnIndex: context.input.turnIndex, prepared: context.prepared }),
             onDone: [
-              {
-                guard: 'preDispatchStopped',
-                target: '#turn.RESPONSE',
-                actions: [
-                  'recordPreDispatch',
-                  end({ kind: 'finished', detail: 'stopped', turnEndReason: 'stopped', error: null }),
-                  {
-                    type: 'settleUnfinishedCalls',
-                    params: ({ event }) => ({
-                      kind: 'stopped',
-                      reason: event.output.stopReason ?? 'a pre-dispatch policy stopped the batch',
-                    }),
-                  },
-                ],
-              },
+              // A policy stopped the batch: recording that decision ends the turn and settles every call.
+              { guard: 'preDispatchStopped', target: '#turn.RESPONSE', actions: 'recordPreDispatch' },
               { target: 'approval', actions: 'recordPreDispatch' },
             ],
           },
@@ -282,13 +281,9 @@ export const turnMachine = turnSetup.createMachine({
               always: { guard: 'everyApprovalRequested', target: 'waiting' },
             },
             waiting: {
-              // A kept `resolveApproval` answer decides its call (one per microstep); the last decision moves on.
+              // Kept `resolveApproval` answers decide their calls; the last decision moves on.
               always: [
-                { guard: 'keptDecisionApproves', actions: [resolvedByKeptAnswer(true), 'applyKeptDecision'] },
-                {
-                  guard: 'keptDecisionArrived',
-                  actions: [resolvedByKeptAnswer(false), 'countRejectedCall', 'applyKeptDecision'],
-                },
+                { guard: 'keptDecisionArrived', actions: applyKeptDecisions },
                 { guard: 'everyApprovalDecided', target: '#turn.TOOL_EXECUTION.approval' },
               ],
               on: {
@@ -345,21 +340,8 @@ export const turnMachine = turnSetup.createMachine({
             src: 'partitionCalls',
             input: ({ context }) => ({ prepared: context.prepared }),
             onDone: [
-              {
-                guard: 'partitionIsInvalid',
-                target: '#turn.RESPONSE',
-                actions: [
-                  end(TOOLS_EXECUTED),
-                  {
-                    type: 'settleUnfinishedCalls',
-                    params: ({ event }) => ({
-                      kind: 'invalidPartition',
-                      reason: 'invalid' in event.output ? event.output.invalid : '',
-                    }),
-                  },
-                ],
-              },
-              { target: 'running', actions: ['startBatch', 'startCalls'] },
+              { guard: 'partitionIsInvalid', target: '#turn.RESPONSE', actions: 'recordPartition' },
+              { target: 'running', actions: ['recordPartition', 'startCalls'] },
             ],
           },
         },

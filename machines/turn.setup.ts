@@ -24,14 +24,15 @@ import {
   approves,
   awaitingApproval,
   awaitingCall,
-  keptDecision,
-  keptDecisionApplied,
+  callDecided,
+  keptAnswers,
   requestsOut,
   verdictApplied,
   type ApprovalResolution,
 } from './turn.approvals.js';
 import { ended, outputOf, replyOf, resumedEnding, type TurnContext, type TurnEvent } from './turn.context.js';
 import type {
+  ApprovalVerdict,
   PartitionOutput,
   PreDispatchOutput,
   PreparedCall,
@@ -141,7 +142,7 @@ export const turnSetup = setup({
     },
     /** Nothing to check before dispatch and a fixed strategy: the prepared calls start at once. */
     preparedRunAtOnce: ({ context }) => runsAtOnce(context, context.prepared),
-    preDispatchStopped: ({ event }) => replyOf<PreDispatchOutput>(event).stopped,
+    preDispatchStopped: ({ event }) => replyOf<PreDispatchOutput>(event).kind === 'stop',
     hasCallsAwaitingApproval: ({ context }) => awaitingApproval(context).length > 0,
     /** Every call of the batch that waited for approval has its decision. */
     everyApprovalDecided: ({ context }) => awaitingApproval(context).length === 0,
@@ -149,10 +150,14 @@ export const turnSetup = setup({
     rewrittenCallsNeedPreDispatch: ({ context }) =>
       context.input.features.preDispatchPolicies && context.prepared.some((entry) => !entry.cleared),
     /** The handler's verdict is on a call that still waits (never twice for one call). */
-    verdictForAwaitingCall: ({ context, event }) =>
-      event.type === 'APPROVAL_VERDICT' && awaitingCall(context, event.toolCallId) !== null,
-    verdictApproves: ({ context, event }) =>
-      event.type === 'APPROVAL_VERDICT' && awaitingCall(context, event.toolCallId) !== null && approves(event.verdict),
+    verdictForAwaitingCall: ({ context, event }) => {
+      assertEvent(event, 'APPROVAL_VERDICT');
+      return awaitingCall(context, event.toolCallId) !== null;
+    },
+    verdictApproves: ({ context, event }) => {
+      assertEvent(event, 'APPROVAL_VERDICT');
+      return awaitingCall(context, event.toolCallId) !== null && approves(event.verdict);
+    },
     /** Every call awaiting approval has its request published (in this attempt, or before a restart). */
     everyApprovalRequested: ({ context }) =>
       awaitingApproval(context).every(({ call }) => context.asked.includes(call.id)),
@@ -161,19 +166,14 @@ export const turnSetup = setup({
      * handle waits for it without publishing it again): a withdrawal resolves each such one as denied.
      */
     approvalRequestsOut: ({ context }) => requestsOut(context).length > 0,
-    /** A kept `resolveApproval` answer approves a call that waits (it may have come before the turn got here). */
-    keptDecisionApproves: ({ context }) => {
-      const kept = keptDecision(context);
-      return kept !== null && approves(kept.verdict);
-    },
-    /** A kept `resolveApproval` answer decides a call that waits. */
-    keptDecisionArrived: ({ context }) => keptDecision(context) !== null,
+    /** A kept `resolveApproval` answer decides a call that waits (it may have come before the turn got here). */
+    keptDecisionArrived: ({ context }) => keptAnswers(context).length > 0,
     usesCustomPartition: ({ context }) => context.input.features.execution.kind === 'custom',
     partitionIsInvalid: ({ event }) => 'invalid' in replyOf<PartitionOutput>(event),
     nothingToRun: ({ context }) => context.prepared.length === 0,
     /** The call that just finished was the last one of the batch. */
     batchFinishes: ({ context }) => finishesBatch(context.batch),
-    turnWasAborted: ({ context }) => context.ending?.kind === 'aborted',
+    turnWasAborted: ({ context }) => ended(context).kind === 'aborted',
   },
   actions: {
     announceTurnStart: notProvided('announceTurnStart'),
@@ -210,7 +210,7 @@ export const turnSetup = setup({
     /** The reply recorded and its calls started at once (the hot path of a tool turn: one copy of the context). */
     recordReplyAndStartBatch: assign(({ context, event }) => {
       const recorded = replyRecorded(context, event);
-      return { ...recorded, batch: batchFor(context.input, recorded.prepared ?? context.prepared, null) };
+      return { ...recorded, batch: batchFor(context.input, recorded.prepared ?? context.prepared) };
     }),
     recordPreTurnInjections: assign({ inputInjected: ({ event }) => replyOf<{ injected: Message[] }>(event).injected }),
     /** Resumed with a published reply: the reply and the results decided before the restart. */
@@ -219,19 +219,30 @@ export const turnSetup = setup({
       settled: context.input.resume ? settledFrom(context.input.resume.results, context.input.resume.notRerun) : null,
     })),
     recordPrepared: assign(({ context, event }) => prepared(context, replyOf<PreprocessOutput>(event))),
+    /** Pre-dispatch's decision: the calls that cleared go on, or a policy stopped the batch and the turn ends. */
     recordPreDispatch: assign(({ context, event }) => {
       const output = replyOf<PreDispatchOutput>(event);
       let settled = context.settled;
       for (const { position, result } of output.skipped) settled = settle(settled, position, result);
-      return { prepared: output.prepared, settled, injected: [...context.injected, ...output.injected] };
+      const injected = [...context.injected, ...output.injected];
+      if (output.kind === 'continue') return { prepared: output.prepared, settled, injected };
+      const reason: UnfinishedReason = { kind: 'stopped', reason: output.reason };
+      return {
+        prepared: output.prepared,
+        settled: settleUnfinished(context.reply, settled, reason),
+        injected,
+        ending: { kind: 'finished', detail: 'stopped', turnEndReason: 'stopped', error: null } satisfies TurnEnding,
+      };
     }),
     /** The handler's verdict on one of the calls asked. */
     recordVerdict: assign(({ context, event }) => {
       assertEvent(event, 'APPROVAL_VERDICT');
       return verdictApplied(context, event.toolCallId, event.verdict);
     }),
-    /** The first kept `resolveApproval` answer decides its call, and is taken. */
-    applyKeptDecision: assign(({ context }) => keptDecisionApplied(context)),
+    /** A call a kept answer decides: approved (maybe with new arguments), or settled as refused. */
+    decideCall: assign(({ context }, params: { asked: PreparedCall; verdict: ApprovalVerdict }) =>
+      callDecided(context, params.asked, params.verdict),
+    ),
     noteApprovalAsked: assign(({ context, event }) => {
       assertEvent(event, 'APPROVAL_REQUESTED');
       return context.asked.includes(event.toolCallId) ? {} : { asked: [...context.asked, event.toolCallId] };
@@ -245,10 +256,20 @@ export const turnSetup = setup({
         return known ? context.decisions : [...context.decisions, { toolCallId, verdict }];
       },
     }),
-    /** Opens the batch: groups per the strategy, or the custom partition's; its first calls start. */
-    startBatch: assign(({ context, event }) => {
-      const output = event.type.startsWith('xstate.done.actor.partition') ? replyOf<PartitionOutput>(event) : null;
-      return { batch: batchFor(context.input, context.prepared, output) };
+    /** Opens the batch: groups per the strategy; its first calls start. */
+    startBatch: assign(({ context }) => ({ batch: batchFor(context.input, context.prepared) })),
+    /**
+     * The custom partition's answer: its groups open the batch (no limit within a group), or it is invalid:
+     * nothing starts and every call is settled with why.
+     */
+    recordPartition: assign(({ context, event }) => {
+      const output = replyOf<PartitionOutput>(event);
+      if ('groups' in output) return { batch: openBatch(output.groups, Number.POSITIVE_INFINITY) };
+      const reason: UnfinishedReason = { kind: 'invalidPartition', reason: output.invalid };
+      return {
+        ending: { kind: 'success', turnEndReason: 'toolsExecuted', error: null } satisfies TurnEnding,
+        settled: settleUnfinished(context.reply, context.settled, reason),
+      };
     }),
     /** A call finished: its result is recorded and the next calls start in its place. */
     recordCallResult: assign(({ context, event }) => {
@@ -274,7 +295,7 @@ export const turnSetup = setup({
     /** After a cancellation the calls that never started are settled as the turn ended: aborted, or skipped by steering. */
     settleCancelledBatch: assign(({ context }) => ({
       settled: settleUnfinished(context.reply, context.settled, {
-        kind: context.ending?.kind === 'aborted' ? 'aborted' : 'steeringSkipped',
+        kind: ended(context).kind === 'aborted' ? 'aborted' : 'steeringSkipped',
       }),
     })),
     /** Pre-turn policies said Stop before anything was announced. */
@@ -283,16 +304,16 @@ export const turnSetup = setup({
     }),
     recordPostTurn: assign(({ context, event }) => {
       const output = replyOf<ResponseOutput>(event);
-      const stopped = output.stopped && context.ending?.kind !== 'finished';
+      // A stop keeps the reason the turn ended for (on a turn a policy stopped already, it decides nothing new).
       return {
         injected: [...context.injected, ...output.injected],
         assistant: output.assistant ?? context.assistant,
-        ...(stopped
+        ...(output.stopped
           ? {
               ending: {
                 kind: 'finished',
                 detail: 'stopped',
-                turnEndReason: context.ending?.turnEndReason ?? null,
+                turnEndReason: ended(context).turnEndReason,
                 error: null,
               } satisfies TurnEnding,
             }
@@ -330,11 +351,10 @@ function replyRecorded(context: TurnContext, event: { type: string }, ending?: T
   return ending ? { reply, ...calls, ending } : { reply, ...calls };
 }
 
-/** Groups per the strategy (or the custom partition's), and the calls that start at once. */
-function batchFor(input: TurnInput, prepared: readonly PreparedCall[], partition: PartitionOutput | null): Batch {
+/** Groups per the strategy, and the calls that start at once. */
+function batchFor(input: TurnInput, prepared: readonly PreparedCall[]): Batch {
   const fixed = fixedGroups(input.features.execution, prepared.length);
-  const groups = partition && 'groups' in partition ? partition.groups : fixed.groups;
-  return openBatch(groups, partition ? Number.POSITIVE_INFINITY : fixed.limit);
+  return openBatch(fixed.groups, fixed.limit);
 }
 
 function callSettled(context: TurnContext, event: { type: string }): Settled {

@@ -145,14 +145,16 @@ export interface PreprocessOutput {
   invalid: Array<{ position: number; result: ToolResultMessage }>;
 }
 
-export interface PreDispatchOutput {
+interface PreDispatchBatch {
   prepared: PreparedCall[];
   /** Calls a policy skipped: an error result each. */
   skipped: Array<{ position: number; result: ToolResultMessage }>;
-  stopped: boolean;
-  stopReason?: string;
   injected: Message[];
 }
+
+/** Pre-dispatch's decision on the batch: it goes on with the calls that cleared, or a policy stopped it (and why). */
+export type PreDispatchOutput =
+  (PreDispatchBatch & { kind: 'continue' }) | (PreDispatchBatch & { kind: 'stop'; reason: string });
 
 /** Groups of prepared-call indices from a custom partition, or why it is invalid. */
 export type PartitionOutput = { groups: number[][] } | { invalid: string };

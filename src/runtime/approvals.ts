@@ -39,7 +39,7 @@ export function createApprovalAsker() {
             'failed' in decision
               ? { kind: 'failed', message: decision.failed }
               : verdictOf(run.agent.registry, call, decision);
-          sendBack({ type: 'APPROVAL_VERDICT', toolCallId: call.id, verdict });
+          sendBack({ type: 'APPROVAL_VERDICT', toolCallId: call.id, toolName: call.name, verdict });
         });
       }
     });

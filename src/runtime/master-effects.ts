@@ -1,6 +1,6 @@
 import { assign, fromPromise } from 'xstate';
 import { masterMachine } from '../../machines/master.machine.js';
-import type { MasterContext } from '../../machines/master.types.js';
+import type { MasterContext, MasterOutput } from '../../machines/master.types.js';
 import { compactMessages } from '../context/compact.js';
 import { COMPACTION_TARGET_RATIO } from '../context/guard.js';
 import { modelError } from '../domain/errors.js';
@@ -36,7 +36,8 @@ export type MasterOwnActions =
   | 'retryFailedTurn'
   | 'injectPostLoopMessages'
   | 'endAs'
-  | 'recordError';
+  | 'endWithTurnError'
+  | 'recordStop';
 
 type Master = typeof masterMachine;
 
@@ -115,18 +116,10 @@ function masterActions() {
   } satisfies RuntimeImplementations<Master, 'actions', MasterOwnActions>;
 }
 
-/** How the run ended, as the launcher finishes it. */
-export function endOf(context: MasterContext) {
+/** How the run ended, as the chart decided it, and what it leaves for the next run (the launcher finishes with it). */
+export function endOf(context: MasterContext): MasterOutput {
   const { end, steeringQueue, followUpQueue, turnIndex, modelIndex } = context;
-  return {
-    status: end.status,
-    endReason: end.endReason,
-    error: end.error,
-    steeringQueue,
-    followUpQueue,
-    turnIndex,
-    modelIndex,
-  };
+  return { ...end, steeringQueue, followUpQueue, turnIndex, modelIndex };
 }
 
 /**

@@ -124,7 +124,9 @@ export function startRun(state: AgentState, run: RunSession, start: RunStart): v
         closeAfterInternalError(run, snapshot, error);
       } finally {
         const failure = modelError('internal', `internal error: ${errorMessage(error)}`);
-        run.finish({ ...endOf(snapshot.context), status: 'failed', endReason: 'fatalError', error: failure });
+        const end = endOf(snapshot.context);
+        // A STOP already decided the end; otherwise the run ends as an internal error.
+        run.finish(end.by === 'runtime' ? end : { ...end, status: 'failed', endReason: 'fatalError', error: failure });
       }
     },
   });
@@ -189,14 +191,12 @@ function executionOf(execution: ToolExecution): TurnFeatures['execution'] {
 function finishRun(
   state: AgentState,
   run: RunSession,
-  ended: MasterOutput,
+  end: MasterOutput,
   resolveResult: (result: RunResult) => void,
 ): void {
   if (run.ended) return;
   run.parked?.stop();
   run.parked = null;
-  // A run the runtime stopped (store failure, lost lease) ends failed, whatever the chart decided.
-  const end: MasterOutput = run.stopped ? { ...ended, status: 'failed', endReason: 'fatalError', error: null } : ended;
   // From here steer()/followUp() queue between runs: the master takes nothing more.
   run.closing = true;
   state.between = {
@@ -207,7 +207,7 @@ function finishRun(
   };
   const error = endError(run, end);
   // The runtime's own failures (a model's are counted at its attempt) are counted by code too (failureCodes).
-  if (run.stopped) run.ledger.recordFailure(run.stopped.code);
+  if (end.by === 'runtime') run.ledger.recordFailure(end.error.code);
   else if (error?.code === 'internal') run.ledger.recordFailure('internal');
   const counters = cloneCounters(state.counters);
   const { status, endReason } = end;
@@ -240,7 +240,7 @@ function finishRun(
   // The run ends when its last step is written; if that write fails, the result says so.
   const persister = state.persister;
   const written = (): RunResult => {
-    const failure = !run.stopped && persister?.failure ? persister.failure : null;
+    const failure = end.by === 'chart' && persister?.failure ? persister.failure : null;
     if (!failure) return result;
     const stop = runStopOf(failure as AgentError);
     // After agentEnd (the ledger is closed): the agent's counters and the result's count it.
@@ -268,9 +268,9 @@ function finishRun(
   void persister.settled().then(() => settle(written()));
 }
 
-/** A failed run's error (the runtime's stop first: a store failure, a lost lease); an aborted run's reason. */
+/** A failed run's error (the runtime's stop: a store failure, a lost lease; or the model's); an aborted run's reason. */
 function endError(run: RunSession, end: MasterOutput): { code: RunErrorCode; message: string } | null {
-  if (run.stopped) return { code: run.stopped.code, message: run.stopped.message };
+  if (end.by === 'runtime') return { code: end.error.code, message: end.error.message };
   if (end.status === 'aborted') return { code: 'aborted', message: run.abortReason };
   if (end.status === 'failed' && end.error) return { code: end.error.kind, message: end.error.message };
   return null;

@@ -1,8 +1,7 @@
 import type { Observable } from 'rxjs';
 import type { AnyActorRef } from 'xstate';
-import type { RunStopCode } from '../domain/errors.js';
 import type { RunResult } from '../domain/outcomes.js';
-import type { MasterOutput } from '../../machines/master.types.js';
+import type { MasterOutput, RunStopError } from '../../machines/master.types.js';
 import type { ContextGuard } from '../context/guard.js';
 import type { Counters } from '../domain/counters.js';
 import { cloneCounters } from '../domain/counters.js';
@@ -27,10 +26,7 @@ import { systemClock, type RuntimeClock } from './timers.js';
 import { StepBoundary } from './step-boundary.js';
 
 /** Why the runtime ended a run: its store failed, or another agent took the session over. */
-export interface RunStop {
-  code: RunStopCode;
-  message: string;
-}
+export type RunStop = RunStopError;
 
 /** Where a queued message came from, so its delivery is counted and its receipt resolved. */
 export type MessageSource = 'steering' | 'followUp';
@@ -187,10 +183,10 @@ export class RunSession {
    */
   closing = false;
   /**
-   * Set when the runtime, not the chart, ends the run (store failures are fatal): a step could not be written, or
-   * a newer lease fenced this agent. The run ends at once as `failed` / `fatalError` with this error.
+   * The runtime stopped the run (store failures are fatal): a step could not be written, or a newer lease fenced
+   * this agent. It is sent once, as STOP: the chart ends the run `failed` / `fatalError` with its error.
    */
-  stopped: RunStop | null = null;
+  stopped = false;
   /** Ends the run: publishes agentEnd and resolves the run's result (set by the launcher). */
   finish: (end: MasterOutput) => void = () => {};
   /** A run that never started: the store refused it (SessionBusy, …); its result rejects with the error. */
@@ -221,9 +217,9 @@ export class RunSession {
   /** Ends the run at once: every unfinished call is aborted (none starts), the chart closes the turn. */
   stop(reason: RunStop): void {
     if (this.ended || this.stopped) return;
-    this.stopped = reason;
+    this.stopped = true;
     this.controller.abort(reason.message);
-    this.master?.send({ type: 'ABORT' });
+    this.master?.send({ type: 'STOP', error: reason });
   }
 
   /** Parks the run if it waits for a durable approval and all of it is stored (what the approval effect asks). */

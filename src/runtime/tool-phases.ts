@@ -99,13 +99,7 @@ export function createPreDispatchRunner() {
     const prepared: PreparedCall[] = [];
     const skippedCalls: PreDispatchOutput['skipped'] = [];
     const injected: Message[] = [];
-    const output = (stopped = false, stopReason?: string): PreDispatchOutput => ({
-      prepared,
-      skipped: skippedCalls,
-      stopped,
-      ...(stopReason !== undefined ? { stopReason } : {}),
-      injected,
-    });
+    const output = (): PreDispatchOutput => ({ kind: 'continue', prepared, skipped: skippedCalls, injected });
     for (const entry of input.prepared) {
       if (entry.cleared) {
         prepared.push(entry);
@@ -122,7 +116,7 @@ export function createPreDispatchRunner() {
         const verdict = await run.awaitUser(runIsolated('preDispatch', ask, checkPreDispatchVerdict, report, signal));
         if (signal.aborted) return output();
         if (!verdict) continue;
-        if (verdict.verdict === 'stop') return output(true, verdict.reason);
+        if (verdict.verdict === 'stop') return { ...output(), kind: 'stop', reason: verdict.reason };
         if (verdict.verdict === 'skip') {
           skipped = verdict.reason;
           break;

@@ -78,7 +78,7 @@ describe('model checking catches a broken guard', () => {
       (walk: MasterWalk) => (walk.snapshot.output?.status === 'aborted' ? null : 'not aborted'),
       checks,
     );
-    expect(checks.broken).toContain('ABORT ⇔ the session ends aborted');
+    expect(checks.broken).toContain('ABORT (and no STOP) ⇔ the session ends aborted');
     expect(checks.broken).toContain('ABORT from {"running":"turn"} reaches a final state');
   });
 });

@@ -4,7 +4,7 @@ import { describeError, masterMachine, turnInputOf } from '../../machines/master
 import type { MasterConfig, MasterContext, MasterEvent, MasterInput } from '../../machines/master.types.js';
 import type { TurnOutput } from '../../machines/turn.types.js';
 import { doneEvent } from './harness/explore.js';
-import { provideMaster, REPORT_GUIDANCE, session } from './master-model.js';
+import { provideMaster, REPORT_GUIDANCE, session, STOP_ERROR } from './master-model.js';
 import { STANDARD_REPLIES } from './turn-fixtures.js';
 import type { TurnConfig } from './turn-model.js';
 import { reachableTurnOutcomes } from './turn-outcomes.js';
@@ -170,5 +170,122 @@ describe('master: describeError (the run result of an internal error)', () => {
       },
     };
     expect(describeError(unprintable)).toBe('unprintable error');
+  });
+});
+
+describe('master: the runtime STOP decides the end as it arrives, and nothing after changes it', () => {
+  const STOP = { type: 'STOP', error: STOP_ERROR } as const;
+  const STOPPED = { by: 'runtime', status: 'failed', endReason: 'fatalError', error: STOP_ERROR };
+  const thrown = (id: 'turn' | 'closingTurn') =>
+    ({ type: `xstate.error.actor.${id}`, error: new Error('boom') }) as unknown as MasterEvent;
+
+  it('during a turn: the end is assigned at once, the turn is told to abort, the master waits for it', () => {
+    const { logic, running } = started();
+    const [stopping, actions] = transition(logic, running, STOP);
+    expect(stopping.value).toEqual({ running: 'turn' });
+    expect(stopping.context.end).toEqual(STOPPED);
+    expect(actions.map((action) => action.type)).toContain('forwardAbortToTurn');
+    const aborted = outcomeOf(running.context, (output) => output.kind === 'aborted');
+    const [ended] = transition(logic, stopping, turnDone(aborted));
+    expect(ended.status).toBe('done');
+    expect(ended.output).toMatchObject(STOPPED);
+  });
+
+  it('a turn that ends well in the step the STOP came: the run still ends failed (never completed)', () => {
+    const { logic, running } = started();
+    const [stopping] = transition(logic, running, STOP);
+    const text = outcomeOf(running.context, (output) => output.kind === 'success' && output.toolResults.length === 0);
+    const [ended] = transition(logic, stopping, turnDone(text));
+    expect(ended.output).toMatchObject(STOPPED);
+  });
+
+  it('a turn that throws after the STOP: its log is closed, but the end stays the STOP (not an internal error)', () => {
+    const { logic, running } = started();
+    const [stopping] = transition(logic, running, STOP);
+    const [ended, actions] = transition(logic, stopping, thrown('turn'));
+    expect(actions.map((action) => action.type)).toContain('closeTurnAfterInternalError');
+    expect(ended.output).toMatchObject(STOPPED);
+  });
+
+  it('a turn that throws without a STOP ends the run as an internal error', () => {
+    const { logic, running } = started();
+    const [ended] = transition(logic, running, thrown('turn'));
+    expect(ended.output).toMatchObject({ by: 'chart', status: 'failed', endReason: 'fatalError' });
+    expect(ended.output?.error).toMatchObject({ kind: 'internal', message: 'internal error: boom' });
+  });
+
+  it.each(['retryable', 'overflow'] as const)(
+    'a deferred failure (%s) the STOP raced: the open turn is closed, then the run ends as the STOP decided',
+    (detail) => {
+      const { logic, running } = started();
+      const [stopping] = transition(logic, running, STOP);
+      const deferred = outcomeOf(running.context, (output) => output.kind === 'failure' && output.detail === detail);
+      const [closing] = transition(logic, stopping, turnDone(deferred));
+      expect(closing.value).toEqual({ running: 'closingTurn' });
+      const closed = outcomeOf(running.context, (output) => output.kind === 'aborted');
+      const [ended] = transition(logic, closing, done('closingTurn', closed));
+      expect(ended.output).toMatchObject(STOPPED);
+      const [thrownWhileClosing] = transition(logic, closing, thrown('closingTurn'));
+      expect(thrownWhileClosing.output).toMatchObject(STOPPED);
+    },
+  );
+
+  it('a STOP while the turn closes after an ABORT: the run ends failed with the error, not aborted', () => {
+    const { logic, running } = started();
+    const [aborting] = transition(logic, running, { type: 'ABORT' });
+    const deferred = outcomeOf(running.context, (output) => output.kind === 'failure' && output.detail === 'retryable');
+    const [closing] = transition(logic, aborting, turnDone(deferred));
+    const [stopped] = transition(logic, closing, STOP);
+    expect(stopped.value).toEqual({ running: 'closingTurn' });
+    expect(stopped.context.end).toEqual(STOPPED);
+    const closed = outcomeOf(running.context, (output) => output.kind === 'aborted');
+    const [ended] = transition(logic, stopped, done('closingTurn', closed));
+    expect(ended.output).toMatchObject(STOPPED);
+  });
+
+  it('an ABORT after the STOP changes nothing: the run ends as the STOP decided', () => {
+    const { logic, running } = started();
+    const [stopping] = transition(logic, running, STOP);
+    const [aborting] = transition(logic, stopping, { type: 'ABORT' });
+    expect(aborting.context.end).toEqual(STOPPED);
+    const aborted = outcomeOf(running.context, (output) => output.kind === 'aborted');
+    const [ended] = transition(logic, aborting, turnDone(aborted));
+    expect(ended.output).toMatchObject(STOPPED);
+  });
+
+  it('during post-loop policies: the run ends at once, failed with the error', () => {
+    const { logic, running } = started(session({ postLoopPolicies: true }));
+    const text = outcomeOf(running.context, (output) => output.kind === 'success' && output.toolResults.length === 0);
+    const [policies] = transition(logic, running, turnDone(text));
+    expect(policies.value).toEqual({ running: 'runningPostLoopPolicies' });
+    const [ended] = transition(logic, policies, STOP);
+    expect(ended.status).toBe('done');
+    expect(ended.output).toMatchObject(STOPPED);
+  });
+});
+
+describe('master: counting and acknowledging', () => {
+  it('each fresh turn counts its model call: 1 for the first turn, 2 once the next turn starts', () => {
+    const { logic, running } = started(session({ maxTurns: 3 }));
+    expect(running.context.counts).toMatchObject({ modelCalls: 1, attemptsOnModel: 1, turnsThisRun: 0 });
+    const tools = outcomeOf(running.context, (output) => output.kind === 'success' && output.toolResults.length > 0);
+    const [next] = transition(logic, running, turnDone(tools));
+    expect(next.value).toEqual({ running: 'turn' });
+    expect(next.context.counts).toMatchObject({ modelCalls: 2, attemptsOnModel: 1, turnsThisRun: 1 });
+  });
+
+  it('a steer or a follow-up taken outside a turn (during post-loop policies) is acknowledged to the runtime', () => {
+    const { logic, running } = started(session({ postLoopPolicies: true }));
+    const text = outcomeOf(running.context, (output) => output.kind === 'success' && output.toolResults.length === 0);
+    const [policies] = transition(logic, running, turnDone(text));
+    expect(policies.value).toEqual({ running: 'runningPostLoopPolicies' });
+    const [steered, steerActions] = transition(logic, policies, STEER);
+    // (The queue updates are assignments, applied to the context, not returned as actions.)
+    expect(steerActions.map((action) => action.type)).toEqual(['acknowledgeQueued']);
+    expect(steered.context.steeringQueue).toEqual([STEER.message]);
+    const followUp = { type: 'FOLLOW_UP', message: { role: 'user', content: 'later' } } as const;
+    const [followed, followActions] = transition(logic, steered, followUp);
+    expect(followActions.map((action) => action.type)).toEqual(['acknowledgeQueued']);
+    expect(followed.context.followUpQueue).toEqual([followUp.message]);
   });
 });

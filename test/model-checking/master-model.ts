@@ -1,6 +1,11 @@
 import { assign, type AnyActorRef } from 'xstate';
 import { masterMachine } from '../../machines/master.machine.js';
-import type { MasterConfig as MasterSessionConfig, MasterContext, MasterInput } from '../../machines/master.types.js';
+import type {
+  MasterConfig as MasterSessionConfig,
+  MasterContext,
+  MasterInput,
+  RunStopError,
+} from '../../machines/master.types.js';
 import type { TurnContext } from '../../machines/turn.machine.js';
 import type { TurnInput } from '../../machines/turn.types.js';
 import type { Message } from '../../src/domain/messages.js';
@@ -24,8 +29,9 @@ import { NO_FEATURES, type TurnConfig } from './turn-model.js';
  *
  * Alphabet (a move is offered only in a state where it can arrive):
  * - `START` in idle (resuming a crashed run with `RESUME` is not modelled yet)
- * - `STEER` `{ message: 'steer N' }` · `FOLLOW_UP` `{ message: 'follow-up N' }` · `ABORT` (once) —
- *   in a running session, as many as the configuration allows per path
+ * - `STEER` `{ message: 'steer N' }` · `FOLLOW_UP` `{ message: 'follow-up N' }` · `ABORT` (once) ·
+ *   `STOP` `{ error: STOP_ERROR }` (once: the runtime's store failed) — in a running session, as many as the
+ *   configuration allows per path
  * - `turn:<outcome>`                  done(turn): every reachable turn outcome for that input
  *   (only aborted ones once ABORT was forwarded to the turn; steered ones only after steering was)
  * - `overflow:recovered | failed`     done(recoverFromOverflow)
@@ -46,6 +52,7 @@ export interface MasterEnv {
   steers: number;
   followUps: number;
   aborts: number;
+  stops: number;
   /** `modelCalls` when the current turn was invoked (-1 for the closing attempt): a new value means a new turn invocation. */
   turnCall: number;
   abortForwarded: boolean;
@@ -76,6 +83,9 @@ export const session = (changes: Partial<MasterSessionConfig> = {}): MasterInput
 });
 
 export const BASE_SESSION: MasterInput = session();
+
+/** What the runtime's STOP carries: its store could not write a step. */
+export const STOP_ERROR: RunStopError = { code: 'storeFailed', message: 'the store failed to write a step' };
 
 export const REPORT_GUIDANCE: Message = { role: 'user', content: 'call a tool or the final report tool' };
 
@@ -130,7 +140,15 @@ export function currentTurnInput(walk: MasterWalk): TurnInput | null {
 export function masterEnvironment(config: MasterConfig): Environment<MasterLogic, MasterEnv> {
   const outcomesFor = (input: TurnInput) => reachableTurnOutcomes(config.turn, input);
   return {
-    initial: { steers: 0, followUps: 0, aborts: 0, turnCall: 0, abortForwarded: false, steeringForwarded: false },
+    initial: {
+      steers: 0,
+      followUps: 0,
+      aborts: 0,
+      stops: 0,
+      turnCall: 0,
+      abortForwarded: false,
+      steeringForwarded: false,
+    },
     moves: (walk) => {
       const { env } = walk;
       if (walk.snapshot.matches('idle')) return [{ label: 'START', event: { type: 'START' } }];
@@ -147,6 +165,7 @@ export function masterEnvironment(config: MasterConfig): Environment<MasterLogic
         });
       }
       if (env.aborts < 1) moves.push({ label: 'ABORT', event: { type: 'ABORT' } });
+      if (env.stops < 1) moves.push({ label: 'STOP', event: { type: 'STOP', error: STOP_ERROR } });
       for (const { id, src } of activeInvocations(walk.snapshot)) {
         const done = (label: string, output: unknown) => moves.push({ label, event: doneEvent(id, output) });
         switch (src) {
@@ -185,6 +204,7 @@ export function masterEnvironment(config: MasterConfig): Environment<MasterLogic
         steers: env.steers + (move.event.type === 'STEER' ? 1 : 0),
         followUps: env.followUps + (move.event.type === 'FOLLOW_UP' ? 1 : 0),
         aborts: env.aborts + (move.event.type === 'ABORT' ? 1 : 0),
+        stops: env.stops + (move.event.type === 'STOP' ? 1 : 0),
         turnCall,
         abortForwarded: (!newTurn && env.abortForwarded) || has('forwardAbortToTurn'),
         steeringForwarded: (!newTurn && env.steeringForwarded) || has('forwardSteeringToTurn'),

@@ -3,6 +3,7 @@ import type { TurnOutput } from '../../machines/turn.types.js';
 import type { Effect } from './harness/explore.js';
 import type { Checks, Monitor } from './harness/paths.js';
 import {
+  STOP_ERROR,
   currentTurnInput,
   turnInvocationOf,
   type MasterEnv,
@@ -28,6 +29,7 @@ interface Observed {
   /** User messages sent with STEER / FOLLOW_UP. */
   sent: readonly string[];
   abortSent: boolean;
+  stopSent: boolean;
   /** STEER arrived since the current turn's fresh attempt started: its re-runs must be told. */
   steeredSinceFreshTurn: boolean;
 }
@@ -59,6 +61,7 @@ export function masterMonitor(input: MasterInput): Monitor<MasterLogic, MasterEn
       agentStarts: observed.agentStarts + count(effects, 'announceAgentStart'),
       agentEnds: observed.agentEnds + count(effects, 'announceAgentEnd'),
       abortSent: observed.abortSent || label === 'ABORT',
+      stopSent: observed.stopSent || label === 'STOP',
       steeredSinceFreshTurn: observed.steeredSinceFreshTurn || label === 'STEER',
     };
     checks.that(
@@ -146,6 +149,7 @@ export function masterMonitor(input: MasterInput): Monitor<MasterLogic, MasterEn
           delivered: [],
           sent: [],
           abortSent: false,
+          stopSent: false,
           steeredSinceFreshTurn: false,
         },
         null,
@@ -174,8 +178,15 @@ export function masterMonitor(input: MasterInput): Monitor<MasterLogic, MasterEn
         () => `${output.status} / ${output.endReason}`,
       );
       checks.that(
-        'ABORT ⇔ the session ends aborted',
-        observed.abortSent === (output.status === 'aborted'),
+        "STOP ⇔ the session ends failed / fatalError with the runtime's error",
+        observed.stopSent === (output.by === 'runtime') &&
+          (output.by === 'chart' ||
+            (output.status === 'failed' && output.endReason === 'fatalError' && output.error === STOP_ERROR)),
+        () => `stop sent: ${observed.stopSent}, ended ${JSON.stringify(output)}`,
+      );
+      checks.that(
+        'ABORT (and no STOP) ⇔ the session ends aborted',
+        (observed.abortSent && !observed.stopSent) === (output.status === 'aborted'),
         () => `abort sent: ${observed.abortSent}, ended ${output.status}/${output.endReason}`,
       );
       checks.that(

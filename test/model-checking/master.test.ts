@@ -77,18 +77,27 @@ const endings = new Set<string>();
 const tally = new PathTally();
 
 const endsAborted = (walk: MasterWalk) =>
-  walk.snapshot.output?.status === 'aborted'
+  // A STOP after the ABORT decides the end instead (the other check).
+  walk.snapshot.output?.status === 'aborted' || walk.snapshot.output?.by === 'runtime'
     ? null
     : `ended ${walk.snapshot.output?.status ?? JSON.stringify(walk.snapshot.value)}`;
+const endsStopped = (walk: MasterWalk) => {
+  const output = walk.snapshot.output;
+  return output?.by === 'runtime' && output.status === 'failed' && output.endReason === 'fatalError'
+    ? null
+    : `ended ${output ? `${output.status}/${output.endReason}` : JSON.stringify(walk.snapshot.value)}`;
+};
 
 describe('model checking: master machine', () => {
   it.each(CASES)(
-    '$name: session invariants on every path; ABORT from every running state ends the session aborted',
+    '$name: session invariants on every path; ABORT from every running state ends the session aborted, STOP failed',
     (config) => {
       const graph = explore(provideMaster(), masterEnvironment(config), { input: config.input, limit: 10_000 });
       const checks = new Checks();
       const stats = checkEveryPath(graph, masterMonitor(config.input), checks);
-      const abortChecked = checkAbortAlwaysEnds(graph, 'ABORT', endsAborted, checks);
+      const abortChecked =
+        checkAbortAlwaysEnds(graph, 'ABORT', endsAborted, checks) +
+        checkAbortAlwaysEnds(graph, 'STOP', endsStopped, checks);
       reportStats(
         `master [${config.name}]: ${graph.nodes.size} states, ${graph.edgeCount} transitions, ${stats.paths} paths (longest ${stats.longest}), ` +
           `${abortChecked} abort checks, ${checks.count} invariants checked`,

@@ -114,6 +114,7 @@ describe('model checking: a batch of three approvals', () => {
     const again = {
       type: 'APPROVAL_VERDICT',
       toolCallId: 'call_6',
+      toolName: 'write',
       verdict: { kind: 'denied', reason: 'late' },
     } as const;
     const [next, actions] = transition(provideTurn(), walk.snapshot, again);

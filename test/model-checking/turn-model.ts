@@ -301,9 +301,10 @@ function approvalMoves(walk: TurnWalk, answers: NonNullable<TurnConfig['answers'
     const early = answers === 'handlerYesNo' || !waiting[0] ? [] : [decided(waiting[0], 'early', { kind: 'approved' })];
     return [requested, ...early];
   }
+  const nameOf = (id: string) => walk.snapshot.context.prepared.find((entry) => entry.call.id === id)?.call.name;
   const verdict = (id: string, label: string, value: ApprovalVerdict): Move => ({
     label: `approval:${id}:${label}`,
-    event: { type: 'APPROVAL_VERDICT', toolCallId: id, verdict: value },
+    event: { type: 'APPROVAL_VERDICT', toolCallId: id, toolName: nameOf(id), verdict: value },
   });
   const declined = { kind: 'denied', reason: 'the user declined this tool call' } as const;
   return waiting.flatMap((id) => {
@@ -326,10 +327,10 @@ function approvalMoves(walk: TurnWalk, answers: NonNullable<TurnConfig['answers'
 
 function preDispatchOutputs(context: TurnContext): Array<[string, PreDispatchOutput]> {
   const cleared = context.prepared.map((entry) => ({ ...entry, cleared: true }));
-  const base = { prepared: cleared, skipped: [], stopped: false, injected: [] };
+  const base = { kind: 'continue' as const, prepared: cleared, skipped: [], injected: [] };
   const outputs: Array<[string, PreDispatchOutput]> = [
     ['preDispatch:continue', base],
-    ['preDispatch:stop', { ...base, prepared: [], stopped: true, stopReason: 'a policy stopped the batch' }],
+    ['preDispatch:stop', { ...base, kind: 'stop', prepared: [], reason: 'a policy stopped the batch' }],
     ['preDispatch:inject', { ...base, injected: [POLICY_NOTE] }],
   ];
   const first = context.prepared.find((entry) => !entry.cleared);

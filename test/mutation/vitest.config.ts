@@ -13,6 +13,7 @@ const SUITES = [
   'test/unit/turn-batch.test.ts',
   'test/model-checking/master-resume.test.ts',
   'test/model-checking/master-decisions.test.ts',
+  'test/model-checking/turn-decisions.test.ts',
   'test/model-checking/turn-resume.test.ts',
   'test/model-checking/unprovided.test.ts',
   'test/model-checking/tool-call.test.ts',

@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { InspectionEvent, Snapshot } from 'xstate';
 import { z } from 'zod';
+import type { MasterContext } from '../../machines/master.types.js';
 import { AgentError, createAgent, defineTool, memoryStore, type AgentEvent, type SessionStore } from 'agentchart';
 import type { SessionStep } from 'agentchart/store-kit';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
@@ -59,6 +61,8 @@ function failingAt(
       } as SessionStore);
 }
 
+type MasterSnapshot = Snapshot<unknown> & { value: unknown; context: MasterContext };
+
 async function runToEnd(agent: ReturnType<typeof createAgent>) {
   await agent.ready;
   const run = agent.prompt('do the work');
@@ -104,6 +108,48 @@ describe('a failed write ends the run at once', () => {
       expect(() => agent.prompt('again')).toThrow(expect.objectContaining({ code: 'StoreFailed' }));
     },
   );
+
+  it('the chart decides that end: the STOP the runtime sends makes the master end failed / fatalError with the error', async () => {
+    ran.length = 0;
+    const store = failingAt(memoryStore(), (e) => e.type === 'toolExecutionEnd', 'reject');
+    // The master's snapshots: the step that took the STOP, and the last one (its output).
+    const master: Array<{ event: string; snapshot: MasterSnapshot }> = [];
+    const inspect = (event: InspectionEvent) => {
+      if (event.type === '@xstate.snapshot' && event.actorRef.sessionId === event.rootId) {
+        master.push({
+          event: event.event.type,
+          snapshot: event.snapshot as MasterSnapshot,
+        });
+      }
+    };
+    const agent = createAgent({
+      model: twoCalls(),
+      tools: [work],
+      toolExecution: 'sequential',
+      store,
+      sessionId: 's',
+      inspect,
+    });
+    const { result, events } = await runToEnd(agent);
+    const error = { code: 'storeFailed', message: expect.stringMatching(/the store failed to write a step/) };
+    const stopped = master.filter((step) => step.event === 'STOP');
+    expect(stopped).toHaveLength(1);
+    // Decided as the STOP arrived, while the turn was still running (it closes after).
+    expect(stopped[0]?.snapshot.value).toEqual({ running: 'turn' });
+    expect(stopped[0]?.snapshot.context.end).toEqual({
+      by: 'runtime',
+      status: 'failed',
+      endReason: 'fatalError',
+      error,
+    });
+    const last = master.at(-1)?.snapshot;
+    expect(last?.status).toBe('done');
+    expect(last?.output).toMatchObject({ by: 'runtime', status: 'failed', endReason: 'fatalError', error });
+    // The run reports the chart's end as is.
+    expect(result).toMatchObject({ status: 'failed', endReason: 'fatalError', error });
+    expect(events.at(-1)).toMatchObject({ type: 'agentEnd', status: 'failed', endReason: 'fatalError', error });
+    expect(ran).toEqual(['a']);
+  });
 
   it('the last step (agentEnd) fails to write: the result says storeFailed and counts it; agentEnd did not', async () => {
     ran.length = 0;
