@@ -30,7 +30,7 @@ export interface DurableRatio {
   walKB: number;
 }
 
-async function timeDurable(
+export async function timeDurable(
   durability: Durability,
   turns: number,
   calls: number,

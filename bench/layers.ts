@@ -2,9 +2,9 @@ import { sourceOf, type CallFrame } from './cpu-profile.js';
 
 /**
  * agentchart's runtime layers, for "where the time goes": each sample (CPU) or allocation (heap)
- * is charged to the innermost frame on its stack that belongs to a layer. Engine built-ins, zod and
- * rxjs are charged to their caller (zod validating a stream event is the stream boundary's cost;
- * validating tool arguments, the tool phase's), so every layer's figure includes what it asked of them.
+ * is charged to the innermost frame on its stack that belongs to a layer. Engine built-ins are
+ * charged to their caller; rxjs to event emission (it is the subscribers' fan-out); zod is a layer
+ * of its own (what validation costs, wherever it is asked for), and so is the store.
  */
 
 /** A layer, or null: charge the frame's caller. */
@@ -15,11 +15,14 @@ export function runtimeLayerOf(frame: CallFrame): string | null {
   if (functionName === '(idle)') return '(idle)';
   const source = sourceOf(frame);
   if (source === 'xstate') return 'XState interpreter';
-  if (source === 'zod' || source === 'rxjs' || source === 'node/V8 built-ins') return null;
+  if (source === 'zod') return 'zod (schema validation)';
+  if (source === 'rxjs') return 'event emission';
+  if (source === 'node/V8 built-ins') return frame.url === 'node:sqlite' ? 'store (SQLite, step records)' : null;
   if (source === 'machines/tool-call.machine.ts') return 'tool-call actor logic (machines/)';
   if (source.startsWith('machines/')) return 'chart guards, assigns, helpers (machines/)';
   const runtime = RUNTIME_FILES[source];
   if (runtime) return runtime === 'run session' ? runSessionLayer(functionName) : runtime;
+  if (source.startsWith('src/store/') || source === 'src/sqlite.ts') return 'store (SQLite, step records)';
   if (source === 'src/model/stream-events.ts') return 'model stream: event validation';
   if (source === 'src/model/accumulator.ts') return 'model stream: accumulator';
   if (source === 'src/tools/validate.ts' || source === 'src/tools/schema.ts') return 'tool arguments: validation';
@@ -103,6 +106,35 @@ export const LAYER_ORDER = [
   'AI SDK',
   'TypeBox',
   'other packages',
+  'zod (schema validation)',
+  'store (SQLite, step records)',
   'GC',
   'engine (no JS frame)',
 ];
+
+/** The coarse groups a target's profile is read by first: the engine, our charts, the runtime, events, store, zod, GC. */
+export const GROUP_ORDER = [
+  'XState interpreter',
+  'our charts: actions, guards (machines/)',
+  'runtime (src/)',
+  'events and subscribers',
+  'store',
+  'zod',
+  'GC',
+  'peer library',
+  'workload (scripted model, driver)',
+  'engine, other',
+] as const;
+
+export function groupOf(layer: string): (typeof GROUP_ORDER)[number] {
+  if (layer === 'XState interpreter') return 'XState interpreter';
+  if (layer.endsWith('(machines/)')) return 'our charts: actions, guards (machines/)';
+  if (layer === 'event emission') return 'events and subscribers';
+  if (layer.startsWith('store') || layer === 'persistence checkpoints') return 'store';
+  if (layer.startsWith('zod')) return 'zod';
+  if (layer === 'GC') return 'GC';
+  if (layer === 'pi' || layer === 'AI SDK' || layer === 'TypeBox') return 'peer library';
+  if (layer === 'scripted model, bench driver') return 'workload (scripted model, driver)';
+  if (layer === 'engine (no JS frame)' || layer === 'other packages') return 'engine, other';
+  return 'runtime (src/)';
+}

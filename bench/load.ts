@@ -20,9 +20,9 @@ import type { ReplyScript, WorkDone } from './workload.js';
  *
  * With `--heap-live=<file>` it also writes a sampling heap profile of the objects alive when the
  * first session ends (every session is then near its end: the live set at its largest), for
- * bench/where-time-goes.ts.
+ * bench/where-time-goes.ts; with `--cpu=<file>`, a CPU profile of the sessions' span (the warm-up left out).
  *
- *   npx tsx bench/load.ts <agentchart|pi|scripted> <sessions> [turns] [tools] [--heap-live=<file>]
+ *   npx tsx bench/load.ts <agentchart|pi|scripted> <sessions> [turns] [tools] [--heap-live=<file>] [--cpu=<file>]
  */
 
 export type LoadLibrary = 'agentchart' | 'pi' | 'scripted';
@@ -159,6 +159,7 @@ export async function loadRun(
   turns: number,
   tools: number,
   heapLive?: string,
+  cpuProfile?: string,
 ): Promise<LoadRun> {
   // A few sessions first: compiled code and lazily built schemas are not the load's.
   await runSessions(library, 20, turns, tools);
@@ -168,9 +169,11 @@ export async function loadRun(
   let peakHeap = heapBefore;
   const sampler = setInterval(() => (peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed)), 50);
   const take = heapLive ? await liveHeapProfile(heapLive) : undefined;
+  const profiler = cpuProfile ? await startCpuProfile() : undefined;
   const clock = startClock();
   const { completed, eventsPerSession, first } = await runSessions(library, count, turns, tools, take);
   const { ms, cpuMs } = clock.stop();
+  if (profiler && cpuProfile) writeFileSync(cpuProfile, JSON.stringify(await profiler()));
   clearInterval(sampler);
   peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
   const peakRss = peakRssBytes();
@@ -198,13 +201,28 @@ export async function loadRun(
   };
 }
 
+/** Starts the CPU profiler (250 µs samples); the function returned stops it and gives the profile. */
+async function startCpuProfile(): Promise<() => Promise<unknown>> {
+  const session = new InspectorSession();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 250 });
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    return profile;
+  };
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const heapLive = process.argv.find((arg) => arg.startsWith('--heap-live='))?.slice('--heap-live='.length);
+  const cpu = process.argv.find((arg) => arg.startsWith('--cpu='))?.slice('--cpu='.length);
   const [library, sessions, turns = '20', tools = '3'] = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
   if (library !== 'agentchart' && library !== 'pi' && library !== 'scripted') {
     process.stderr.write('usage: bench/load.ts <agentchart|pi|scripted> <sessions> [turns] [tools]\n');
     process.exit(2);
   }
-  const result = await loadRun(library, Number(sessions), Number(turns), Number(tools), heapLive);
+  const result = await loadRun(library, Number(sessions), Number(turns), Number(tools), heapLive, cpu);
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }

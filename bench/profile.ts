@@ -11,9 +11,11 @@ import { runSkeleton } from './xstate-floor.js';
 /**
  * One benchmark workload in a loop, for a CPU profile (see bench/README.md):
  *   node --cpu-prof --cpu-prof-dir=bench/profiles --import tsx bench/profile.ts <workload> [seconds] [contender]
- * Workloads: perTurn (T=200 × K=1), perTool (T=50 × K=20), batch1000 (K=1,000), history (2,000 turns),
- * streaming (T=50 × D=200 text deltas, live subscriber; unit: a delta), sessions (1,000 idle sessions
- * prompted then aborted), relay (3 × 100,000 updates), create (createAgent).
+ * Workloads: perTurn (T=200 × K=1), perTool (T=50 × K=20), batch10 and batch1000 (one turn of K=10 or
+ * 1,000), short (T=1 × K=1; unit: a session), history (2,000 turns), streaming (T=50 × D=200 text
+ * deltas, live subscriber; unit: a delta), sessions (1,000 idle sessions prompted then aborted), relay
+ * (3 × 100,000 updates), durableTurn and durableTool (T=200 × K=1 and T=50 × K=20 on sqliteStore;
+ * unit: a session), create (createAgent).
  * The contender is agentchart (default), `hand` (the hand-written loop), `pi`, `aiSdk` or
  * `aiSdkGenerate`; the peers run the turn workloads and streaming only; `skeleton` (the XState floor,
  * bench/xstate-floor.ts) runs perTurn. With `--out=<file>` the process profiles itself instead (no
@@ -26,7 +28,9 @@ import { runSkeleton } from './xstate-floor.js';
 const turnWorkloads = {
   perTurn: { turns: 200, calls: 1, per: 'turn' },
   perTool: { turns: 50, calls: 20, per: 'toolCall' },
+  batch10: { turns: 1, calls: 10, per: 'toolCall' },
   batch1000: { turns: 1, calls: 1_000, per: 'toolCall' },
+  short: { turns: 1, calls: 1, per: 'session' },
   history: { turns: 2_000, calls: 1, per: 'turn' },
 } as const;
 
@@ -43,6 +47,10 @@ const otherWorkloads = {
     for (const agent of agents) agent.abort();
     await Promise.all(results);
   },
+  // The durable-session targets' workloads: per turn and per tool call with sqliteStore (a new database per session).
+  // Imported when used: node:sqlite is loaded by these workloads only.
+  durableTurn: async () => void (await (await import('./durable-ratio.js')).timeDurable('sqlite', 200, 1)),
+  durableTool: async () => void (await (await import('./durable-ratio.js')).timeDurable('sqlite', 50, 20)),
   create: async () => {
     const model = turnsModel(0, 0);
     for (let i = 0; i < 1_000; i++) createAgent({ model, tools: benchTools });
@@ -144,13 +152,23 @@ const { iterations, ms, cpuMs } = measured;
 process.stderr.write(
   `profile: ${name}${contender === 'agentchart' ? '' : ` (${contender})`} ran ${iterations} times in ${seconds} s\n`,
 );
+/** Units of the workloads that are not T × K turns but count turns or tool calls all the same. */
+const otherUnits: Partial<Record<Workload, { per: number; unit: string }>> = {
+  durableTurn: { per: 201, unit: 'turn' },
+  durableTool: { per: 50 * 20, unit: 'toolCall' },
+};
 const units =
   name === 'streaming'
     ? iterations * (STREAMING.turns + 1) * STREAMING.deltas
     : turnWorkload
-      ? iterations * (turnWorkload.per === 'turn' ? turnWorkload.turns + 1 : turnWorkload.turns * turnWorkload.calls)
-      : iterations;
-const unit = name === 'streaming' ? 'delta' : turnWorkload ? turnWorkload.per : 'iteration';
+      ? iterations *
+        (turnWorkload.per === 'turn'
+          ? turnWorkload.turns + 1
+          : turnWorkload.per === 'session'
+            ? 1
+            : turnWorkload.turns * turnWorkload.calls)
+      : iterations * (otherUnits[name]?.per ?? 1);
+const unit = name === 'streaming' ? 'delta' : turnWorkload ? turnWorkload.per : (otherUnits[name]?.unit ?? 'iteration');
 const summary = JSON.stringify({ workload: name, contender, iterations, units, unit, ms, cpuMs });
 // On stderr for profile-compare.ts, on stdout for bench/subprocess.ts.
 process.stderr.write(`${summary}\n`);

@@ -1,4 +1,5 @@
 import type { BenchResults } from './report.js';
+import { missedTargetProfiles, readProfiles } from './report-profiles.js';
 import { aiSdkRows, roundTargets } from './report-targets.js';
 import type { LoadRun } from './load.js';
 
@@ -11,6 +12,7 @@ const verdict = (met: boolean | null) => (met === null ? '—' : met ? 'met' : '
 const n = (value: number) => value.toLocaleString('en-US');
 
 export function renderRound3(r: BenchResults): string[] {
+  const targets = roundTargets(r);
   return [
     '## Targets',
     '',
@@ -19,10 +21,11 @@ export function renderRound3(r: BenchResults): string[] {
     '',
     '| target | threshold | measured | wall | CPU |',
     '|---|---|---|---|---|',
-    ...roundTargets(r).map(
+    ...targets.map(
       (t) => `| ${t.target} | ${t.threshold} | ${t.measured} | ${verdict(t.met)} | ${verdict(t.metOnCpu)} |`,
     ),
     '',
+    ...missedTargetProfiles(targets, r.environment.commit, readProfiles()),
     ...comparisonTable(r),
     '### agentchart against the AI SDK, every configuration',
     '',

@@ -13,6 +13,8 @@ export interface RoundTarget {
   measured: string;
   met: boolean | null;
   metOnCpu: boolean | null;
+  /** The section of bench/where-time-goes.md that profiles this target's workload. */
+  profile?: string;
 }
 
 const fmt = (value: number, digits = 1) =>
@@ -50,6 +52,7 @@ function aheadOfAiSdk(r: BenchResults, path: 'aiSdk' | 'aiSdkGenerate'): RoundTa
     measured: `worst: ${worst.label} ${times(worst.wall)} (CPU: ${worstCpu.label} ${times(worstCpu.cpu)})`,
     met: rows.every((row) => row.wall <= 0.5),
     metOnCpu: rows.every((row) => row.cpu <= 0.5),
+    profile: path === 'aiSdk' ? 'ai-sdk-stream' : 'ai-sdk-generate',
   };
 }
 
@@ -79,6 +82,7 @@ export function roundTargets(r: BenchResults): RoundTarget[] {
             metOnCpu: floor.overSkeleton.cpu <= 1.5,
           }
         : notRun('no floor step')),
+      profile: 'turn-vs-floor',
     },
     {
       target: 'µs per tool call at K=20 (T=50 × K=20) against pi',
@@ -88,6 +92,7 @@ export function roundTargets(r: BenchResults): RoundTarget[] {
         ` (paired ${times(k20.peers.pi.pairedRatio)}, CPU ${times(k20.peers.pi.cpuRatio)})`,
       met: k20.peers.pi.ratio <= 1.5,
       metOnCpu: k20.peers.pi.cpuRatio <= 1.5,
+      profile: 'tool-call-k20',
     },
     {
       target: 'µs per tool call at K=1,000 against K=20',
@@ -110,6 +115,7 @@ export function roundTargets(r: BenchResults): RoundTarget[] {
         ` (paired ${times(r.streaming.ratios.pi.paired)}, CPU ${times(r.streaming.ratios.pi.cpu)}); every delta seen live: ${r.streaming.checked ? 'yes' : 'no'}`,
       met: r.streaming.ratios.pi.wall <= 1 && r.streaming.checked,
       metOnCpu: r.streaming.ratios.pi.cpu <= 1 && r.streaming.checked,
+      profile: 'streamed-delta',
     },
     aheadOfAiSdk(r, 'aiSdk'),
     aheadOfAiSdk(r, 'aiSdkGenerate'),
@@ -121,6 +127,7 @@ export function roundTargets(r: BenchResults): RoundTarget[] {
         `; live (full GC) ${fmt(heap.agentchart.liveMB, 2)} / ${fmt(heap.pi.liveMB, 2)} MB = ${times(heap.agentchart.liveMB / heap.pi.liveMB)}`,
       met: heap.agentchart.usedMB <= 2 * heap.pi.usedMB,
       metOnCpu: null,
+      profile: 'heap-growth',
     },
     {
       target: '10,000 idle agents (created, not running): live heap',
@@ -154,11 +161,12 @@ export function roundTargets(r: BenchResults): RoundTarget[] {
             metOnCpu: big.cpuRatio <= 2,
           }
         : notRun('10,000 sessions are not run with --quick')),
+      profile: 'active-sessions-wall',
     },
   ];
-  for (const [label, d] of [
-    ['µs per turn (T=200 × K=1)', r.durableRatio.perTurn],
-    ['µs per tool call (T=50 × K=20)', r.durableRatio.perTool],
+  for (const [label, d, profile] of [
+    ['µs per turn (T=200 × K=1)', r.durableRatio.perTurn, 'durable-turn'],
+    ['µs per tool call (T=50 × K=20)', r.durableRatio.perTool, 'durable-tool'],
   ] as const) {
     targets.push({
       target: `durable sessions (\`sqliteStore\`): ${label} against the same agent in memory`,
@@ -168,6 +176,7 @@ export function roundTargets(r: BenchResults): RoundTarget[] {
         ` (paired ${times(d.pairedRatio)}, CPU ${times(d.cpuRatio)})`,
       met: d.ratio <= 2,
       metOnCpu: d.cpuRatio <= 2,
+      profile,
     });
   }
   return targets;

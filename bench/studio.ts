@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { createAgent, type RunResult } from 'agentchart';
 import { startStudio } from 'agentchart/studio';
 import { expectWork } from './drivers.js';
-import { macrotask, median, sampled, startClock, type Sampled } from './stats.js';
+import { fullGc, macrotask, median, sampled, startClock, type Sampled } from './stats.js';
 import { benchTools, turnsModel } from './workload.js';
 
 /**
@@ -11,13 +11,19 @@ import { benchTools, turnsModel } from './workload.js';
  * studio attached and no page open, with one page reading the stream (a reader in a process of its
  * own that takes every message and drops it, as a browser would), and with a page that stopped
  * reading after its first message (a paused tab: the studio drops what it cannot send, never waits).
- * Modes alternate per round; studio and page are set up before the timed span and stopped after it.
+ * Modes alternate per round, with a second run with no studio in each (the control: how far the
+ * machine's load alone moves a ratio); studio and page are set up before the timed span and stopped
+ * after it, and every run starts after a full collection. The target is the agent process's CPU per
+ * turn, counted until the studio has sent the run's last events; the studio's own flushes are also
+ * timed on the thread's clock (what it costs, nearly whatever the load).
  *
  * Alone: `npm run build && TSX_TSCONFIG_PATH=bench/tsconfig.dist.json npx tsx bench/studio.ts`.
  */
 
 export type StudioMode = 'off' | 'attached' | 'watched' | 'stalled';
 type PageMode = Exclude<StudioMode, 'off' | 'attached'>;
+/** A round's runs: each mode, and a second run with no studio (the control). */
+type Slot = StudioMode | 'control';
 
 export interface StudioCost {
   unit: string;
@@ -28,6 +34,23 @@ export interface StudioCost {
   /** Mode median / off median, wall clock and process CPU time. */
   ratio: Record<Exclude<StudioMode, 'off'>, number>;
   cpuRatio: Record<Exclude<StudioMode, 'off'>, number>;
+  /**
+   * The spread of the CPU ratio: each round's mode against the same round's `off` (run side by side,
+   * so load on the machine hits both alike), their quartiles.
+   */
+  cpuRatioSpread?: Record<Exclude<StudioMode, 'off'>, { p25: number; p75: number }>;
+  rounds?: number;
+  /**
+   * The method's own noise: a second run with no studio in every round, against the first (an
+   * A/A test). Its CPU ratio's distance from 1 is what the machine's load alone moves a ratio.
+   */
+  control?: { cpuRatio: number; p25: number; p75: number };
+  /**
+   * The studio's own work for a watching page, per turn: the CPU time of its flushes (serializing
+   * and writing what changed, measured on the thread's own clock, so the machine's load barely
+   * moves it), as a share of a turn's CPU with no studio. The end-to-end ratio's floor.
+   */
+  flushCpu?: { watched: Sampled; stalled: Sampled; share: { watched: number; stalled: number } };
   /** Bytes the watching page received per run (median). */
   bytesPerRun: number;
   /** Messages the studio dropped for the stalled page per run (median): it fell behind, and was let go. */
@@ -37,16 +60,17 @@ export interface StudioCost {
 }
 
 export async function studioCost(turns: number, calls: number, rounds: number, warmups: number): Promise<StudioCost> {
-  const modes: StudioMode[] = ['off', 'attached', 'watched', 'stalled'];
-  const wall: Record<StudioMode, number[]> = { off: [], attached: [], watched: [], stalled: [] };
-  const cpu: Record<StudioMode, number[]> = { off: [], attached: [], watched: [], stalled: [] };
+  const modes: Slot[] = ['off', 'attached', 'watched', 'stalled', 'control'];
+  const wall: Record<Slot, number[]> = { off: [], attached: [], watched: [], stalled: [], control: [] };
+  const cpu: Record<Slot, number[]> = { off: [], attached: [], watched: [], stalled: [], control: [] };
   const bytes: number[] = [];
+  const flushCpu: { watched: number[]; stalled: number[] } = { watched: [], stalled: [] };
   const dropped: number[] = [];
   let peakBuffered = 0;
   for (let round = 0; round < warmups + rounds; round++) {
-    const order = modes.map((_, i) => modes[(i + round) % modes.length] as StudioMode);
+    const order = modes.map((_, i) => modes[(i + round) % modes.length] as Slot);
     for (const mode of order) {
-      const run = await timedRun(turns, calls, mode);
+      const run = await timedRun(turns, calls, mode === 'control' ? 'off' : mode);
       expectWork(
         `studio ${mode}`,
         {
@@ -62,6 +86,7 @@ export async function studioCost(turns: number, calls: number, rounds: number, w
         wall[mode].push((run.ms * 1000) / (turns + 1));
         cpu[mode].push((run.cpuMs * 1000) / (turns + 1));
         if (mode === 'watched') bytes.push(run.bytes);
+        if (mode === 'watched' || mode === 'stalled') flushCpu[mode].push((run.flushCpuMs * 1000) / (turns + 1));
         if (mode === 'stalled') {
           dropped.push(run.dropped);
           peakBuffered = Math.max(peakBuffered, run.peakBuffered);
@@ -70,8 +95,13 @@ export async function studioCost(turns: number, calls: number, rounds: number, w
       await macrotask();
     }
   }
-  const ratio = (samples: Record<StudioMode, number[]>, mode: StudioMode) =>
+  const ratio = (samples: Record<Slot, number[]>, mode: Slot) =>
     Number((median(samples[mode]) / median(samples.off)).toFixed(2));
+  const spread = (mode: Slot) => {
+    const paired = cpu[mode].map((value, round) => value / (cpu.off[round] as number)).sort((a, b) => a - b);
+    const at = (q: number) => Number((paired[Math.floor(q * (paired.length - 1))] as number).toFixed(2));
+    return { p25: at(0.25), p75: at(0.75) };
+  };
   return {
     unit: 'µs/turn',
     workload: `T=${turns} × K=${calls}`,
@@ -89,17 +119,43 @@ export async function studioCost(turns: number, calls: number, rounds: number, w
     },
     ratio: { attached: ratio(wall, 'attached'), watched: ratio(wall, 'watched'), stalled: ratio(wall, 'stalled') },
     cpuRatio: { attached: ratio(cpu, 'attached'), watched: ratio(cpu, 'watched'), stalled: ratio(cpu, 'stalled') },
+    cpuRatioSpread: { attached: spread('attached'), watched: spread('watched'), stalled: spread('stalled') },
+    rounds,
+    control: { cpuRatio: ratio(cpu, 'control'), ...spread('control') },
+    flushCpu: {
+      watched: sampled(flushCpu.watched),
+      stalled: sampled(flushCpu.stalled),
+      share: {
+        watched: Number((median(flushCpu.watched) / median(cpu.off)).toFixed(3)),
+        stalled: Number((median(flushCpu.stalled) / median(cpu.off)).toFixed(3)),
+      },
+    },
     bytesPerRun: Math.round(median(bytes)),
     stalledDropped: Math.round(median(dropped)),
     stalledPeakBuffered: peakBuffered,
   };
 }
 
+/** After a run, the studio's last flush has been sent and read within this (the same wait in every mode). */
+const SETTLE_MS = 150;
+
+/**
+ * One run in `mode`. `ms` is the run's wall clock; `cpuMs` the process's CPU time from the run's
+ * start until the studio has sent the run's last events (a flush after the run is the run's cost too).
+ */
 export async function timedRun(
   turns: number,
   calls: number,
   mode: StudioMode,
-): Promise<{ ms: number; cpuMs: number; result: RunResult; bytes: number; dropped: number; peakBuffered: number }> {
+): Promise<{
+  ms: number;
+  cpuMs: number;
+  result: RunResult;
+  bytes: number;
+  dropped: number;
+  peakBuffered: number;
+  flushCpuMs: number;
+}> {
   const agent = createAgent({ model: turnsModel(turns, calls), tools: benchTools });
   const studio = mode === 'off' ? null : await startStudio({ agents: [agent] });
   const page = studio && (mode === 'watched' || mode === 'stalled') ? await openPage(studio.url, 'live-1', mode) : null;
@@ -111,16 +167,20 @@ export async function timedRun(
             peakBuffered = Math.max(peakBuffered, client.bufferedBytes);
         }, 10)
       : null;
+  // Every mode starts from a collected heap: a collection left over from the previous run is not this run's.
+  await fullGc();
+  const flushedBefore = studio?.stats().flushCpuMs ?? 0;
   const clock = startClock();
   const result = await agent.prompt('go').result;
-  const timing = clock.stop();
-  // The page reads what the last flush sent before it is closed (outside the timed span).
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  const { ms } = clock.stop();
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  const { cpuMs } = clock.stop();
+  const flushCpuMs = (studio?.stats().flushCpuMs ?? 0) - flushedBefore;
   if (sampler) clearInterval(sampler);
   const dropped = studio?.stats().clients[0]?.dropped ?? 0;
   const received = (await page?.close()) ?? 0;
   await studio?.stop();
-  return { ...timing, result, bytes: received, dropped, peakBuffered };
+  return { ms, cpuMs, result, bytes: received, dropped, peakBuffered, flushCpuMs };
 }
 
 /**
@@ -165,5 +225,18 @@ export async function openPage(url: string, id: string, mode: PageMode): Promise
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  console.log(JSON.stringify(await studioCost(200, 1, 15, 2), null, 2));
+  const [rounds = '15'] = process.argv.slice(2);
+  const cost = await studioCost(200, 1, Number(rounds), 2);
+  const { modes: _modes, cpu: _cpu, ...summary } = cost;
+  console.log(
+    JSON.stringify(
+      {
+        ...summary,
+        cpuMedians: Object.fromEntries(Object.entries(cost.cpu).map(([m, s]) => [m, s.median])),
+        wallMedians: Object.fromEntries(Object.entries(cost.modes).map(([m, s]) => [m, s.median])),
+      },
+      null,
+      2,
+    ),
+  );
 }

@@ -65,33 +65,52 @@ export class StreamAccumulator {
 
   /** Applies one stream event and returns the `messageUpdate` deltas it produces, in order. */
   push(event: ModelStreamEvent): MessageDelta[] {
-    if (this.ended) return [];
+    const deltas: MessageDelta[] = [];
+    this.pushTo(event, (delta) => deltas.push(delta));
+    return deltas;
+  }
+
+  /** Applies one stream event, handing the `messageUpdate` deltas it produces to `onDelta` in order (no array per event). */
+  pushTo(event: ModelStreamEvent, onDelta: (delta: MessageDelta) => void): void {
+    if (this.ended) return;
     switch (event.type) {
       case 'thinkingDelta':
       case 'textDelta':
-        return this.appendText(event.type === 'textDelta' ? 'text' : 'thinking', event.delta);
+        return this.pushText(event.type === 'textDelta' ? 'text' : 'thinking', event.delta, onDelta);
       case 'toolCallStart':
-        return this.startToolCall(event.index, event.id, event.name);
+        return this.startToolCall(event.index, event.id, event.name, onDelta);
       case 'toolCallDelta':
-        return this.appendArguments(event.index, event.argumentsDelta);
+        return this.appendArguments(event.index, event.argumentsDelta, onDelta);
       case 'toolCallEnd': {
         const draft = this.toolCallsByIndex.get(event.index);
         if (draft) draft.ended = true;
-        return [];
+        return;
       }
       case 'usage':
         this.usage = event.usage;
-        return [];
+        return;
       case 'done':
         this.ended = { kind: 'done', stopReason: event.stopReason };
-        return [];
+        return;
       case 'error':
         this.fail(event.error);
-        return [];
+        return;
       default:
         // `start` carries no content; unknown event types from a foreign adapter are ignored.
-        return [];
+        return;
     }
+  }
+
+  /** A text or thinking delta, given by its fields: the stream's most frequent event needs no event object. */
+  pushText(type: 'text' | 'thinking', delta: string, onDelta: (delta: MessageDelta) => void): void {
+    if (this.ended || delta === '') return;
+    const last = this.drafts[this.drafts.length - 1];
+    if (last && last.type === type) {
+      last.text += delta;
+    } else {
+      this.drafts.push({ type, text: delta });
+    }
+    onDelta({ type, index: this.drafts.length - 1, text: delta });
   }
 
   /**
@@ -163,18 +182,7 @@ export class StreamAccumulator {
     return invalid;
   }
 
-  private appendText(type: 'text' | 'thinking', delta: string): MessageDelta[] {
-    if (delta === '') return [];
-    const last = this.drafts[this.drafts.length - 1];
-    if (last && last.type === type) {
-      last.text += delta;
-    } else {
-      this.drafts.push({ type, text: delta });
-    }
-    return [{ type, index: this.drafts.length - 1, text: delta }];
-  }
-
-  private startToolCall(providerIndex: number, id: string, name: string): MessageDelta[] {
+  private startToolCall(providerIndex: number, id: string, name: string, onDelta: (delta: MessageDelta) => void): void {
     const bound = this.toolCallsByIndex.get(providerIndex);
     // A second start for an open index would glue two calls into one: the response is invalid.
     // After the call's end the index names a new call. (A call opened by a stray fragment has no
@@ -183,21 +191,21 @@ export class StreamAccumulator {
       if (!bound.started) {
         bound.started = true;
         bound.name = name;
-        return [];
+        return;
       }
       const problem = `a second toolCallStart for the open tool-call index ${providerIndex}`;
       this.fail(modelError('invalidResponse', `invalid model response: ${problem}`));
-      return [];
+      return;
     }
     const draft = this.openToolCall(providerIndex, id, name, true);
-    return [{ type: 'toolCall', index: draft.blockIndex, id: draft.id, name: draft.name, argumentsDelta: '' }];
+    onDelta({ type: 'toolCall', index: draft.blockIndex, id: draft.id, name: draft.name, argumentsDelta: '' });
   }
 
-  private appendArguments(providerIndex: number, fragment: string): MessageDelta[] {
+  private appendArguments(providerIndex: number, fragment: string, onDelta: (delta: MessageDelta) => void): void {
     // A fragment for an index never started still opens a call, so no arguments are lost.
     const draft = this.toolCallsByIndex.get(providerIndex) ?? this.openToolCall(providerIndex, '', '', false);
     draft.raw += fragment;
-    return [{ type: 'toolCall', index: draft.blockIndex, id: draft.id, name: draft.name, argumentsDelta: fragment }];
+    onDelta({ type: 'toolCall', index: draft.blockIndex, id: draft.id, name: draft.name, argumentsDelta: fragment });
   }
 
   private openToolCall(providerIndex: number, id: string, name: string, started: boolean): ToolCallDraft {

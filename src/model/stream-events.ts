@@ -62,46 +62,72 @@ export type ParsedStreamEvent = { ok: true; event: ModelStreamEvent } | { ok: fa
 
 /** Checks one value a model yielded; the problem names the event and the first field at fault. */
 export function parseStreamEvent(value: unknown): ParsedStreamEvent {
-  let parsed: ReturnType<typeof ModelStreamEventSchema.safeParse>;
-  try {
-    const delta = deltaEvent(value);
-    if (delta) return { ok: true, event: delta };
-    parsed = ModelStreamEventSchema.safeParse(value);
-  } catch (error) {
-    // A getter or proxy that throws while it is read.
-    return {
-      ok: false,
-      problem: `an event that cannot be read (${error instanceof Error ? error.message : String(error)})`,
-    };
-  }
-  if (parsed.success) return { ok: true, event: parsed.data };
-  const issue = parsed.error.issues[0];
-  const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
-  return {
-    ok: false,
-    problem: `an event of the wrong shape (${where}${issue?.message ?? 'invalid'}): ${preview(value)}`,
-  };
+  let event: ModelStreamEvent | undefined;
+  const problem = readStreamEvent(value, {
+    text: (kind, delta) => (event = { type: kind === 'text' ? 'textDelta' : 'thinkingDelta', delta }),
+    event: (parsed) => (event = parsed),
+  });
+  return problem === null ? { ok: true, event: event as ModelStreamEvent } : { ok: false, problem };
+}
+
+/** Where `readStreamEvent` hands a checked event: a text or thinking delta as its fields, any other as an event. */
+export interface StreamEventSink {
+  text(kind: 'text' | 'thinking', delta: string): void;
+  event(event: ModelStreamEvent): void;
 }
 
 /**
- * The deltas, most of a stream's events, checked by hand: the schema's answer (the same fields, each
- * read once, extra fields dropped) at a fraction of its cost. Anything else, or a delta of the wrong
- * shape, is left to the schema, which names the problem.
+ * Checks one value a model yielded and hands it to `sink` (outside the check: what the sink throws
+ * is its own); returns null, or the problem, naming the event and the first field at fault. A text
+ * delta, most of a stream's events, is checked by hand and handed on as its fields (no event object
+ * built, no result wrapper); a tool-call delta is checked by hand too. Both give the schema's answer
+ * (the same fields, each read once, extra fields dropped) at a fraction of its cost; anything else,
+ * or a delta of the wrong shape, is left to the schema, which names the problem.
  */
-function deltaEvent(value: unknown): ModelStreamEvent | null {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
-  const { type } = value as { type?: unknown };
-  if (type === 'textDelta' || type === 'thinkingDelta') {
-    const { delta } = value as { delta?: unknown };
-    return typeof delta === 'string' ? { type, delta } : null;
+export function readStreamEvent(value: unknown, sink: StreamEventSink): string | null {
+  let text: string | null = null;
+  let kind: 'text' | 'thinking' = 'text';
+  let event: ModelStreamEvent | null = null;
+  let parsed: ReturnType<typeof ModelStreamEventSchema.safeParse> | null = null;
+  try {
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      const { type } = value as { type?: unknown };
+      if (type === 'textDelta' || type === 'thinkingDelta') {
+        const { delta } = value as { delta?: unknown };
+        if (typeof delta === 'string') {
+          text = delta;
+          kind = type === 'textDelta' ? 'text' : 'thinking';
+        }
+      } else if (type === 'toolCallDelta') {
+        event = toolCallDeltaOf(value);
+      }
+    }
+    if (text === null && event === null) parsed = ModelStreamEventSchema.safeParse(value);
+  } catch (error) {
+    // A getter or proxy that throws while it is read.
+    return `an event that cannot be read (${error instanceof Error ? error.message : String(error)})`;
   }
-  if (type === 'toolCallDelta') {
-    const { index, argumentsDelta } = value as { index?: unknown; argumentsDelta?: unknown };
-    return typeof argumentsDelta === 'string' && typeof index === 'number' && Number.isSafeInteger(index) && index >= 0
-      ? { type, index, argumentsDelta }
-      : null;
+  if (text !== null) {
+    sink.text(kind, text);
+    return null;
   }
+  if (event === null) {
+    if (!parsed?.success) {
+      const issue = parsed?.error.issues[0];
+      const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+      return `an event of the wrong shape (${where}${issue?.message ?? 'invalid'}): ${preview(value)}`;
+    }
+    event = parsed.data;
+  }
+  sink.event(event);
   return null;
+}
+
+function toolCallDeltaOf(value: object): ModelStreamEvent | null {
+  const { index, argumentsDelta } = value as { index?: unknown; argumentsDelta?: unknown };
+  return typeof argumentsDelta === 'string' && typeof index === 'number' && Number.isSafeInteger(index) && index >= 0
+    ? { type: 'toolCallDelta', index, argumentsDelta }
+    : null;
 }
 
 /** A bounded rendering of a value for an error message (a hostile event may be huge). */

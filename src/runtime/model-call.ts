@@ -5,7 +5,7 @@ import type { MessageDelta } from '../domain/events.js';
 import { toolCallsOf, type AssistantMessage, type Message } from '../domain/messages.js';
 import { StreamAccumulator } from '../model/accumulator.js';
 import type { Model, ModelRequest } from '../model/port.js';
-import { parseStreamEvent, preview } from '../model/stream-events.js';
+import { preview, readStreamEvent, type StreamEventSink } from '../model/stream-events.js';
 import { errorMessage } from './policy-runner.js';
 import { runDeps, type RunDeps } from './run-registry.js';
 import { prepareCalls } from './tool-phases.js';
@@ -179,13 +179,17 @@ async function streamReply(
   const request = { systemPrompt: agent.options.systemPrompt, messages, tools: agent.registry.specs() };
   try {
     iterator = await fromModel(() => openStream(model, request, attempt.signal));
+    // Each item checked and folded in one pass: a text delta reaches the accumulator as its fields.
+    const checked: StreamEventSink = {
+      text: (kind, delta) => accumulator.pushText(kind, delta, sink.onDelta),
+      event: (event) => accumulator.pushTo(event, sink.onDelta),
+    };
     const end = await reader.read(iterator, (value) => {
-      const parsed = parseStreamEvent(value);
-      if (!parsed.ok) {
-        accumulator.fail(invalidResponse(parsed.problem));
+      const problem = readStreamEvent(value, checked);
+      if (problem !== null) {
+        accumulator.fail(invalidResponse(problem));
         return false;
       }
-      for (const delta of accumulator.push(parsed.event)) sink.onDelta(delta);
       return !accumulator.terminal;
     });
     if (end === 'aborted') return aborted();

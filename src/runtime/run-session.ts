@@ -257,7 +257,10 @@ export class RunSession {
    */
   emit(body: AgentEventBody, view?: ContextView, ephemeral = false): AgentEvent | null {
     if (this.ended) return null;
-    const fields = { ...body, runId: this.runId, seq: this.seq++ };
+    // Completed in place, not copied: every caller passes a body literal of its own, which becomes the event.
+    const fields = body as AgentEventBody & { runId: string; seq: number };
+    fields.runId = this.runId;
+    fields.seq = this.seq++;
     const event = view && 'messages' in fields ? eventWithView<AgentEvent>(fields, view) : (fields as AgentEvent);
     return this.dispatch(event, ephemeral);
   }

@@ -8,7 +8,7 @@ import type { StreamClient } from './stream-client.js';
 import type { StepSummary } from '../store/step-types.js';
 import { helloJson, storedEventsForPage } from './views.js';
 import { StreamCoalescer } from './coalesce.js';
-import { wireEvent, wireMessages } from './wire.js';
+import { eventBatches, wireEvent, wireMessages, wireValue, type Wired } from './wire.js';
 
 /** Events kept for a page that opens late (an agent with a store: the store has them all). */
 export const LIVE_EVENT_BUFFER = 5_000;
@@ -36,14 +36,16 @@ export class LiveSession {
   private total = 0;
   /** Events the pages were sent (or, before a page joined, skipped): the next flush sends from here. */
   private flushed = 0;
-  /** Events the ring let go of before a flush sent them, serialized (only while pages read, rarely). */
-  private spilled: string[] = [];
+  /** Events the ring let go of before a flush sent them, as the page gets them (only while pages read, rarely). */
+  private spilled: Wired = { values: [], times: [] };
   private spilledTurnEnd = false;
   /** Events before this index may be in a snapshot a page got: their deltas are sent as they are. */
   private helloIndex = 0;
   private readonly clients = new Set<StreamClient>();
   private readonly subscription: Subscription;
   private timer: ReturnType<typeof setTimeout> | null = null;
+  /** The CPU time the flushes took so far (µs). */
+  flushCpuUs = 0;
   /** What the pages were last sent: history as references, the rest as JSON. */
   private readonly sentHistory: Message[] = [];
   private stableLength = 0;
@@ -75,7 +77,8 @@ export class LiveSession {
     const slot = this.flushed++ % LIVE_EVENT_BUFFER;
     const event = this.ringEvents[slot] as AgentEvent;
     if (event.type === 'turnEnd' || event.type === 'agentEnd') this.spilledTurnEnd = true;
-    this.spilled.push(wireEvent(event, this.ringTimes[slot] as number));
+    this.spilled.values.push(wireValue(event));
+    this.spilled.times.push(this.ringTimes[slot] as number);
   }
 
   /** The buffered events from absolute index `from` (clamped to what the ring still holds). */
@@ -107,7 +110,7 @@ export class LiveSession {
     if (this.clients.size === 0) {
       this.markSent(this.now());
       this.flushed = this.total;
-      this.spilled = [];
+      this.spilled = { values: [], times: [] };
     }
     this.clients.add(client);
     void this.sendHello(client, false);
@@ -197,22 +200,36 @@ export class LiveSession {
 
   private schedule(): void {
     if (this.timer || this.clients.size === 0) return;
-    this.timer = setTimeout(() => this.flush(), FLUSH_MS);
+    this.timer = setTimeout(() => this.timedFlush(), FLUSH_MS);
     this.timer.unref?.();
+  }
+
+  /** A flush, its CPU time counted on this thread's clock (what the agent's process pays, nearly whatever the load). */
+  private timedFlush(): void {
+    const start = process.threadCpuUsage();
+    try {
+      this.flush();
+    } finally {
+      const used = process.threadCpuUsage(start);
+      this.flushCpuUs += used.user + used.system;
+    }
   }
 
   /** Sends what changed since the last message; keeps polling while a run is in progress (states change between events). */
   private flush(): void {
     this.timer = null;
     if (this.clients.size === 0) return;
+    if (this.allBehind()) return;
     const wired = this.spilled;
-    this.spilled = [];
+    this.spilled = { values: [], times: [] };
     let turnEnded = this.spilledTurnEnd;
     this.spilledTurnEnd = false;
     const deltas = new StreamCoalescer();
     const endRun = () => {
       const run = deltas.take();
-      if (run) wired.push(wireEvent(run.event, run.t));
+      if (!run) return;
+      wired.values.push(wireValue(run.event));
+      wired.times.push(run.t);
     };
     for (let index = this.flushed; index < this.total; index++) {
       const slot = index % LIVE_EVENT_BUFFER;
@@ -226,19 +243,19 @@ export class LiveSession {
       }
       endRun();
       if (event.type === 'turnEnd' || event.type === 'agentEnd') turnEnded = true;
-      wired.push(wireEvent(event, t));
+      wired.values.push(wireValue(event));
+      wired.times.push(t);
     }
     endRun();
     this.flushed = this.total;
     const parts: string[] = [];
-    // Events in messages of at most MAX_MESSAGE bytes: a page's buffer is bounded by its limit plus one of them.
-    const batches = batchesOf(wired);
+    const batches = eventBatches(wired);
     const last = batches.pop();
     for (const batch of batches) {
-      const message = `{"delta":{"events":[${batch.join(',')}]}}`;
+      const message = `{"delta":{${batch}}}`;
       for (const client of this.clients) client.send(message);
     }
-    if (last) parts.push(`"events":[${last.join(',')}]`);
+    if (last) parts.push(last);
     const history = this.historyChange(turnEnded);
     if (history) parts.push(`"history":{"from":${history.from},"messages":${wireMessages(history.messages)}}`);
     const counters = JSON.stringify(this.agent.counters);
@@ -265,6 +282,20 @@ export class LiveSession {
       for (const client of this.clients) client.send(message);
     }
     if (running) this.schedule();
+  }
+
+  /**
+   * Every page fell behind (a paused tab): what they would drop is not even built (counted as dropped
+   * for each), and each resyncs from a snapshot once it drains. A paused page costs the agent nothing.
+   */
+  private allBehind(): boolean {
+    for (const client of this.clients) if (!client.behind) return false;
+    this.flushed = this.total;
+    this.spilled = { values: [], times: [] };
+    this.spilledTurnEnd = false;
+    for (const client of this.clients) client.dropped += 1;
+    if (this.tap.running) this.schedule();
+    return true;
   }
 
   /**
@@ -299,26 +330,6 @@ export class LiveSession {
 }
 
 const keyOf = (event: AgentEvent) => `${event.runId}:${event.seq}`;
-
-/** A stream message's events take at most this many bytes (a larger event goes alone). */
-export const MAX_MESSAGE = 1 << 16;
-
-function batchesOf(events: string[]): string[][] {
-  const batches: string[][] = [];
-  let batch: string[] = [];
-  let size = 0;
-  for (const event of events) {
-    if (size + event.length > MAX_MESSAGE && batch.length > 0) {
-      batches.push(batch);
-      batch = [];
-      size = 0;
-    }
-    batch.push(event);
-    size += event.length;
-  }
-  if (batch.length > 0) batches.push(batch);
-  return batches;
-}
 
 function sameMessages(a: readonly Message[], b: readonly Message[]): boolean {
   return a.length === b.length && a.every((message, index) => message === b[index]);

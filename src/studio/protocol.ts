@@ -81,9 +81,15 @@ export interface Hello {
   resync: boolean;
 }
 
+/** An event of a stream's delta: its time `t` comes beside it (`Delta.at`). */
+export type UntimedWireEvent = WireEvent extends infer E ? (E extends unknown ? Omit<E, 't'> : never) : never;
+
 /** What changed since the last message of the stream; absent fields did not change. */
 export interface Delta {
-  events?: WireEvent[];
+  /** New events, in order; event `i` happened at `t0 + at[i]` (ms since the epoch). */
+  events?: UntimedWireEvent[];
+  t0?: number;
+  at?: number[];
   /** The history from position `from` on (usually an append). */
   history?: { from: number; messages: Message[] };
   counters?: Counters;

@@ -45,8 +45,11 @@ export interface Studio {
   readonly url: string;
   /** Shows an agent live (its session id names it when it has one, else `label`). Returns its key on the page. */
   attach(agent: Agent, options?: { label?: string }): string;
-  /** Readers of the studio's streams and how far behind they are (diagnostics). */
-  stats(): { clients: ClientStats[] };
+  /**
+   * Readers of the studio's streams and how far behind they are, and the CPU time the studio spent
+   * sending the attached agents' changes to them so far (its flushes, ms; diagnostics).
+   */
+  stats(): { clients: ClientStats[]; flushCpuMs: number };
   /** Closes every stream and the server, and the agents the studio opened itself (`agentFor`). */
   stop(): Promise<void>;
 }
@@ -262,7 +265,10 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
   return {
     url,
     attach: (agent, attachOptions) => attach(agent, attachOptions),
-    stats: () => ({ clients: [...clients].map((client) => client.stats()) }),
+    stats: () => ({
+      clients: [...clients].map((client) => client.stats()),
+      flushCpuMs: [...live.values()].reduce((sum, session) => sum + session.flushCpuUs, 0) / 1000,
+    }),
     stop() {
       stopping ??= (async () => {
         for (const client of clients) client.end();

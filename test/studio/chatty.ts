@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { createAgent, defineTool, type Agent } from 'agentchart';
 import type { Studio } from 'agentchart/studio';
 import { scriptedModel } from 'agentchart/testing';
-import { MAX_MESSAGE, SNAPSHOT_EVENT_BYTES } from '../../src/studio/live-session.js';
+import { SNAPSHOT_EVENT_BYTES } from '../../src/studio/live-session.js';
+import { MAX_MESSAGE } from '../../src/studio/wire.js';
 import { CLIENT_BUFFER_LIMIT } from '../../src/studio/stream-client.js';
 
 /** For the tests of a page that stops reading: a run that sends far more than any buffer holds. */

@@ -40,7 +40,7 @@ function addEvents(session: PageSession, events: readonly WireEvent[]): void {
 }
 
 export function applyDelta(session: PageSession, delta: Delta): void {
-  if (delta.events) addEvents(session, delta.events);
+  if (delta.events) addEvents(session, deltaEvents(delta));
   const now = session.now;
   if (delta.history) {
     now.history = now.history.slice(0, delta.history.from).concat(delta.history.messages);
@@ -52,6 +52,13 @@ export function applyDelta(session: PageSession, delta: Delta): void {
   if (delta.running !== undefined) now.running = delta.running;
   if (delta.info) session.info = delta.info;
   session.revision += 1;
+}
+
+/** A delta's events with their times (`t0 + at[i]`; the wire sends them beside the events). */
+export function deltaEvents(delta: Delta): WireEvent[] {
+  const { events = [], t0 = 0, at = [] } = delta;
+  // Fresh from JSON.parse: the page owns these objects.
+  return events.map((event, index) => Object.assign(event, { t: t0 + (at[index] ?? 0) }) as WireEvent);
 }
 
 /** The events of the turn open at the end of `events` (after its turnStart, no turnEnd yet); empty if none is. */
