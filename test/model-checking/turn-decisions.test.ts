@@ -91,6 +91,29 @@ describe('turn: which way the calls go', () => {
   });
 });
 
+describe('turn: pre-turn policies', () => {
+  it('a policy stops the session before the turn starts: finished / stopped, no turnEndReason (no turn to end)', () => {
+    const checking = start({ ...NO_FEATURES, preTurnPolicies: true });
+    expect(checking.value).toEqual({ USER_INPUT: 'runningPreTurnPolicies' });
+    const stopped = finish(checking, 'runPreTurnPolicies', { stopped: true, injected: [] });
+    expect(stopped.value).toBe('stoppedBeforeStart');
+    expect(output(stopped)).toMatchObject({ kind: 'finished', detail: 'stopped', turnEndReason: null, error: null });
+  });
+});
+
+describe('turn: pre-dispatch', () => {
+  it('a policy stops the batch: the turn ends finished / stopped, each call settled with the reason, no call starts', () => {
+    const checking = replied(start({ ...PARALLEL, preDispatchPolicies: true }), REPLIES.twoCalls);
+    const verdict: PreDispatchOutput = { kind: 'stop', prepared: [], skipped: [], injected: [], reason: 'not today' };
+    const { next, actions } = send(checking, doneEvent(activeInvocations(checking)[0]!.id, verdict));
+    expect(actions).not.toContain('startCalls');
+    expect(next.status).toBe('done');
+    const why = unfinishedText({ kind: 'stopped', reason: 'not today' });
+    expect(contents(next)).toEqual([why, why]);
+    expect(output(next)).toMatchObject({ kind: 'finished', detail: 'stopped', turnEndReason: 'stopped', error: null });
+  });
+});
+
 describe('turn: approvals asked together', () => {
   const asking = () => replied(start(PARALLEL), REPLIES.threeWrites, APPROVALS);
 

@@ -18,6 +18,8 @@ const SUITES = [
   'test/model-checking/unprovided.test.ts',
   'test/model-checking/tool-call.test.ts',
   'test/model-checking/broken-guards.test.ts',
+  // A batch of three approvals in every order (~1 s): a verdict on a call decided already changes nothing.
+  'test/model-checking/turn-approvals.test.ts',
   'test/model-checking/found-bugs.test.ts',
   'test/scenarios/lifecycle.test.ts',
   'test/scenarios/tools-dispatch.test.ts',
