@@ -230,6 +230,25 @@ describe('master: the runtime STOP decides the end as it arrives, and nothing af
     },
   );
 
+  it.each([
+    ['retryable', 'backoff'],
+    ['overflow', 'overflowRecovery'],
+  ] as const)(
+    'a STOP while the master recovers from a %s failure (%s): the open turn is closed, the run ends failed',
+    (detail, recovery) => {
+      const { logic, running } = started();
+      const deferred = outcomeOf(running.context, (output) => output.kind === 'failure' && output.detail === detail);
+      const [recovering] = transition(logic, running, turnDone(deferred));
+      expect(recovering.value).toEqual({ running: recovery });
+      const [closing] = transition(logic, recovering, STOP);
+      expect(closing.value).toEqual({ running: 'closingTurn' });
+      expect(closing.context.end).toEqual(STOPPED);
+      const closed = outcomeOf(running.context, (output) => output.kind === 'aborted');
+      const [ended] = transition(logic, closing, done('closingTurn', closed));
+      expect(ended.output).toMatchObject(STOPPED);
+    },
+  );
+
   it('a STOP while the turn closes after an ABORT: the run ends failed with the error, not aborted', () => {
     const { logic, running } = started();
     const [aborting] = transition(logic, running, { type: 'ABORT' });
