@@ -417,7 +417,7 @@ const sections: TargetSection[] = [
       'but its charts are deeper (running.turn, ASSISTANT.streaming, TOOL_EXECUTION.running) with longer guard lists, so each of those events costs XState more; ' +
       "the runtime's own layers (the model port read, emission, the history view, the step boundary, timers) are each a few percent, and GC follows the bytes XState's snapshot copies leave.",
     nextStep:
-      "the turn chart's hot path flatter and with fewer assigns (one assign per macrostep, no nested streaming/running states): machines/ work, not possible while machines/ is frozen; " +
+      "the turn chart's hot path flatter and with fewer assigns (one assign per macrostep, no nested streaming/running states): machines/ work; " +
       'on the runtime side, the model port read (one promise and reaction per item) and the history view built per event.',
   },
   {
