@@ -97,8 +97,8 @@ const inspectionTools = await step('inspection K=20', () => inspectionCost(50, 2
 const otelTurn = await step('otel', () => otelCost(200, 1, rounds(15), 2));
 const otelTools = await step('otel K=20', () => otelCost(50, 20, rounds(9), 2));
 const creation = await step('agent creation', () => agentCreation(1_000, rounds(5)));
-// 40 rounds: the studio's cost is a few per cent of a turn, smaller than one round's noise on a shared machine.
-const studio = await step('studio', () => studioCost(200, 1, rounds(40), warmups(2)));
+// 100 rounds: the studio's cost is a few per cent of a turn, and one run's time varies up to 2× on a shared machine.
+const studio = await step('studio', () => studioCost(200, 1, rounds(100), warmups(2)));
 const stepRecords = await step('step records', () => stepRecordCost(rounds(5)));
 const relay = await step('relay', () => relayBenchmark(3, quick ? 10_000 : 100_000, rounds(5), 1));
 const longTurns = quick ? 1_000 : 4_000;

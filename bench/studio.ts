@@ -3,7 +3,16 @@ import { fileURLToPath } from 'node:url';
 import { createAgent, type RunResult } from 'agentchart';
 import { startStudio } from 'agentchart/studio';
 import { expectWork } from './drivers.js';
-import { fullGc, macrotask, median, sampled, startClock, type Sampled } from './stats.js';
+import {
+  fullGc,
+  macrotask,
+  median,
+  ratioInterval,
+  sampled,
+  startClock,
+  startRuntimeClock,
+  type Sampled,
+} from './stats.js';
 import { benchTools, turnsModel } from './workload.js';
 
 /**
@@ -13,9 +22,10 @@ import { benchTools, turnsModel } from './workload.js';
  * reading after its first message (a paused tab: the studio drops what it cannot send, never waits).
  * Modes alternate per round, with a second run with no studio in each (the control: how far the
  * machine's load alone moves a ratio); studio and page are set up before the timed span and stopped
- * after it, and every run starts after a full collection. The target is the agent process's CPU per
- * turn, counted until the studio has sent the run's last events; the studio's own flushes are also
- * timed on the thread's clock (what it costs, nearly whatever the load).
+ * after it, and every run starts after a full collection. The target is the agent's thread's time on
+ * a CPU per turn (the scheduler's count, in ns: the kernel's CPU clocks here are sampled at a 4 ms
+ * tick, as coarse as the difference measured), counted until the studio has sent the run's last
+ * events; all the process's threads beside it; and the time the studio's own flushes took.
  *
  * Alone: `npm run build && TSX_TSCONFIG_PATH=bench/tsconfig.dist.json npx tsx bench/studio.ts`.
  */
@@ -29,26 +39,31 @@ export interface StudioCost {
   unit: string;
   workload: string;
   modes: Record<StudioMode, Sampled>;
-  /** The agent's process CPU time (user + system) per turn, per mode: the page's own process is not in it. */
+  /**
+   * The agent's thread's time on a CPU per turn (user and kernel: on loopback the kernel's share of
+   * the page's socket lands here too), per mode: the page's own process is not in it.
+   */
   cpu: Record<StudioMode, Sampled>;
-  /** Mode median / off median, wall clock and process CPU time. */
+  /** The same for all the agent process's threads (the collector's helpers too): medians, and their ratio to `off`. */
+  processCpu?: { median: Record<StudioMode, number>; ratio: Record<Exclude<StudioMode, 'off'>, number> };
+  /** Mode median / off median, wall clock and the thread's CPU time. */
   ratio: Record<Exclude<StudioMode, 'off'>, number>;
   cpuRatio: Record<Exclude<StudioMode, 'off'>, number>;
   /**
-   * The spread of the CPU ratio: each round's mode against the same round's `off` (run side by side,
-   * so load on the machine hits both alike), their quartiles.
+   * How sure each CPU ratio is: a 90% interval (bootstrap over the rounds). One run's time varies by
+   * up to 2× on a shared machine, so a few per cent needs many rounds.
    */
-  cpuRatioSpread?: Record<Exclude<StudioMode, 'off'>, { p25: number; p75: number }>;
+  cpuRatioInterval?: Record<Exclude<StudioMode, 'off'>, { low: number; high: number }>;
   rounds?: number;
   /**
    * The method's own noise: a second run with no studio in every round, against the first (an
-   * A/A test). Its CPU ratio's distance from 1 is what the machine's load alone moves a ratio.
+   * A/A test), with its interval. Its distance from 1 is what the machine alone moves a ratio.
    */
-  control?: { cpuRatio: number; p25: number; p75: number };
+  control?: { cpuRatio: number; low: number; high: number };
   /**
-   * The studio's own work for a watching page, per turn: the CPU time of its flushes (serializing
-   * and writing what changed, measured on the thread's own clock, so the machine's load barely
-   * moves it), as a share of a turn's CPU with no studio. The end-to-end ratio's floor.
+   * The studio's own work for a watching page, per turn: the time its flushes took on the agent's
+   * thread (serializing and writing what changed; synchronous, so the thread did nothing else), as
+   * a share of a turn's CPU with no studio. The end-to-end ratio's floor.
    */
   flushCpu?: { watched: Sampled; stalled: Sampled; share: { watched: number; stalled: number } };
   /** Bytes the watching page received per run (median). */
@@ -63,6 +78,7 @@ export async function studioCost(turns: number, calls: number, rounds: number, w
   const modes: Slot[] = ['off', 'attached', 'watched', 'stalled', 'control'];
   const wall: Record<Slot, number[]> = { off: [], attached: [], watched: [], stalled: [], control: [] };
   const cpu: Record<Slot, number[]> = { off: [], attached: [], watched: [], stalled: [], control: [] };
+  const all: Record<Slot, number[]> = { off: [], attached: [], watched: [], stalled: [], control: [] };
   const bytes: number[] = [];
   const flushCpu: { watched: number[]; stalled: number[] } = { watched: [], stalled: [] };
   const dropped: number[] = [];
@@ -85,6 +101,7 @@ export async function studioCost(turns: number, calls: number, rounds: number, w
       if (round >= warmups) {
         wall[mode].push((run.ms * 1000) / (turns + 1));
         cpu[mode].push((run.cpuMs * 1000) / (turns + 1));
+        all[mode].push((run.processCpuMs * 1000) / (turns + 1));
         if (mode === 'watched') bytes.push(run.bytes);
         if (mode === 'watched' || mode === 'stalled') flushCpu[mode].push((run.flushCpuMs * 1000) / (turns + 1));
         if (mode === 'stalled') {
@@ -97,11 +114,7 @@ export async function studioCost(turns: number, calls: number, rounds: number, w
   }
   const ratio = (samples: Record<Slot, number[]>, mode: Slot) =>
     Number((median(samples[mode]) / median(samples.off)).toFixed(2));
-  const spread = (mode: Slot) => {
-    const paired = cpu[mode].map((value, round) => value / (cpu.off[round] as number)).sort((a, b) => a - b);
-    const at = (q: number) => Number((paired[Math.floor(q * (paired.length - 1))] as number).toFixed(2));
-    return { p25: at(0.25), p75: at(0.75) };
-  };
+  const interval = (mode: Slot) => ratioInterval(cpu[mode], cpu.off);
   return {
     unit: 'µs/turn',
     workload: `T=${turns} × K=${calls}`,
@@ -117,11 +130,20 @@ export async function studioCost(turns: number, calls: number, rounds: number, w
       watched: sampled(cpu.watched),
       stalled: sampled(cpu.stalled),
     },
+    processCpu: {
+      median: {
+        off: round1(median(all.off)),
+        attached: round1(median(all.attached)),
+        watched: round1(median(all.watched)),
+        stalled: round1(median(all.stalled)),
+      },
+      ratio: { attached: ratio(all, 'attached'), watched: ratio(all, 'watched'), stalled: ratio(all, 'stalled') },
+    },
     ratio: { attached: ratio(wall, 'attached'), watched: ratio(wall, 'watched'), stalled: ratio(wall, 'stalled') },
     cpuRatio: { attached: ratio(cpu, 'attached'), watched: ratio(cpu, 'watched'), stalled: ratio(cpu, 'stalled') },
-    cpuRatioSpread: { attached: spread('attached'), watched: spread('watched'), stalled: spread('stalled') },
+    cpuRatioInterval: { attached: interval('attached'), watched: interval('watched'), stalled: interval('stalled') },
     rounds,
-    control: { cpuRatio: ratio(cpu, 'control'), ...spread('control') },
+    control: { cpuRatio: ratio(cpu, 'control'), ...interval('control') },
     flushCpu: {
       watched: sampled(flushCpu.watched),
       stalled: sampled(flushCpu.stalled),
@@ -136,12 +158,15 @@ export async function studioCost(turns: number, calls: number, rounds: number, w
   };
 }
 
+const round1 = (value: number) => Number(value.toFixed(1));
+
 /** After a run, the studio's last flush has been sent and read within this (the same wait in every mode). */
 const SETTLE_MS = 150;
 
 /**
- * One run in `mode`. `ms` is the run's wall clock; `cpuMs` the process's CPU time from the run's
- * start until the studio has sent the run's last events (a flush after the run is the run's cost too).
+ * One run in `mode`. `ms` is the run's wall clock; `cpuMs` the agent's thread's time on a CPU from
+ * the run's start until the studio has sent the run's last events (a flush after the run is the
+ * run's cost too), `processCpuMs` all its threads'.
  */
 export async function timedRun(
   turns: number,
@@ -150,6 +175,7 @@ export async function timedRun(
 ): Promise<{
   ms: number;
   cpuMs: number;
+  processCpuMs: number;
   result: RunResult;
   bytes: number;
   dropped: number;
@@ -159,28 +185,22 @@ export async function timedRun(
   const agent = createAgent({ model: turnsModel(turns, calls), tools: benchTools });
   const studio = mode === 'off' ? null : await startStudio({ agents: [agent] });
   const page = studio && (mode === 'watched' || mode === 'stalled') ? await openPage(studio.url, 'live-1', mode) : null;
-  let peakBuffered = 0;
-  const sampler =
-    mode === 'stalled'
-      ? setInterval(() => {
-          for (const client of studio?.stats().clients ?? [])
-            peakBuffered = Math.max(peakBuffered, client.bufferedBytes);
-        }, 10)
-      : null;
   // Every mode starts from a collected heap: a collection left over from the previous run is not this run's.
   await fullGc();
-  const flushedBefore = studio?.stats().flushCpuMs ?? 0;
+  const flushedBefore = studio?.stats().flushMs ?? 0;
   const clock = startClock();
+  const runtime = startRuntimeClock();
   const result = await agent.prompt('go').result;
   const { ms } = clock.stop();
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-  const { cpuMs } = clock.stop();
-  const flushCpuMs = (studio?.stats().flushCpuMs ?? 0) - flushedBefore;
-  if (sampler) clearInterval(sampler);
-  const dropped = studio?.stats().clients[0]?.dropped ?? 0;
+  const { threadMs: cpuMs, processMs: processCpuMs } = runtime.stop();
+  const flushCpuMs = (studio?.stats().flushMs ?? 0) - flushedBefore;
+  const client = studio?.stats().clients[0];
+  const dropped = client?.dropped ?? 0;
+  const peakBuffered = client?.peakBufferedBytes ?? 0;
   const received = (await page?.close()) ?? 0;
   await studio?.stop();
-  return { ms, cpuMs, result, bytes: received, dropped, peakBuffered, flushCpuMs };
+  return { ms, cpuMs, processCpuMs, result, bytes: received, dropped, peakBuffered, flushCpuMs };
 }
 
 /**

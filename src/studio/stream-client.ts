@@ -7,6 +7,8 @@ export interface ClientStats {
   session: string;
   /** Bytes written to the page and not yet taken by it. */
   bufferedBytes: number;
+  /** The most bytes it held for the page at any time (measured at each write, so no peak is missed). */
+  peakBufferedBytes: number;
   behind: boolean;
   /** Messages dropped while the page was behind. */
   dropped: number;
@@ -25,6 +27,7 @@ export class StreamClient {
   dropped = 0;
   resyncs = 0;
   closed = false;
+  private peakBuffered = 0;
   /** Deltas that arrive while the snapshot this page waits for is being built (sent after it). */
   private waiting: string[] | null = [];
   private waitingBytes = 0;
@@ -46,7 +49,7 @@ export class StreamClient {
   /** The snapshot this page starts from (or resumes from after falling behind), then what waited for it. */
   start(hello: string): void {
     if (this.closed) return;
-    this.response.write(frame(hello));
+    this.write(hello);
     const waiting = this.waiting ?? [];
     this.waiting = null;
     this.waitingBytes = 0;
@@ -79,7 +82,13 @@ export class StreamClient {
       }
       return;
     }
-    this.response.write(frame(delta));
+    this.write(delta);
+  }
+
+  private write(json: string): void {
+    this.response.write(frame(json));
+    const buffered = this.response.writableLength;
+    if (buffered > this.peakBuffered) this.peakBuffered = buffered;
   }
 
   private caughtUp(): void {
@@ -99,6 +108,7 @@ export class StreamClient {
     return {
       session: this.session,
       bufferedBytes: this.closed ? 0 : this.response.writableLength,
+      peakBufferedBytes: this.peakBuffered,
       behind: this.behind,
       dropped: this.dropped,
       resyncs: this.resyncs,

@@ -46,10 +46,10 @@ export interface Studio {
   /** Shows an agent live (its session id names it when it has one, else `label`). Returns its key on the page. */
   attach(agent: Agent, options?: { label?: string }): string;
   /**
-   * Readers of the studio's streams and how far behind they are, and the CPU time the studio spent
-   * sending the attached agents' changes to them so far (its flushes, ms; diagnostics).
+   * Readers of the studio's streams and how far behind they are, and the time the agents' thread
+   * spent sending their changes to them so far (its flushes, ms; diagnostics).
    */
-  stats(): { clients: ClientStats[]; flushCpuMs: number };
+  stats(): { clients: ClientStats[]; flushMs: number };
   /** Closes every stream and the server, and the agents the studio opened itself (`agentFor`). */
   stop(): Promise<void>;
 }
@@ -267,7 +267,7 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
     attach: (agent, attachOptions) => attach(agent, attachOptions),
     stats: () => ({
       clients: [...clients].map((client) => client.stats()),
-      flushCpuMs: [...live.values()].reduce((sum, session) => sum + session.flushCpuUs, 0) / 1000,
+      flushMs: [...live.values()].reduce((sum, session) => sum + session.flushMs, 0),
     }),
     stop() {
       stopping ??= (async () => {

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { createAgent, defineTool, type Agent } from 'agentchart';
-import type { Studio } from 'agentchart/studio';
 import { scriptedModel } from 'agentchart/testing';
 import { SNAPSHOT_EVENT_BYTES } from '../../src/studio/live-session.js';
 import { MAX_MESSAGE } from '../../src/studio/wire.js';
@@ -31,12 +30,3 @@ export function chattyAgent(updates = 20_000): Agent {
  * snapshot instead of the backlog) — whatever the run produced.
  */
 export const STALLED_PAGE_BOUND = CLIENT_BUFFER_LIMIT + 2 * MAX_MESSAGE + SNAPSHOT_EVENT_BYTES + 2 ** 16;
-
-/** Samples the bytes the studio holds for its readers until the returned function is called: the peak. */
-export function sampleBuffered(studio: Studio): () => number {
-  let peak = 0;
-  const sampler = setInterval(() => {
-    for (const client of studio.stats().clients) peak = Math.max(peak, client.bufferedBytes);
-  }, 5);
-  return () => (clearInterval(sampler), peak);
-}
