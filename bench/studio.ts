@@ -103,7 +103,7 @@ export async function studioCost(turns: number, calls: number, rounds: number, w
         cpu[mode].push((run.cpuMs * 1000) / (turns + 1));
         all[mode].push((run.processCpuMs * 1000) / (turns + 1));
         if (mode === 'watched') bytes.push(run.bytes);
-        if (mode === 'watched' || mode === 'stalled') flushCpu[mode].push((run.flushCpuMs * 1000) / (turns + 1));
+        if (mode === 'watched' || mode === 'stalled') flushCpu[mode].push((run.flushMs * 1000) / (turns + 1));
         if (mode === 'stalled') {
           dropped.push(run.dropped);
           peakBuffered = Math.max(peakBuffered, run.peakBuffered);
@@ -180,7 +180,7 @@ export async function timedRun(
   bytes: number;
   dropped: number;
   peakBuffered: number;
-  flushCpuMs: number;
+  flushMs: number;
 }> {
   const agent = createAgent({ model: turnsModel(turns, calls), tools: benchTools });
   const studio = mode === 'off' ? null : await startStudio({ agents: [agent] });
@@ -194,13 +194,13 @@ export async function timedRun(
   const { ms } = clock.stop();
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
   const { threadMs: cpuMs, processMs: processCpuMs } = runtime.stop();
-  const flushCpuMs = (studio?.stats().flushMs ?? 0) - flushedBefore;
+  const flushMs = (studio?.stats().flushMs ?? 0) - flushedBefore;
   const client = studio?.stats().clients[0];
   const dropped = client?.dropped ?? 0;
   const peakBuffered = client?.peakBufferedBytes ?? 0;
   const received = (await page?.close()) ?? 0;
   await studio?.stop();
-  return { ms, cpuMs, processCpuMs, result, bytes: received, dropped, peakBuffered, flushCpuMs };
+  return { ms, cpuMs, processCpuMs, result, bytes: received, dropped, peakBuffered, flushMs };
 }
 
 /**
