@@ -142,6 +142,42 @@ describe('the studio page, live', () => {
     expect(checkInvariants(events, result.messages).violations).toEqual([]);
     expect(browser.errors).toEqual([]);
   });
+
+  it('a session chosen while the list of sessions is on its way stays chosen (the list is older than the choice)', async () => {
+    const first = createAgent({ model: slowModel([]), store: memoryStore(), sessionId: 'listed-first' });
+    await show(first, 'listed-first');
+    const { page } = browser;
+    // The page asks for the list every few seconds: one answer is taken before the next agent is
+    // attached and held until the page has chosen that agent's session.
+    const held = gate();
+    const release = gate();
+    await page.route('**/api/sessions', async (route) => {
+      const response = await route.fetch();
+      held.open();
+      await release.promise;
+      await route.fulfill({ response });
+    });
+    try {
+      await held.promise;
+      const second = createAgent({ model: slowModel([]), store: memoryStore(), sessionId: 'listed-second' });
+      agents.push(second);
+      await second.ready;
+      expect(studio.attach(second)).toBe('listed-second');
+      await page.evaluate(() => (location.hash = '#session=listed-second'));
+      await page.waitForFunction(() => (window as any).agentchartStudio?.session?.info.id === 'listed-second');
+      const listAnswered = page.waitForResponse((response) => response.url().includes('/api/sessions'));
+      release.open();
+      await listAnswered;
+      // The stale list (without the new session) arrived after the choice: the page stays where it was sent.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await page.evaluate(() => (window as any).agentchartStudio.sessionId)).toBe('listed-second');
+      expect(page.url()).toContain('#session=listed-second');
+    } finally {
+      release.open();
+      await page.unroute('**/api/sessions');
+    }
+    expect(browser.errors).toEqual([]);
+  });
 });
 
 // Each test waits on up to three page polls of 15 s: its own limit must be above their sum, so a slow page

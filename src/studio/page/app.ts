@@ -57,6 +57,8 @@ export function startStudioPage(): StudioPageApi {
 
   let sessions: SessionInfo[] = [];
   let selected: string | null = null;
+  /** How many times a session was chosen: a list asked for before the latest choice must not undo it. */
+  let choices = 0;
   let session: PageSession | null = null;
   let travel: Travel | null = null;
   let stream: AbortController | null = null;
@@ -91,6 +93,7 @@ export function startStudioPage(): StudioPageApi {
 
   // ---- sessions -----------------------------------------------------------------------------
   const refreshSessions = async () => {
+    const choicesBefore = choices;
     try {
       sessions = await api<SessionInfo[]>('/api/sessions');
     } catch (error) {
@@ -106,6 +109,12 @@ export function startStudioPage(): StudioPageApi {
       ),
     );
     select.replaceChildren(...options);
+    // A session chosen while the list was on its way (one attached since, named in the address) is
+    // newer than the list: it stays; the next list has it.
+    if (choices !== choicesBefore) {
+      if (selected !== null) select.value = selected;
+      return;
+    }
     if (selected === null || !sessions.some((info) => info.id === selected)) {
       const wanted = new URLSearchParams(location.hash.slice(1)).get('session');
       const first = sessions.find((info) => info.id === wanted) ?? sessions.find((info) => info.live) ?? sessions[0];
@@ -116,6 +125,7 @@ export function startStudioPage(): StudioPageApi {
 
   const choose = (id: string) => {
     if (id === selected && stream) return;
+    choices += 1;
     selected = id;
     session = null;
     travel = null;
