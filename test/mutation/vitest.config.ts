@@ -7,6 +7,8 @@ import base from '../vitest.config.js';
 // changed target, guard or action apart, strongest and cheapest first. A static mutant (the chart's
 // config, evaluated when the module loads) runs all of them until one fails, so the order is the speed.
 const SUITES = [
+  // The names a chart uses are implemented (a name emptied or misspelt drops an effect silently): milliseconds.
+  'test/model-checking/chart-names.test.ts',
   // Targeted and cheap: the edges the explorations leave out.
   'test/unit/tool-results.test.ts',
   'test/unit/tool-call-logic.test.ts',
