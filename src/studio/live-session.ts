@@ -218,7 +218,6 @@ export class LiveSession {
   private flush(): void {
     this.timer = null;
     if (this.clients.size === 0) return;
-    for (const client of this.clients) client.checkProgress();
     if (this.allBehind()) return;
     const wired = this.spilled;
     this.spilled = { values: [], times: [] };

@@ -18,10 +18,9 @@ export interface ClientStats {
 
 /**
  * One page reading a session's stream (server-sent events). Writes never wait: a page that stops
- * reading (a paused tab) falls behind once its socket took nothing for a whole flush interval, or
- * once its buffer passes `CLIENT_BUFFER_LIMIT`; its messages are then dropped (not even built, when
- * every page is behind), and once it drains it gets a fresh snapshot instead of the backlog. So a
- * slow page costs the agent neither time nor memory beyond that bound.
+ * reading (a paused tab) fills its buffer up to `CLIENT_BUFFER_LIMIT`, then its messages are dropped,
+ * and once it drains it gets a fresh snapshot instead of the backlog. So a slow page costs the agent
+ * neither time nor memory beyond that bound.
  */
 export class StreamClient {
   behind = false;
@@ -29,9 +28,6 @@ export class StreamClient {
   resyncs = 0;
   closed = false;
   private peakBuffered = 0;
-  /** What the page's socket held at the last flush, and what was written to it since (to tell whether it took any). */
-  private heldAtFlush = 0;
-  private writtenSinceFlush = 0;
   /** Deltas that arrive while the snapshot this page waits for is being built (sent after it). */
   private waiting: string[] | null = [];
   private waitingBytes = 0;
@@ -78,39 +74,19 @@ export class StreamClient {
       } else if (!this.stale) this.waiting.push(delta);
       return;
     }
-    if (!this.behind && this.response.writableLength > this.limit) this.fallBehind();
-    if (this.behind) {
+    if (this.behind || this.response.writableLength > this.limit) {
       this.dropped += 1;
+      if (!this.behind) {
+        this.behind = true;
+        this.response.once('drain', () => this.caughtUp());
+      }
       return;
     }
     this.write(delta);
   }
 
-  /**
-   * Called at each flush, before its messages. A page whose socket took nothing in a whole flush
-   * interval, with more waiting than the socket's own buffer, stopped reading (a paused or frozen
-   * tab): it falls behind now rather than a megabyte later, so the studio stops building what it
-   * would only drop. A page that reads, however slowly, takes something each interval.
-   */
-  checkProgress(): void {
-    if (this.closed || this.behind || this.waiting) return;
-    const held = this.response.writableLength;
-    const taken = this.heldAtFlush + this.writtenSinceFlush - held;
-    this.heldAtFlush = held;
-    this.writtenSinceFlush = 0;
-    // Past the socket's own buffer its 'drain' is sure to come once the page reads again.
-    if (taken <= 0 && held > 0 && this.response.writableNeedDrain) this.fallBehind();
-  }
-
-  private fallBehind(): void {
-    this.behind = true;
-    this.response.once('drain', () => this.caughtUp());
-  }
-
   private write(json: string): void {
-    const data = frame(json);
-    this.response.write(data);
-    this.writtenSinceFlush += data.length;
+    this.response.write(frame(json));
     const buffered = this.response.writableLength;
     if (buffered > this.peakBuffered) this.peakBuffered = buffered;
   }
@@ -118,8 +94,6 @@ export class StreamClient {
   private caughtUp(): void {
     if (this.closed) return;
     this.behind = false;
-    this.heldAtFlush = this.response.writableLength;
-    this.writtenSinceFlush = 0;
     this.resyncs += 1;
     this.waiting = [];
     this.resync(this);
