@@ -247,4 +247,34 @@ describe('loop policies', () => {
     expect(result).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
     expectCounters(result.counters, { turns: 2, modelCalls: 2 });
   });
+
+  test('P4 post-loop Stop ends the session completed with policyStop once the loop is over; a queued follow-up stays queued', async () => {
+    const seen: number[] = [];
+    let agent!: Agent;
+    agent = createAgent({
+      model: scriptedModel([{ text: 'Done.' }, { text: 'never asked' }]),
+      retry: { jitter: false },
+      policies: {
+        postLoop: [
+          ({ turnIndex }) => {
+            seen.push(turnIndex);
+            // A follow-up arriving now would start another iteration; the stop ends the session first.
+            agent.followUp('and then?');
+            return { verdict: 'stop', reason: 'one answer is enough' };
+          },
+        ],
+      },
+    });
+
+    const { result, events } = await finished(agent.prompt('hello'));
+
+    expect(lifecycle(events)).toEqual(['agentStart', ...TEXT_TURN, 'agentEnd']);
+    expectInvariants(events, result.messages);
+    expect(seen).toEqual([1]);
+    expect(ofType(events, 'agentEnd')).toMatchObject([{ status: 'completed', endReason: 'policyStop' }]);
+    expect(result).toMatchObject({ status: 'completed', endReason: 'policyStop' });
+    expect(result.error).toBeUndefined();
+    expectCounters(result.counters, { turns: 1, modelCalls: 1 });
+    expect(agent.snapshot().followUpQueue).toEqual([user('and then?')]);
+  });
 });
