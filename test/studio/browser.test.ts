@@ -121,9 +121,9 @@ describe('the studio page, live', () => {
     await poll(() => litStates(page, 'toolCall')).toContain('toolCall.executing');
     // The tool-call actor, under its turn: a child chip in the turn's chart, the call's chip in the tool-call chart.
     await poll(() => texts(page, '[data-machine="turn"] .chip.child')).toEqual(['↳ read_file · c1: executing']);
-    expect(await texts(page, '[data-machine="toolCall"] .chip')).toEqual(['turn 0 › read_file · c1: executing']);
+    await poll(() => texts(page, '[data-machine="toolCall"] .chip')).toEqual(['turn 0 › read_file · c1: executing']);
     await poll(() => page.getAttribute('#inflight .tool[data-tool-call-id="c1"]', 'data-status')).toBe('running');
-    expect(await texts(page, '#inflight .msg pre.text')).toEqual([reply]);
+    await poll(() => texts(page, '#inflight .msg pre.text')).toEqual([reply]);
     await page.screenshot({ path: join(SCREENSHOTS, 'live-tool-execution.png') });
     toolDone.open();
 

@@ -72,7 +72,11 @@ describe('time travel and fork on the page', () => {
     const original = JSON.stringify(events);
     await page.goto(`${studio.url}#session=original`);
     await page.waitForFunction(() => (window as any).agentchartStudio?.session?.info.id === 'original');
-    expect(await texts(page, '#history .msg[data-role="user"] pre.text')).toEqual(['What is in a.txt?', 'And then?']);
+    // The session is drawn on the next frame after it arrives: polled, not read at once.
+    await poll(() => texts(page, '#history .msg[data-role="user"] pre.text')).toEqual([
+      'What is in a.txt?',
+      'And then?',
+    ]);
 
     // A step in the middle of the first turn: the tool running.
     const start = events.findIndex((event) => event.type === 'toolExecutionStart');
@@ -80,7 +84,7 @@ describe('time travel and fork on the page', () => {
     await poll(() => page.evaluate(`${pageApi}.travel?.step.events`)).toBeGreaterThan(start);
     await poll(() => litStates(page, 'turn')).toContain('turn.TOOL_EXECUTION');
     expect(await litStates(page, 'toolCall')).toContain('toolCall.executing');
-    expect(await texts(page, '#history .msg[data-role="user"] pre.text')).toEqual(['What is in a.txt?']);
+    await poll(() => texts(page, '#history .msg[data-role="user"] pre.text')).toEqual(['What is in a.txt?']);
     expect(await page.getAttribute('#inflight .tool[data-tool-call-id="c1"]', 'data-status')).toBe('running');
     expect(await page.textContent('[data-counter="turns"] .value')).toBe('0');
     expect(await page.textContent('[data-counter="toolCallsExecuted"] .value')).toBe('1');
@@ -95,7 +99,11 @@ describe('time travel and fork on the page', () => {
     // The step is drawn on the next frame.
     await poll(() => litStates(page, 'turn')).toEqual([]);
     expect(await page.textContent('[data-machine="master"] h2 small')).toBe('no run in progress');
-    expect(await texts(page, '#history .msg pre.text')).toEqual(['What is in a.txt?', 'Reading.', 'a.txt says hello.']);
+    await poll(() => texts(page, '#history .msg pre.text')).toEqual([
+      'What is in a.txt?',
+      'Reading.',
+      'a.txt says hello.',
+    ]);
     expect(await page.textContent('[data-counter="turns"] .value')).toBe('2');
     await page.click('#fork');
     const open = page.locator('#open-fork');
@@ -105,7 +113,11 @@ describe('time travel and fork on the page', () => {
     await page.screenshot({ path: join(SCREENSHOTS, 'travel-fork.png') });
     await open.click();
     await page.waitForFunction((id) => (window as any).agentchartStudio?.session?.info.id === id, forkId);
-    expect(await texts(page, '#history .msg pre.text')).toEqual(['What is in a.txt?', 'Reading.', 'a.txt says hello.']);
+    await poll(() => texts(page, '#history .msg pre.text')).toEqual([
+      'What is in a.txt?',
+      'Reading.',
+      'a.txt says hello.',
+    ]);
 
     // The fork runs with a new prompt, typed on the page (the studio opens it with agentFor).
     await poll(() => page.isEnabled('#prompt')).toBe(true);
@@ -118,7 +130,7 @@ describe('time travel and fork on the page', () => {
       'Something else entirely.',
       'An answer from the forked session.',
     ]);
-    expect(await texts(page, '#receipts .receipt .answer')).toEqual([expect.stringMatching(/^run \S+ started$/)]);
+    await poll(() => texts(page, '#receipts .receipt .answer')).toEqual([expect.stringMatching(/^run \S+ started$/)]);
     await page.screenshot({ path: join(SCREENSHOTS, 'fork-ran.png') });
 
     const forked = await store.loadEvents(forkId);
