@@ -22,8 +22,7 @@ afterEach(async () => {
 
 /**
  * A tool that reports 2 kB of progress 50 times every 10 ms: some 400 kB per 40 ms flush (well under
- * the limit per flush), 20 MB in all (more than the kernel's socket buffers take for a page that does
- * not read).
+ * the limit per flush), 20 MB in all (far more than the kernel's socket buffers hold).
  */
 function pacedAgent(): Agent {
   const chatty = defineTool({
@@ -46,7 +45,7 @@ function pacedAgent(): Agent {
   return agent;
 }
 
-/** A raw page: its request sent, then it reads as `read` says (never, or a chunk now and then). */
+/** A raw page: its request sent and the first bytes read; the caller pauses and resumes its socket. */
 async function openReader(studio: Studio): Promise<{ socket: Socket; received: () => number }> {
   const url = new URL(studio.url);
   const socket = tcpConnect(Number(url.port), '127.0.0.1');
@@ -61,7 +60,7 @@ async function openReader(studio: Studio): Promise<{ socket: Socket; received: (
 }
 
 describe('a page that reads in bursts', () => {
-  it('a page that reads in bursts (busy for 30 ms at a time, as a janky tab) is never let go', async () => {
+  it('busy for 30 ms at a time (a janky tab), it is never let go and gets every message', async () => {
     const agent = pacedAgent();
     const studio = await startStudio({ agents: [agent] });
     studios.push(studio);
