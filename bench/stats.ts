@@ -161,6 +161,18 @@ export function ratioInterval(
   b: readonly number[],
   resamples = 2_000,
 ): { low: number; high: number } {
+  return bootstrap((resample) => median(resample(a)) / median(resample(b)), resamples);
+}
+
+/** How sure a median is: its 90% bootstrap interval, as `ratioInterval` (for samples that are ratios already). */
+export function medianInterval(samples: readonly number[], resamples = 2_000): { low: number; high: number } {
+  return bootstrap((resample) => median(resample(samples)), resamples);
+}
+
+function bootstrap(
+  statistic: (resample: (samples: readonly number[]) => number[]) => number,
+  resamples: number,
+): { low: number; high: number } {
   let seed = 0x9e3779b9;
   const random = () => {
     // mulberry32: small, fast, and deterministic.
@@ -171,9 +183,9 @@ export function ratioInterval(
   };
   const resample = (samples: readonly number[]) =>
     samples.map(() => samples[Math.floor(random() * samples.length)] as number);
-  const ratios: number[] = [];
-  for (let i = 0; i < resamples; i++) ratios.push(median(resample(a)) / median(resample(b)));
-  ratios.sort((x, y) => x - y);
-  const at = (q: number) => Number((ratios[Math.floor(q * (ratios.length - 1))] as number).toFixed(2));
+  const values: number[] = [];
+  for (let i = 0; i < resamples; i++) values.push(statistic(resample));
+  values.sort((x, y) => x - y);
+  const at = (q: number) => Number((values[Math.floor(q * (values.length - 1))] as number).toFixed(3));
   return { low: at(0.05), high: at(0.95) };
 }

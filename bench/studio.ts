@@ -7,6 +7,7 @@ import {
   fullGc,
   macrotask,
   median,
+  medianInterval,
   ratioInterval,
   sampled,
   startClock,
@@ -25,7 +26,8 @@ import { benchTools, turnsModel } from './workload.js';
  * after it, and every run starts after a full collection. The target is the agent's thread's time on
  * a CPU per turn (the scheduler's count, in ns: the kernel's CPU clocks here are sampled at a 4 ms
  * tick, as coarse as the difference measured), counted until the studio has sent the run's last
- * events; all the process's threads beside it; and the time the studio's own flushes took.
+ * events; all the process's threads beside it; and the time the studio's own work took (its flushes and
+ * their socket writes), also against the rest of the same run.
  *
  * Alone: `npm run build && TSX_TSCONFIG_PATH=bench/tsconfig.dist.json npx tsx bench/studio.ts`.
  */
@@ -61,11 +63,22 @@ export interface StudioCost {
    */
   control?: { cpuRatio: number; low: number; high: number };
   /**
-   * The studio's own work for a watching page, per turn: the time its flushes took on the agent's
-   * thread (serializing and writing what changed; synchronous, so the thread did nothing else), as
-   * a share of a turn's CPU with no studio. The end-to-end ratio's floor.
+   * The studio's own work, per turn: the wall time its flushes and their socket writes took on the
+   * agent's thread (synchronous, so the thread did nothing else; the key's name is older than that
+   * clock), and as a share of a turn's CPU with no studio. The end-to-end ratio's floor.
    */
-  flushCpu?: { watched: Sampled; stalled: Sampled; share: { watched: number; stalled: number } };
+  flushCpu?: {
+    watched: Sampled;
+    stalled: Sampled;
+    share: { watched: number; stalled: number };
+    /**
+     * The same work against the rest of the same run's thread time (`flush / (thread − flush)`),
+     * its median over the rounds and 90% interval: measured within one run, so the machine's speed
+     * that moves whole runs by up to 2× cancels out. Slowdowns the studio causes outside its own
+     * code (the agent's caches, the collector) are not in it; the end-to-end ratio holds them.
+     */
+    ownShare?: Record<PageMode, { median: number; low: number; high: number }>;
+  };
   /** Bytes the watching page received per run (median). */
   bytesPerRun: number;
   /** Messages the studio dropped for the stalled page per run (median): it fell behind, and was let go. */
@@ -81,6 +94,7 @@ export async function studioCost(turns: number, calls: number, rounds: number, w
   const all: Record<Slot, number[]> = { off: [], attached: [], watched: [], stalled: [], control: [] };
   const bytes: number[] = [];
   const flushCpu: { watched: number[]; stalled: number[] } = { watched: [], stalled: [] };
+  const ownShare: { watched: number[]; stalled: number[] } = { watched: [], stalled: [] };
   const dropped: number[] = [];
   let peakBuffered = 0;
   for (let round = 0; round < warmups + rounds; round++) {
@@ -103,7 +117,10 @@ export async function studioCost(turns: number, calls: number, rounds: number, w
         cpu[mode].push((run.cpuMs * 1000) / (turns + 1));
         all[mode].push((run.processCpuMs * 1000) / (turns + 1));
         if (mode === 'watched') bytes.push(run.bytes);
-        if (mode === 'watched' || mode === 'stalled') flushCpu[mode].push((run.flushMs * 1000) / (turns + 1));
+        if (mode === 'watched' || mode === 'stalled') {
+          flushCpu[mode].push((run.flushMs * 1000) / (turns + 1));
+          ownShare[mode].push(run.flushMs / (run.cpuMs - run.flushMs));
+        }
         if (mode === 'stalled') {
           dropped.push(run.dropped);
           peakBuffered = Math.max(peakBuffered, run.peakBuffered);
@@ -151,6 +168,7 @@ export async function studioCost(turns: number, calls: number, rounds: number, w
         watched: Number((median(flushCpu.watched) / median(cpu.off)).toFixed(3)),
         stalled: Number((median(flushCpu.stalled) / median(cpu.off)).toFixed(3)),
       },
+      ownShare: { watched: shareOf(ownShare.watched), stalled: shareOf(ownShare.stalled) },
     },
     bytesPerRun: Math.round(median(bytes)),
     stalledDropped: Math.round(median(dropped)),
@@ -159,6 +177,7 @@ export async function studioCost(turns: number, calls: number, rounds: number, w
 }
 
 const round1 = (value: number) => Number(value.toFixed(1));
+const shareOf = (samples: number[]) => ({ median: Number(median(samples).toFixed(3)), ...medianInterval(samples) });
 
 /** After a run, the studio's last flush has been sent and read within this (the same wait in every mode). */
 const SETTLE_MS = 150;

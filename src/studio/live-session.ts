@@ -44,7 +44,7 @@ export class LiveSession {
   private readonly clients = new Set<StreamClient>();
   private readonly subscription: Subscription;
   private timer: ReturnType<typeof setTimeout> | null = null;
-  /** The time the flushes took so far on the agent's thread (ms; a flush is synchronous: the thread did nothing else). */
+  /** The time the flushes and their socket writes took so far on the agent's thread (ms; both synchronous). */
   flushMs = 0;
   /** What the pages were last sent: history as references, the rest as JSON. */
   private readonly sentHistory: Message[] = [];
@@ -204,13 +204,16 @@ export class LiveSession {
     this.timer.unref?.();
   }
 
-  /** A flush, timed: the thread's CPU clock may count in 4 ms ticks, far coarser than a flush. */
+  /**
+   * A flush, timed: the thread's CPU clock may count in 4 ms ticks, far coarser than a flush. The
+   * socket writes come on the next tick (a response corks its writes until then): they count too.
+   */
   private timedFlush(): void {
     const start = performance.now();
     try {
       this.flush();
     } finally {
-      this.flushMs += performance.now() - start;
+      process.nextTick(() => (this.flushMs += performance.now() - start));
     }
   }
 

@@ -47,7 +47,7 @@ export interface Studio {
   attach(agent: Agent, options?: { label?: string }): string;
   /**
    * Readers of the studio's streams and how far behind they are, and the time the agents' thread
-   * spent sending their changes to them so far (its flushes, ms; diagnostics).
+   * spent sending their changes to them so far (its flushes and socket writes, ms; diagnostics).
    */
   stats(): { clients: ClientStats[]; flushMs: number };
   /** Closes every stream and the server, and the agents the studio opened itself (`agentFor`). */

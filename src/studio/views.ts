@@ -3,7 +3,7 @@ import type { AgentEvent } from '../domain/events.js';
 import type { StepCheckpoint, StepMachines, StepSummary } from '../store/step-types.js';
 import type { SessionCheckpoint, SessionStore } from '../store/types.js';
 import type { SessionInfo, SessionView, StepView } from './protocol.js';
-import { MAX_WIRE_STRING, wireEvent, wireMessages } from './wire.js';
+import { mayHoldLongString, wireEvent, wireMessages } from './wire.js';
 
 const NO_MACHINES: StepMachines = { master: null, turn: null, calls: [] };
 
@@ -78,7 +78,7 @@ export async function storedEventsForPage(
   const times = timesOf(rows.length, steps, offset);
   const events = rows.map((row, index) => {
     const t = times[index] as number;
-    if (row.length > MAX_WIRE_STRING) return wireEvent(parseRow(sessionId, row, offset + index) as AgentEvent, t);
+    if (mayHoldLongString(row)) return wireEvent(parseRow(sessionId, row, offset + index) as AgentEvent, t);
     const end = row.lastIndexOf('}');
     if (row[0] !== '{' || end < 0 || row.slice(end + 1).trim() !== '') parseRow(sessionId, row, offset + index);
     return `${row.slice(0, end)},"t":${t}}`;

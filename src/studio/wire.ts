@@ -10,36 +10,35 @@ export const MAX_WIRE_STRING = 20_000;
  * An event as the page gets it, not yet serialized (a live stream serializes a whole batch at once):
  * the `messages` of beforeModelCall and agentEnd become their length (the page has the history; a
  * context sent to the model is asked for on demand), so a long session's log costs linear bytes; a
- * live turnEnd comes without the reply and results the page got already; long strings are cut. The
- * event itself when nothing changes (no copy); its time travels beside it.
+ * live turnEnd comes without the reply and results the page got already. The event itself when
+ * nothing changes (no copy, no walk: long strings are cut when the batch is serialized); its time
+ * travels beside it.
  */
 export function wireValue(event: AgentEvent): object {
   switch (event.type) {
-    // Ids, numbers and names only: nothing to cut.
-    case 'agentStart':
-    case 'turnStart':
-      return event;
     case 'turnEnd':
       // The turn's reply and results reach the page as messageEnd, toolExecutionEnd and the history: not a third time.
       return fieldsOf(event, 'assistant', 'toolResults');
     case 'beforeModelCall':
-      return withLength(event);
     case 'agentEnd':
-      return cutIfLong(withLength(event));
-    case 'messageUpdate': {
-      const delta = event.delta;
-      return (delta.type === 'toolCall' ? delta.argumentsDelta : delta.text).length > MAX_WIRE_STRING
-        ? cutCopy(event)
-        : event;
-    }
+      return withLength(event);
     default:
-      return cutIfLong(event);
+      return event;
   }
 }
 
 /** An event serialized for the page with its time `t` (a snapshot's events, one by one). */
 export function wireEvent(event: AgentEvent, t: number): string {
-  return `${JSON.stringify(wireValue(event)).slice(0, -1)},"t":${t}}`;
+  return `${wireJson(wireValue(event)).slice(0, -1)},"t":${t}}`;
+}
+
+/**
+ * `value` as JSON with every string longer than `MAX_WIRE_STRING` cut: a plain stringify, and the
+ * cutting replacer only when the JSON may hold such a string (rare: a tool result of megabytes).
+ */
+export function wireJson(value: unknown): string {
+  const json = JSON.stringify(value);
+  return mayHoldLongString(json) ? JSON.stringify(value, cutLong) : json;
 }
 
 /** The event's fields but `skip` and `skipToo`, in their order (a loop, no array: this runs twice per turn). */
@@ -66,37 +65,41 @@ function messagesLength(event: AgentEvent & { messages: unknown }): number {
   return typeof ref?.historyPrefix === 'number' && Array.isArray(ref.tail) ? ref.historyPrefix + ref.tail.length : 0;
 }
 
-/** Nesting past this is treated as holding a long string (the cutting copy handles any depth). */
-const MAX_WALK_DEPTH = 32;
-
-/** A string longer than `MAX_WIRE_STRING` somewhere in `value`: a walk, no allocation (cheaper than serializing). */
-export function hasLongString(value: unknown, depth = 0): boolean {
-  if (typeof value === 'string') return value.length > MAX_WIRE_STRING;
-  if (typeof value !== 'object' || value === null) return false;
-  if (depth > MAX_WALK_DEPTH) return true;
-  if (Array.isArray(value)) {
-    for (const item of value) if (hasLongString(item, depth + 1)) return true;
-    return false;
+/**
+ * Whether `json` may hold a string longer than `MAX_WIRE_STRING`, from a few probes instead of a
+ * walk over the value (which would touch every event's objects a second time). Such a string's
+ * token spans more than `MAX_WIRE_STRING` characters between two unescaped quotes (escapes only
+ * lengthen it), so it covers a multiple of `MAX_WIRE_STRING`: at each one, the quotes around it are
+ * found. Never misses; a long run without quotes (an array of numbers) answers true, harmlessly.
+ */
+export function mayHoldLongString(json: string): boolean {
+  for (let probe = MAX_WIRE_STRING; probe < json.length; probe += MAX_WIRE_STRING) {
+    const open = unescapedQuote(json, probe, -1);
+    const close = unescapedQuote(json, probe, 1);
+    if ((close < 0 ? json.length : close) - open - 1 > MAX_WIRE_STRING) return true;
   }
-  for (const key in value) if (hasLongString((value as Record<string, unknown>)[key], depth + 1)) return true;
   return false;
 }
 
-const cutIfLong = <T extends object>(value: T): object => (hasLongString(value) ? cutCopy(value) : value);
+/** The nearest quote at or before `from` (`step` -1) or after it (`step` 1) that is not escaped; -1 if none. */
+function unescapedQuote(json: string, from: number, step: 1 | -1): number {
+  let at = step < 0 ? json.lastIndexOf('"', from) : json.indexOf('"', from + 1);
+  while (at >= 0) {
+    let backslashes = 0;
+    while (json.charCodeAt(at - 1 - backslashes) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return at;
+    at = step < 0 ? json.lastIndexOf('"', at - 1) : json.indexOf('"', at + 1);
+  }
+  return -1;
+}
+
+const BACKSLASH = 92;
 
 const cutLong = (_key: string, value: unknown) =>
   typeof value === 'string' && value.length > MAX_WIRE_STRING ? cut(value) : value;
 
-/** A copy with long strings cut (rare: a tool result or reply of more than `MAX_WIRE_STRING` characters). */
-function cutCopy(value: object): object {
-  return JSON.parse(JSON.stringify(value, cutLong)) as object;
-}
-
-/** Messages for the page, with the same cut: a plain stringify first, the cutting replacer only when it could matter. */
-export function wireMessages(messages: readonly Message[]): string {
-  const json = JSON.stringify(messages);
-  return json.length > MAX_WIRE_STRING ? JSON.stringify(messages, cutLong) : json;
-}
+/** Messages for the page, with the same cut. */
+export const wireMessages = (messages: readonly Message[]): string => wireJson(messages);
 
 function cut(text: string): string {
   return `${text.slice(0, MAX_WIRE_STRING)}… (${text.length - MAX_WIRE_STRING} more characters)`;
@@ -121,7 +124,7 @@ export interface Wired {
 export function eventBatches({ values, times }: Wired): string[] {
   const batches: string[] = [];
   const add = (from: number, to: number): void => {
-    const events = JSON.stringify(values.slice(from, to));
+    const events = wireJson(values.slice(from, to));
     if (events.length > MAX_MESSAGE && to - from > 1) {
       const middle = (from + to) >> 1;
       add(from, middle);

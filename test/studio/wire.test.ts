@@ -4,10 +4,11 @@ import type { Delta } from '../../src/studio/protocol.js';
 import { deltaEvents } from '../../src/studio/page/session.js';
 import {
   eventBatches,
-  hasLongString,
+  mayHoldLongString,
   MAX_MESSAGE,
   MAX_WIRE_STRING,
   wireEvent,
+  wireJson,
   wireValue,
 } from '../../src/studio/wire.js';
 
@@ -52,7 +53,8 @@ describe('events as the page gets them', () => {
 
   it('cut strings longer than the limit wherever they are, and leave the event itself untouched', () => {
     const event = toolEnd(4, long);
-    expect(wireValue(event)).toMatchObject({ result: cutText, toolCallId: 'call_4' });
+    expect(wireValue(event)).toBe(event);
+    expect(JSON.parse(wireEvent(event, 7))).toMatchObject({ t: 7, result: cutText, toolCallId: 'call_4' });
     expect((event as { result: string }).result).toBe(long);
     const update: AgentEvent = {
       type: 'messageUpdate',
@@ -60,7 +62,7 @@ describe('events as the page gets them', () => {
       seq: 5,
       delta: { type: 'text', index: 0, text: long },
     };
-    expect(wireValue(update)).toMatchObject({ delta: { type: 'text', text: cutText } });
+    expect(JSON.parse(wireEvent(update, 8))).toMatchObject({ delta: { type: 'text', text: cutText } });
     const nested: AgentEvent = {
       type: 'toolExecutionStart',
       ...base,
@@ -69,16 +71,42 @@ describe('events as the page gets them', () => {
       toolName: 'write',
       arguments: { files: [{ path: 'a', content: long }] },
     };
-    expect(wireValue(nested)).toMatchObject({ arguments: { files: [{ path: 'a', content: cutText }] } });
     expect(JSON.parse(wireEvent(nested, 42))).toMatchObject({ t: 42, arguments: { files: [{ content: cutText }] } });
+    const [batch] = eventBatches({ values: [update, toolEnd(7, 'short')].map(wireValue), times: [1, 2] });
+    const events = deltaEvents(parse(batch as string));
+    expect(events.map((wired) => ('delta' in wired ? wired.delta : wired))).toMatchObject([
+      { type: 'text', text: cutText },
+      { result: 'short' },
+    ]);
+  });
+});
+
+describe('finding a long string in JSON without walking the value', () => {
+  const quoted = (text: string) => JSON.stringify({ a: 'short', text, b: [1, 2] });
+
+  it('finds one wherever it lies, of any length past the limit', () => {
+    for (const length of [MAX_WIRE_STRING + 1, 2 * MAX_WIRE_STRING, 2 * MAX_WIRE_STRING + 1, 5 * MAX_WIRE_STRING + 3])
+      for (const pad of [0, 1, 7_777, MAX_WIRE_STRING - 3, MAX_WIRE_STRING + 11]) {
+        const json = JSON.stringify(['p'.repeat(pad), 'x'.repeat(length), 'after']);
+        expect(mayHoldLongString(json), `length ${length} after ${pad}`).toBe(true);
+      }
   });
 
-  it('find a long string at any depth, and treat a nesting deeper than the walk goes as one', () => {
-    expect(hasLongString({ a: [{ b: 'short' }], c: 1, d: null })).toBe(false);
-    expect(hasLongString({ a: [{ b: long }] })).toBe(true);
-    let deep: unknown = 'short';
-    for (let depth = 0; depth < 40; depth++) deep = { deep };
-    expect(hasLongString(deep)).toBe(true);
+  it('is not fooled by escaped quotes or backslashes inside the long string', () => {
+    const quotes = '"'.repeat(MAX_WIRE_STRING + 1);
+    expect(mayHoldLongString(quoted(quotes))).toBe(true);
+    expect(mayHoldLongString(quoted(`a\\"b`.repeat(MAX_WIRE_STRING / 4)))).toBe(true);
+    expect(wireJson({ quotes })).toBe(
+      JSON.stringify({ quotes: `${'"'.repeat(MAX_WIRE_STRING)}… (1 more characters)` }),
+    );
+  });
+
+  it('answers no for many short strings, however long the JSON', () => {
+    const shorts = Array.from({ length: 5_000 }, (_, index) => `"quoted" \\ ${'s'.repeat(index % 50)}`);
+    expect(JSON.stringify(shorts).length).toBeGreaterThan(5 * MAX_WIRE_STRING);
+    expect(mayHoldLongString(JSON.stringify(shorts))).toBe(false);
+    expect(mayHoldLongString(quoted('x'.repeat(MAX_WIRE_STRING)))).toBe(false);
+    expect(wireJson(shorts)).toBe(JSON.stringify(shorts));
   });
 });
 
