@@ -8,7 +8,7 @@ import type { StreamClient } from './stream-client.js';
 import type { StepSummary } from '../store/step-types.js';
 import { helloJson, storedEventsForPage } from './views.js';
 import { StreamCoalescer } from './coalesce.js';
-import { eventBatches, wireEvent, wireMessages, wireValue, type Wired } from './wire.js';
+import { eventBatches, wireEvent, wireJson, wireMessages, wireValue, type Wired } from './wire.js';
 
 /** Events kept for a page that opens late (an agent with a store: the store has them all). */
 export const LIVE_EVENT_BUFFER = 5_000;
@@ -130,9 +130,14 @@ export class LiveSession {
       client.start(await this.hello(resync));
       this.schedule();
     } catch (error) {
-      client.start(JSON.stringify({ error: error instanceof Error ? error.message : String(error) }));
-      client.end();
+      client.fail(error);
     }
+  }
+
+  /** Every page is told what went wrong, and its stream ends (it reconnects from a fresh snapshot). */
+  private failClients(error: unknown): void {
+    for (const client of this.clients) client.fail(error);
+    this.clients.clear();
   }
 
   /** The snapshot: the store's log (if any) and the live events it lacks, the session now. */
@@ -212,6 +217,9 @@ export class LiveSession {
     const start = performance.now();
     try {
       this.flush();
+    } catch (error) {
+      // Nothing the studio sends may take the agent's process down (this runs on a timer): its pages are told.
+      this.failClients(error);
     } finally {
       process.nextTick(() => (this.flushMs += performance.now() - start));
     }
@@ -264,7 +272,7 @@ export class LiveSession {
     if (counters !== this.sent.counters) parts.push(`"counters":${(this.sent.counters = counters)}`);
     const machines = JSON.stringify(this.tap.machines());
     if (machines !== this.sent.machines) parts.push(`"machines":${(this.sent.machines = machines)}`);
-    const approvals = JSON.stringify(this.agent.pendingApprovals());
+    const approvals = wireJson(this.agent.pendingApprovals());
     if (approvals !== this.sent.approvals) parts.push(`"approvals":${(this.sent.approvals = approvals)}`);
     const queues = this.tap.queues();
     if (

@@ -99,6 +99,12 @@ export class StreamClient {
     this.resync(this);
   }
 
+  /** The stream ends with what went wrong (the page shows it). */
+  fail(error: unknown): void {
+    this.start(JSON.stringify({ error: error instanceof Error ? error.message : String(error) }));
+    this.end();
+  }
+
   end(): void {
     if (!this.closed) this.response.end();
     this.closed = true;

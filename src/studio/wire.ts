@@ -1,6 +1,7 @@
 import type { AgentEvent } from '../domain/events.js';
 import { contextViewOf } from '../domain/history-view.js';
 import type { Message } from '../domain/messages.js';
+import { AGENT_EVENT_LIMITS, toJsonValue } from '../trace/serialize.js';
 import type { WireEvent } from './protocol.js';
 
 /** Strings longer than this are cut on their way to the page (a tool result of megabytes stays in the store). */
@@ -35,9 +36,16 @@ export function wireEvent(event: AgentEvent, t: number): string {
 /**
  * `value` as JSON with every string longer than `MAX_WIRE_STRING` cut: a plain stringify, and the
  * cutting replacer only when the JSON may hold such a string (rare: a tool result of megabytes).
+ * Never throws: what JSON cannot hold (a BigInt, a cycle) is written as text, as a trace writes it.
  */
 export function wireJson(value: unknown): string {
-  const json = JSON.stringify(value);
+  let json: string;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    // A value JSON cannot hold (a tool's progress update with a BigInt or a cycle): shown as a trace shows it.
+    return JSON.stringify(toJsonValue(value, AGENT_EVENT_LIMITS), cutLong);
+  }
   return mayHoldLongString(json) ? JSON.stringify(value, cutLong) : json;
 }
 

@@ -1,6 +1,7 @@
 import { connect as tcpConnect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAgent, memoryStore, type Agent } from 'agentchart';
+import { z } from 'zod';
+import { createAgent, defineTool, memoryStore, type Agent } from 'agentchart';
 import { startStudio, type Studio } from 'agentchart/studio';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
 import { httpRequest, withToken } from '../support/local-endpoint.js';
@@ -159,6 +160,42 @@ describe('the studio server', () => {
       text: 'x',
     });
     expect(control).toMatchObject({ ok: false, code: 'NotReady' });
+  });
+
+  it('a progress update JSON cannot hold (a BigInt, a cycle) reaches the page as text, live and in a snapshot', async () => {
+    const cyclic: Record<string, unknown> = { step: 2 };
+    cyclic.self = cyclic;
+    const odd = defineTool({
+      name: 'odd',
+      description: 'Reports progress JSON cannot hold.',
+      parameters: z.object({}),
+      execute: async (_arguments, context) => {
+        await context.update({ bytes: 10n });
+        await context.update(cyclic);
+        return 'done';
+      },
+    });
+    const agent = createAgent({
+      model: scriptedModel([{ toolCalls: [{ name: 'odd', arguments: {} }] }, { text: 'ok' }]),
+      tools: [odd],
+    });
+    agents.push(agent);
+    const studio = await studioWith({ agents: [agent] });
+    const ended = (messages: StreamMessage[]) =>
+      messages.some((message) => 'delta' in message && (message.delta.events ?? []).some((e) => e.type === 'agentEnd'));
+    const reading = readStream(studio, 'live-1', ended);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const result = await agent.prompt('go').result;
+    const partials = (messages: StreamMessage[]) =>
+      messages
+        .flatMap((message) => ('hello' in message ? message.hello.events : (message.delta.events ?? [])))
+        .flatMap((event) => (event.type === 'toolExecutionUpdate' ? [event.partial] : []));
+    const expected = [{ bytes: '10n' }, { step: 2, self: '[circular]' }];
+    expect(partials(await reading)).toEqual(expected);
+    // A page opening now gets the same events in its snapshot, serialized one by one.
+    const late = await readStream(studio, 'live-1', (messages) => messages.length > 0);
+    expect(partials(late)).toEqual(expected);
+    expect(result).toMatchObject({ status: 'completed', counters: { toolCallsExecuted: 1 } });
   });
 
   it('a page that stops reading never holds the agent nor grows without bound: its messages drop, then it resyncs', async () => {
