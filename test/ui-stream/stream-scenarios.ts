@@ -115,6 +115,39 @@ export function describeUIStream(dialect: 'v6' | 'v7'): void {
       expect(chunks.at(-1)).toMatchObject({ type: 'finish', finishReason: 'stop' });
     });
 
+    it('a progress update JSON cannot hold (a BigInt, a cycle) reaches the client as text: the stream does not break', async () => {
+      const cyclic: Record<string, unknown> = { step: 2 };
+      cyclic.self = cyclic;
+      const oddTool = defineTool({
+        name: 'odd',
+        description: 'Reports progress JSON cannot hold.',
+        parameters: z.object({ kind: z.enum(['bigint', 'cycle']) }),
+        async execute({ kind }, ctx) {
+          await ctx.update(kind === 'bigint' ? { bytes: 10n } : cyclic);
+          return kind;
+        },
+      });
+      const model = scriptedModel([
+        {
+          toolCalls: [
+            { id: 'b1', name: 'odd', arguments: { kind: 'bigint' } },
+            { id: 'c1', name: 'odd', arguments: { kind: 'cycle' } },
+          ],
+        },
+        { text: 'Both reported.' },
+      ]);
+      const run = createAgent({ model, tools: [oddTool] }).prompt('report');
+      const message = await clientMessage(await toUIMessageStreamResponse(run));
+      const { result } = await finished(run);
+
+      expect(dataParts(message, 'tool-progress')).toEqual([
+        { toolCallId: 'b1', toolName: 'odd', partial: { bytes: '10n' } },
+        { toolCallId: 'c1', toolName: 'odd', partial: { step: 2, self: '[circular]' } },
+      ]);
+      expect(contentParts(message)).toEqual(partsLike(expectedParts(runMessages(result.messages), { dialect })));
+      expect(message.metadata).toMatchObject({ status: 'completed' });
+    });
+
     it('a steered batch: the interrupted call ends as output-error with its synthetic text; the receipt is a data part of the next step', async () => {
       const clock = new SimulatedClock();
       const slow = stuckTool('slow');
