@@ -89,6 +89,15 @@ export const AgentEndEventSchema = z.object({
   error: z.object({ code: z.string(), message: z.string() }).optional(),
 });
 
+/** A tool's progress update (`ctx.update(partial)`): `partial` is a JSON value, or the update is refused. */
+export const ToolExecutionUpdateEventSchema = z.object({
+  type: z.literal('toolExecutionUpdate'),
+  ...inTurn,
+  toolCallId: z.string(),
+  toolName: z.string(),
+  partial: z.unknown(),
+});
+
 export const AgentEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('agentStart'), ...base }),
   /** `steeringDelivered`: how many steering messages this turn's input delivers (absent when none). */
@@ -146,13 +155,7 @@ export const AgentEventSchema = z.discriminatedUnion('type', [
     toolName: z.string(),
     arguments: z.record(z.string(), z.unknown()),
   }),
-  z.object({
-    type: z.literal('toolExecutionUpdate'),
-    ...inTurn,
-    toolCallId: z.string(),
-    toolName: z.string(),
-    partial: z.unknown(),
-  }),
+  ToolExecutionUpdateEventSchema,
   z.object({
     type: z.literal('toolExecutionEnd'),
     ...inTurn,

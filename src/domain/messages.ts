@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { jsonProblem } from './json-problem.js';
+
+export { jsonProblem };
 
 /** Content blocks of an assistant message. Tool-call arguments are always a parsed JSON object. */
 export const TextBlockSchema = z.object({ type: z.literal('text'), text: z.string() });
@@ -40,56 +43,6 @@ export const ToolResultMessageSchema = z.object({
   content: z.string(),
   isError: z.boolean(),
 });
-/**
- * What JSON cannot hold in `value`, at the first place found (`data.amount is a BigInt`), or null.
- * A stored session keeps messages as JSON: a value it would change or drop is refused when it is
- * handed over, not lost later. Object properties set to undefined are dropped by JSON and allowed.
- */
-export function jsonProblem(value: unknown, path: string, seen = new Set<object>()): string | null {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return null;
-    case 'number':
-      return Number.isFinite(value) ? null : `${path} is ${value} (JSON has no such number)`;
-    case 'bigint':
-      return `${path} is a BigInt`;
-    case 'function':
-      return `${path} is a function`;
-    case 'symbol':
-      return `${path} is a symbol`;
-    case 'undefined':
-      return `${path} is undefined`;
-  }
-  if (value === null) return null;
-  const object = value as object;
-  if (seen.has(object)) return `${path} refers back to itself (a cycle)`;
-  const prototype: unknown = Object.getPrototypeOf(object);
-  const array = Array.isArray(object);
-  if (!array && prototype !== Object.prototype && prototype !== null) {
-    const name = (object as { constructor?: { name?: unknown } }).constructor?.name;
-    return `${path} is ${typeof name === 'string' && name !== '' ? `a ${name}` : 'not a plain object'} (JSON would change it)`;
-  }
-  seen.add(object);
-  try {
-    if (array) {
-      for (let index = 0; index < object.length; index++) {
-        const problem = jsonProblem((object as unknown[])[index], `${path}[${index}]`, seen);
-        if (problem) return problem;
-      }
-      return null;
-    }
-    for (const [key, item] of Object.entries(object)) {
-      if (item === undefined) continue;
-      const problem = jsonProblem(item, `${path}.${key}`, seen);
-      if (problem) return problem;
-    }
-    return null;
-  } finally {
-    seen.delete(object);
-  }
-}
-
 /**
  * An application message kept in history (notes, UI markers). It reaches the model only when
  * `includeInContext` is true, and then as user text. `data` is any JSON value.

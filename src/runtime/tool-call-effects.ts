@@ -1,4 +1,6 @@
 import { toolCallLogic } from '../../machines/tool-call.machine.js';
+import { AgentError } from '../domain/errors.js';
+import { jsonProblem } from '../domain/messages.js';
 import { unfinishedText } from '../../machines/tool-results.js';
 import { runToolNow, type ToolRunResult } from '../tools/run.js';
 import type { AnyTool } from '../tools/types.js';
@@ -69,6 +71,8 @@ function execute(
       // Awaited relay: delivery happens before the promise resolves, so a slow consumer slows the
       // tool and nothing is dropped. An update after the call ended has no call to belong to.
       update: (partial) => {
+        const problem = jsonProblem(partial, 'partial');
+        if (problem !== null) return refusedUpdate(toolName, problem);
         update(partial);
         return Promise.resolve();
       },
@@ -93,4 +97,20 @@ function execute(
     ended = true;
     return value;
   });
+}
+
+/**
+ * A progress update JSON cannot hold is refused at the call, with or without a store (the same tool
+ * behaves the same everywhere): nothing is published or stored, and the run goes on. The rejection
+ * is marked handled, so a tool that does not await its update never crashes the host.
+ */
+function refusedUpdate(toolName: string, problem: string): Promise<void> {
+  const refusal = Promise.reject(
+    new AgentError(
+      'InvalidInput',
+      `ctx.update (tool "${toolName}"): ${problem}; an update must be a JSON value, and this one was not published`,
+    ),
+  );
+  refusal.catch(() => undefined);
+  return refusal;
 }

@@ -4,6 +4,7 @@ import {
   AgentEndEventSchema,
   AgentEventSchema,
   BeforeModelCallEventSchema,
+  ToolExecutionUpdateEventSchema,
   type AgentEvent,
 } from '../domain/events.js';
 import { AssistantMessageSchema, MessageSchema, ToolResultMessageSchema } from '../domain/messages.js';
@@ -129,6 +130,11 @@ export const StoredEventSchema = z.union([
   AgentEventSchema,
   BeforeModelCallEventSchema.extend({ messages: HistoryRefSchema }),
   AgentEndEventSchema.extend({ messages: HistoryRefSchema }),
+  // Stored by earlier versions, which published `ctx.update(undefined)`: JSON dropped the field.
+  ToolExecutionUpdateEventSchema.extend({ partial: z.unknown().optional() }).transform((event) => ({
+    ...event,
+    partial: event.partial,
+  })),
 ]);
 export type StoredEvent = z.infer<typeof StoredEventSchema>;
 

@@ -162,7 +162,7 @@ describe('the studio server', () => {
     expect(control).toMatchObject({ ok: false, code: 'NotReady' });
   });
 
-  it('a progress update JSON cannot hold (a BigInt, a cycle) reaches the page as text, live and in a snapshot', async () => {
+  it('a progress update JSON cannot hold (a BigInt, a cycle) is refused at the tool: the page gets what it sends next, live and in a snapshot', async () => {
     const cyclic: Record<string, unknown> = { step: 2 };
     cyclic.self = cyclic;
     const odd = defineTool({
@@ -170,8 +170,9 @@ describe('the studio server', () => {
       description: 'Reports progress JSON cannot hold.',
       parameters: z.object({}),
       execute: async (_arguments, context) => {
-        await context.update({ bytes: 10n });
-        await context.update(cyclic);
+        // Refused at the call (InvalidInput), with or without a store: nothing of it is published.
+        await context.update({ bytes: 10n }).catch(() => context.update({ refused: 'bigint' }));
+        await context.update(cyclic).catch(() => context.update({ refused: 'cycle' }));
         return 'done';
       },
     });
@@ -190,7 +191,7 @@ describe('the studio server', () => {
       messages
         .flatMap((message) => ('hello' in message ? message.hello.events : (message.delta.events ?? [])))
         .flatMap((event) => (event.type === 'toolExecutionUpdate' ? [event.partial] : []));
-    const expected = [{ bytes: '10n' }, { step: 2, self: '[circular]' }];
+    const expected = [{ refused: 'bigint' }, { refused: 'cycle' }];
     expect(partials(await reading)).toEqual(expected);
     // A page opening now gets the same events in its snapshot, serialized one by one.
     const late = await readStream(studio, 'live-1', (messages) => messages.length > 0);

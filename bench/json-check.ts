@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import { createAgent, defineTool } from 'agentchart';
+import { scriptedModel } from 'agentchart/testing';
+import { jsonProblem } from '../src/domain/messages.js';
+import { median } from './stats.js';
+
+/**
+ * What refusing progress updates JSON cannot hold costs per update: the check alone (`jsonProblem`,
+ * the walk `ctx.update` makes before publishing) on the shapes tools send, against one whole update
+ * through an agent (the awaited relay to a live subscriber, no store) with the same shape.
+ *
+ *   npx tsx bench/json-check.ts [rounds]
+ */
+
+const rounds = Number(process.argv[2] ?? 7);
+
+const shapes: Record<string, unknown> = {
+  'a number': 42,
+  '{ done, total }': { done: 12, total: 30 },
+  'MCP progress { progress, total, message }': { progress: 12, total: 30, message: 'reading page 12 of 30' },
+  'nested, 20 fields': {
+    file: 'src/index.ts',
+    stats: { lines: 120, bytes: 4096, tokens: [1, 2, 3, 4, 5] },
+    tests: Array.from({ length: 5 }, (_, i) => ({ name: `case ${i}`, ok: i % 2 === 0 })),
+  },
+  'an array of 100 numbers': Array.from({ length: 100 }, (_, i) => i),
+};
+
+function nsPerCheck(value: unknown, iterations: number): number {
+  let problems = 0;
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < iterations; i++) if (jsonProblem(value, 'partial') !== null) problems++;
+  const ns = Number(process.hrtime.bigint() - start) / iterations;
+  if (problems > 0) throw new Error('a JSON value was refused');
+  return ns;
+}
+
+/** One tool sending `updates` updates of `value`; ns per update seen by a subscriber. */
+async function nsPerUpdate(value: unknown, updates: number): Promise<number> {
+  const ticker = defineTool({
+    name: 'ticker',
+    description: 'Sends progress updates.',
+    parameters: z.object({}),
+    execute: async (_args, ctx) => {
+      for (let i = 0; i < updates; i++) await ctx.update(value);
+      return 'done';
+    },
+  });
+  const model = scriptedModel([{ toolCalls: [{ name: 'ticker', arguments: {} }] }, { text: 'ok' }], {
+    recordRequests: false,
+  });
+  const run = createAgent({ model, tools: [ticker] }).prompt('go');
+  let received = 0;
+  run.events.subscribe((event) => {
+    if (event.type === 'toolExecutionUpdate') received++;
+  });
+  const start = process.hrtime.bigint();
+  await run.result;
+  const ns = Number(process.hrtime.bigint() - start) / updates;
+  if (received !== updates) throw new Error(`${received} of ${updates} updates arrived`);
+  return ns;
+}
+
+console.log(`node ${process.version}, ${rounds} rounds, medians`);
+console.log('| partial | check (ns) | whole update (ns) | check / update |');
+console.log('|---|---|---|---|');
+for (const [name, value] of Object.entries(shapes)) {
+  const checks: number[] = [];
+  const updates: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    checks.push(nsPerCheck(value, 200_000));
+    updates.push(await nsPerUpdate(value, 50_000));
+  }
+  const check = median(checks);
+  const update = median(updates);
+  console.log(`| ${name} | ${check.toFixed(0)} | ${update.toFixed(0)} | ${((check / update) * 100).toFixed(1)} % |`);
+}
