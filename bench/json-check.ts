@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { createAgent, defineTool } from 'agentchart';
 import { scriptedModel } from 'agentchart/testing';
-import { jsonProblem } from '../src/domain/messages.js';
+import { jsonCopy } from '../src/domain/json-problem.js';
 import { median } from './stats.js';
 
 /**
- * What refusing progress updates JSON cannot hold costs per update: the check alone (`jsonProblem`,
- * the walk `ctx.update` makes before publishing) on the shapes tools send, against one whole update
- * through an agent (the awaited relay to a live subscriber, no store) with the same shape.
+ * What refusing progress updates JSON cannot hold costs per update: the check alone (`jsonCopy`: the
+ * walk `ctx.update` makes before publishing, which also copies the value as it is now) on the shapes
+ * tools send, against one whole update through an agent (the awaited relay to a live subscriber, no
+ * store; the check included) with the same shape.
  *
  *   npx tsx bench/json-check.ts [rounds]
  */
@@ -29,7 +30,7 @@ const shapes: Record<string, unknown> = {
 function nsPerCheck(value: unknown, iterations: number): number {
   let problems = 0;
   const start = process.hrtime.bigint();
-  for (let i = 0; i < iterations; i++) if (jsonProblem(value, 'partial') !== null) problems++;
+  for (let i = 0; i < iterations; i++) if ('problem' in jsonCopy(value, 'partial')) problems++;
   const ns = Number(process.hrtime.bigint() - start) / iterations;
   if (problems > 0) throw new Error('a JSON value was refused');
   return ns;

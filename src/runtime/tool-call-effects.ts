@@ -1,6 +1,6 @@
 import { toolCallLogic } from '../../machines/tool-call.machine.js';
 import { AgentError } from '../domain/errors.js';
-import { jsonProblem } from '../domain/messages.js';
+import { jsonCopy } from '../domain/json-problem.js';
 import { unfinishedText } from '../../machines/tool-results.js';
 import { runToolNow, type ToolRunResult } from '../tools/run.js';
 import type { AnyTool } from '../tools/types.js';
@@ -71,9 +71,10 @@ function execute(
       // Awaited relay: delivery happens before the promise resolves, so a slow consumer slows the
       // tool and nothing is dropped. An update after the call ended has no call to belong to.
       update: (partial) => {
-        const problem = jsonProblem(partial, 'partial');
-        if (problem !== null) return refusedUpdate(toolName, problem);
-        update(partial);
+        // Copied as it is now: a tool that changes its progress object afterwards changes nothing published.
+        const checked = jsonCopy(partial, 'partial');
+        if ('problem' in checked) return refusedUpdate(toolName, checked.problem);
+        update(checked.value);
         return Promise.resolve();
       },
     });

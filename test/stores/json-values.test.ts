@@ -178,6 +178,47 @@ describe.each(setups)('ctx.update with a value JSON cannot hold (%s)', (_name, s
   });
 });
 
+describe.each(setups)('a progress object the tool changes after sending it (%s)', (_name, setup) => {
+  it('each update is kept as it was sent: live, replayed to a late subscriber, and stored', async () => {
+    const { store, close } = await setup();
+    const sessionId = newSessionId();
+    const tick = defineTool({
+      name: 'tick',
+      description: 'Reuses one progress object.',
+      parameters: z.object({}),
+      execute: async (_args, ctx) => {
+        const progress = { done: 0, files: [] as string[] };
+        for (let i = 1; i <= 3; i++) {
+          progress.done = i;
+          progress.files.push(`f${i}`);
+          await ctx.update(progress);
+        }
+        progress.done = 99;
+        return 'ticked';
+      },
+    });
+    const model = scriptedModel([{ toolCalls: [{ id: 't1', name: 'tick', arguments: {} }] }, { text: 'ok' }]);
+    const agent = createAgent({ model, tools: [tick], ...(store ? { store, sessionId } : {}) });
+    await agent.ready;
+    const run = agent.prompt('go');
+    const live: AgentEvent[] = [];
+    run.events.subscribe((event) => live.push(event));
+    await run.result;
+    const late: AgentEvent[] = [];
+    run.events.subscribe((event) => late.push(event));
+    const sent = [
+      ['t1', { done: 1, files: ['f1'] }],
+      ['t1', { done: 2, files: ['f1', 'f2'] }],
+      ['t1', { done: 3, files: ['f1', 'f2', 'f3'] }],
+    ];
+    expect(updatesOf(live)).toEqual(sent);
+    expect(updatesOf(late)).toEqual(sent);
+    if (store) expect(updatesOf(await store.loadEvents(sessionId))).toEqual(sent);
+    await agent.close();
+    await close();
+  });
+});
+
 describe('a progress update stored without its value', () => {
   it('(written by an earlier version for ctx.update(undefined)) loads again, read as undefined', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'agentchart-json-')), 's.db');
