@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { checkToolParity } from '../context/parity.js';
+import { jsonProblem } from '../domain/json-problem.js';
 import { AssistantMessageSchema, MessageInputSchema, toMessage } from '../domain/messages.js';
 import type { ApprovalDecision, InjectVerdict, PostTurnVerdict, PreDispatchVerdict, Verdict } from './types.js';
 
@@ -7,7 +8,8 @@ import type { ApprovalDecision, InjectVerdict, PostTurnVerdict, PreDispatchVerdi
  * The shapes a policy verdict and an approval decision may have, as zod schemas. Every
  * value user code hands back is parsed with them (decisions are checked, never trusted): anything else
  * is a `policyError` counted as continue (verdicts), a denial (an approval handler's decision) or an
- * `AgentError('InvalidInput')` (`resolveApproval`).
+ * `AgentError('InvalidInput')` (`resolveApproval`). So is one that carries what JSON cannot hold (a BigInt
+ * in approved arguments): the session publishes and stores it.
  */
 
 const args = z.record(z.string(), z.unknown());
@@ -37,11 +39,14 @@ export const ApprovalDecisionSchema = z.union([
 /** What a user callback returned, checked: the parsed copy (read once), or why it was refused. */
 export type Checked<T> = { ok: true; value: T } | { ok: false; problem: string };
 
-function check<T>(schema: z.ZodType, value: unknown, what: string): Checked<T> {
+function check<T>(schema: z.ZodType, value: unknown, what: string, name: string): Checked<T> {
   try {
     const parsed = schema.safeParse(value);
-    if (parsed.success) return { ok: true, value: parsed.data as T };
-    return { ok: false, problem: `${what} is not one of its allowed shapes: ${render(value)}` };
+    if (!parsed.success) return { ok: false, problem: `${what} is not one of its allowed shapes: ${render(value)}` };
+    // What it carries is published and stored (arguments, messages): refused here, not lost at the store.
+    const problem = jsonProblem(parsed.data, name);
+    if (problem) return { ok: false, problem: `${what} holds what JSON cannot: ${problem}` };
+    return { ok: true, value: parsed.data as T };
   } catch (error) {
     // A getter or a proxy that throws while it is read.
     return {
@@ -64,13 +69,14 @@ function withClosedPairs<V extends { verdict: string }>(checked: Checked<V>): Ch
   return { ok: false, problem: `the injected messages would break tool-call/result pairs in history (${detail})` };
 }
 
-export const checkVerdict = (value: unknown) => withClosedPairs(check<Verdict>(VerdictSchema, value, 'the verdict'));
+export const checkVerdict = (value: unknown) =>
+  withClosedPairs(check<Verdict>(VerdictSchema, value, 'the verdict', 'verdict'));
 export const checkPreDispatchVerdict = (value: unknown) =>
-  withClosedPairs(check<PreDispatchVerdict>(PreDispatchVerdictSchema, value, 'the verdict'));
+  withClosedPairs(check<PreDispatchVerdict>(PreDispatchVerdictSchema, value, 'the verdict', 'verdict'));
 export const checkPostTurnVerdict = (value: unknown) =>
-  withClosedPairs(check<PostTurnVerdict>(PostTurnVerdictSchema, value, 'the verdict'));
+  withClosedPairs(check<PostTurnVerdict>(PostTurnVerdictSchema, value, 'the verdict', 'verdict'));
 export const checkApprovalDecision = (value: unknown) =>
-  check<ApprovalDecision>(ApprovalDecisionSchema, value, 'the approval decision');
+  check<ApprovalDecision>(ApprovalDecisionSchema, value, 'the approval decision', 'decision');
 
 function render(value: unknown): string {
   let text: string;

@@ -9,6 +9,7 @@ import { cloneCounters } from '../domain/counters.js';
 import { toolCallsOf, type ToolResultMessage } from '../domain/messages.js';
 import type { Message } from '../domain/messages.js';
 import type { PendingApproval, RunCheckpoint, SessionHead, TurnCheckpoint } from '../store/types.js';
+import { publishedArguments } from './published-arguments.js';
 import type { AgentState, RunSession } from './run-session.js';
 
 /**
@@ -307,7 +308,7 @@ function waitingApprovals(
     return awaitingApproval(context).map(({ call }) => ({
       toolCallId: call.id,
       toolName: call.name,
-      arguments: call.arguments,
+      arguments: publishedArguments(call.arguments),
       version: known.find((pending) => pending.toolCallId === call.id)?.version ?? version,
     }));
   }

@@ -1,9 +1,11 @@
+import { jsonProblem } from '../domain/json-problem.js';
 import type { ToolCallBlock } from '../domain/messages.js';
 import type { ApprovalDecision } from '../policies/types.js';
 import { checkApprovalDecision } from '../policies/verdicts.js';
 import type { PendingApproval } from '../store/types.js';
 import type { ElicitationAnswer, ElicitationRequest } from '../tools/types.js';
 import { errorMessage } from './policy-runner.js';
+import { publishedArguments } from './published-arguments.js';
 import { ABORTED, raceAbort } from './timers.js';
 import type { RunDeps } from './run-registry.js';
 
@@ -36,6 +38,9 @@ export async function elicit(
   // A journaled tool step publishes only what it returns: a question inside it could not be replayed.
   if (run.agent.host) return { action: 'decline', reason: ON_HOST };
   if (signal.aborted || run.signal.aborted) return { action: 'cancel', reason: 'the tool call was cancelled' };
+  // Published and stored as it is asked: a question JSON cannot hold is not asked (nothing published).
+  const problem = questionProblem(request);
+  if (problem) return { action: 'decline', reason: `the question was not asked: ${problem}` };
   const question = {
     message: request.message,
     requestedSchema: request.requestedSchema,
@@ -107,7 +112,7 @@ function waitForResolve(
   const pending: PendingApproval = {
     toolCallId: call.id,
     toolName: call.name,
-    arguments: call.arguments,
+    arguments: publishedArguments(call.arguments),
     version: persister?.version ?? 0,
     elicitation: question,
   };
@@ -148,4 +153,19 @@ export function cancelCutQuestions(
       reason: 'interrupted by restart',
     });
   }
+}
+
+/** Why a tool's question cannot be published as it is (a message that is no string, a schema JSON cannot hold). */
+function questionProblem(request: ElicitationRequest): string | null {
+  const { message, requestedSchema, server } = request as {
+    message: unknown;
+    requestedSchema: unknown;
+    server?: unknown;
+  };
+  if (typeof message !== 'string') return 'message must be a string';
+  if (server !== undefined && typeof server !== 'string') return 'server must be a string';
+  if (typeof requestedSchema !== 'object' || requestedSchema === null || Array.isArray(requestedSchema))
+    return 'requestedSchema must be a JSON Schema object';
+  const problem = jsonProblem(requestedSchema, 'requestedSchema');
+  return problem && `${problem}, which JSON cannot hold`;
 }

@@ -6,6 +6,7 @@ import { runToolNow, type ToolRunResult } from '../tools/run.js';
 import type { AnyTool } from '../tools/types.js';
 import { elicit } from './elicitation.js';
 import { idempotencyKeyOf } from './idempotency.js';
+import { publishedArguments } from './published-arguments.js';
 import { runAction, runDeps, type RunDeps } from './run-registry.js';
 
 /**
@@ -18,7 +19,13 @@ export function provideToolCallLogic() {
       // A 'safe' tool re-run after a restart already announced its start before the crash.
       if (context.announced) return;
       const { id: toolCallId, name: toolName, arguments: args } = context.call;
-      run.emit({ type: 'toolExecutionStart', turnIndex: context.turnIndex, toolCallId, toolName, arguments: args });
+      run.emit({
+        type: 'toolExecutionStart',
+        turnIndex: context.turnIndex,
+        toolCallId,
+        toolName,
+        arguments: publishedArguments(args),
+      });
     }),
     announceExecutionEnd: runAction((run, { context }) => {
       const result = context.result;

@@ -14,6 +14,7 @@ import { createPostTurnRunner, createPreTurnRunner } from './policy-slots.js';
 import { runAction, runDeps, type RunDeps } from './run-registry.js';
 import { emptyMessage } from './run-session.js';
 import { provideToolCallLogic } from './tool-call-effects.js';
+import { publishedArguments } from './published-arguments.js';
 import { createPreDispatchRunner, partitionCalls, prepareCalls } from './tool-phases.js';
 import { publishTurnEnd } from './turn-end.js';
 import type { RuntimeImplementations } from './machine-names.js';
@@ -95,7 +96,7 @@ function turnActions() {
         turnIndex: context.input.turnIndex,
         toolCallId,
         toolName,
-        arguments: args,
+        arguments: publishedArguments(args),
       });
     }),
     announceApprovalResolved: runAction((run, { context }, params: ApprovalResolution) =>
