@@ -38,6 +38,33 @@ describe.runIf(serverInstalled('the Restate handler suite'))('Restate: the share
     expect(await server.call('Agent', 'fresh-1', 'events', { afterSeq: -1 })).toEqual({ status: 200, body: [] });
   });
 
+  it('values JSON cannot hold: a refused progress update is an error for the tool, never a failed journal step', async () => {
+    const sessionId = 'values-1';
+    const { status, body: result } = await server.call<RunResult>('Agent', sessionId, 'prompt', 'Report.');
+    expect(status).toBe(200);
+    expect(result).toMatchObject({
+      status: 'completed',
+      endReason: 'naturalEnd',
+      counters: { toolCallsExecuted: 3, toolCallsFailed: 1, failureCodes: {} },
+    });
+    const refusal = (tool: string, problem: string) =>
+      `ctx.update (tool "${tool}"): ${problem}; an update must be a JSON value, and this one was not published`;
+    expect(
+      result.messages.flatMap((message) => (message.role === 'toolResult' ? [[message.content, message.isError]] : [])),
+    ).toEqual([
+      [`refused: ${refusal('progress', 'partial.bytes is a BigInt')}`, false],
+      [refusal('tally', 'partial.self refers back to itself (a cycle)'), true],
+      ['booked bigint 5', false],
+    ]);
+    const events = await expectParity(server, sessionId, result);
+    expect(
+      events.flatMap((event) => (event.type === 'toolExecutionUpdate' ? [[event.toolCallId, event.partial]] : [])),
+    ).toEqual([['v1', { done: 1 }]]);
+    expect(events.find((event) => event.type === 'toolExecutionStart' && event.toolCallId === 'v3')).toMatchObject({
+      arguments: { amount: '5n' },
+    });
+  });
+
   it(
     'C1 on Restate: a steer sent through the shared handler while ' +
       'a tool runs interrupts it and is answered with its receipt',

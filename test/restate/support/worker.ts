@@ -52,7 +52,42 @@ function toolsFor(sessionId: string) {
       replay,
       execute: ({ value }) => `${name} ${value}`,
     });
+  // Values JSON cannot hold: a refused progress update (caught, then not), a schema's output.
+  const cyclic: Record<string, unknown> = { name: 'loop' };
+  cyclic.self = cyclic;
+  const values = [
+    defineTool({
+      name: 'progress',
+      description: 'Reports a BigInt (refused, caught), then JSON.',
+      parameters: z.object({}),
+      replay: 'safe',
+      execute: async (_args, ctx) => {
+        const refused = await ctx.update({ bytes: 10n }).then(
+          () => 'accepted',
+          (error: unknown) => (error instanceof Error ? error.message : String(error)),
+        );
+        await ctx.update({ done: 1 });
+        return `refused: ${refused}`;
+      },
+    }),
+    defineTool({
+      name: 'tally',
+      description: 'Reports a cycle and lets the refusal fail the call.',
+      parameters: z.object({}),
+      execute: async (_args, ctx) => {
+        await ctx.update(cyclic);
+        return 'never reached';
+      },
+    }),
+    defineTool({
+      name: 'ledger',
+      description: 'Books an amount its schema makes a BigInt.',
+      parameters: z.object({ amount: z.string().transform((text) => BigInt(text)) }),
+      execute: ({ amount }) => `booked ${typeof amount} ${String(amount)}`,
+    }),
+  ];
   return [
+    ...values,
     instant('instantSafe', 'safe'),
     instant('instantNever', 'never'),
     slowTool('write_log', 'never', 800),
@@ -92,6 +127,15 @@ function scriptFor(
       return { entry: { text: 'Deploying.', toolCalls: [call('d1', 'deploy')] }, slow: false };
     }
     return { entry: { text: 'All done.' }, slow: false };
+  }
+  if (sessionId.startsWith('values')) {
+    if (done > 0) return { entry: { text: 'Reported.' }, slow: false };
+    const toolCalls = [
+      { id: 'v1', name: 'progress', arguments: {} },
+      { id: 'v2', name: 'tally', arguments: {} },
+      { id: 'v3', name: 'ledger', arguments: { amount: '5' } },
+    ];
+    return { entry: { text: 'Reporting.', toolCalls }, slow: false };
   }
   if (sessionId.startsWith('steer')) {
     if (done === 0) return { entry: { text: 'Waiting.', toolCalls: [call('s1', 'wait')] }, slow: false };
