@@ -29,7 +29,7 @@ const AGENT_ERRORS: Record<AgentErrorCode, string> = {
     'The agent was closed (`agent.close()`): it takes no prompt, message or answer afterwards. Create a new agent on the same session; nothing handed over before `close()` was lost.',
   NothingToContinue: '`continue()` with no history and no queued message.',
   InvalidInput:
-    'A message, decision or session id that cannot be taken: an empty `prompt()`, a `resolveApproval` decision not of its shape, message data JSON cannot hold; a tool’s `ctx.update` value JSON cannot hold (the promise rejects, the run goes on). Nothing changed; the approval stays pending.',
+    'A message, decision or session id that cannot be taken: an empty `prompt()`, a `resolveApproval` decision not of its shape, a message or decision carrying what JSON cannot hold (message data, a tool call’s arguments); a tool’s `ctx.update` value JSON cannot hold (the promise rejects, the run goes on). Nothing changed; the approval stays pending.',
   InvalidOptions:
     'An option of `createAgent`, `defineTool`, an adapter or an observer that is wrong: the message names its path (a misspelled key too).',
   StaleVersion:

@@ -3,6 +3,7 @@ import { createContextGuard } from '../context/guard.js';
 import { cloneCounters, zeroCounters, type Counters } from '../domain/counters.js';
 import { AgentError } from '../domain/errors.js';
 import type { AgentEvent } from '../domain/events.js';
+import { jsonProblem } from '../domain/json-problem.js';
 import { toMessage, type Message, type MessageInput } from '../domain/messages.js';
 import type { RunResult } from '../domain/outcomes.js';
 import type { ApprovalDecision } from '../policies/types.js';
@@ -375,9 +376,14 @@ function abortReasonText(reason: unknown): string {
 }
 
 function parseInput(input: MessageInput): Message {
+  let message: Message;
   try {
-    return toMessage(input);
+    message = toMessage(input);
   } catch (error) {
     throw new AgentError('InvalidInput', `Invalid message: ${errorMessage(error)}`);
   }
+  // The whole message, not only a custom message's data: a tool call's arguments are stored too.
+  const problem = jsonProblem(message, 'message');
+  if (problem) throw new AgentError('InvalidInput', `Invalid message: ${problem}, which JSON cannot hold`);
+  return message;
 }

@@ -2,7 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createAgent, memoryStore, type Message, type MessageInput } from 'agentchart';
+import { z } from 'zod';
+import { createAgent, defineTool, memoryStore, type Message, type MessageInput } from 'agentchart';
 import { sqliteStore } from 'agentchart/sqlite';
 import { scriptedModel } from 'agentchart/testing';
 
@@ -59,6 +60,66 @@ describe('message data JSON cannot hold', () => {
     await agent.prompt(custom(data)).result;
     const stored = (await store.load('s'))?.history[0] as Message & { data?: unknown };
     expect(stored.data).toEqual({ a: { value: 1 }, b: [{ value: 1 }, null, true, 'x', 1.5], c: {} });
+    store.close();
+  });
+});
+
+describe('other messages and answers JSON cannot hold', () => {
+  it("a tool call's arguments in a handed-over assistant message: prompt, steer and followUp refuse it", async () => {
+    const store = sqliteStore(join(mkdtempSync(join(tmpdir(), 'agentchart-door-')), 's.db'));
+    const agent = createAgent({ model: scriptedModel([{ text: 'ok' }]), store, sessionId: 's' });
+    await agent.ready;
+    const assistant = {
+      role: 'assistant',
+      content: [{ type: 'toolCall', id: 'c1', name: 'pay', arguments: { cents: 10n } }],
+      stopReason: 'toolUse',
+    } as unknown as MessageInput;
+    const refused = expect.objectContaining({
+      name: 'AgentError',
+      code: 'InvalidInput',
+      message: 'Invalid message: message.content[0].arguments.cents is a BigInt, which JSON cannot hold',
+    });
+    expect(() => agent.prompt(['paid?', assistant])).toThrow(refused);
+    expect(() => agent.steer(assistant)).toThrow(refused);
+    expect(() => agent.followUp(assistant)).toThrow(refused);
+    expect(agent.running).toBe(false);
+    expect(await store.load('s')).toBeNull();
+    store.close();
+  });
+
+  it('resolveApproval with approved arguments JSON cannot hold: InvalidInput, the approval stays pending', async () => {
+    const store = sqliteStore(join(mkdtempSync(join(tmpdir(), 'agentchart-door-')), 's.db'));
+    const pay = defineTool({
+      name: 'pay',
+      description: 'Pays.',
+      parameters: z.object({ cents: z.unknown() }),
+      requiresApproval: true,
+      execute: ({ cents }) => `paid ${String(cents)}`,
+    });
+    const model = scriptedModel([
+      { toolCalls: [{ id: 'c1', name: 'pay', arguments: { cents: 100 } }] },
+      { text: 'Paid.' },
+    ]);
+    const agent = createAgent({ model, tools: [pay], store, sessionId: 's' });
+    await agent.ready;
+    const run = agent.prompt('pay');
+    await expect.poll(() => agent.pendingApprovals().length).toBe(1);
+    const [pending] = agent.pendingApprovals();
+    const version = pending?.version ?? -1;
+    expect(() => agent.resolveApproval('c1', { approved: true, arguments: { cents: 100n } }, { version })).toThrow(
+      expect.objectContaining({
+        code: 'InvalidInput',
+        message: expect.stringContaining(
+          'the approval decision holds what JSON cannot: decision.arguments.cents is a BigInt',
+        ),
+      }),
+    );
+    expect(agent.pendingApprovals()).toEqual([pending]);
+    agent.resolveApproval('c1', { approved: true, arguments: { cents: 90 } }, { version });
+    const result = await run.result;
+    expect(result).toMatchObject({ status: 'completed', counters: { approvalsRequested: 1, toolCallsExecuted: 1 } });
+    expect(result.messages.find((message) => message.role === 'toolResult')).toMatchObject({ content: 'paid 90' });
+    await agent.close();
     store.close();
   });
 });
