@@ -61,6 +61,30 @@ describe('OpenTelemetry: message content', () => {
     { text: 'Done.', usage: { input: 4, output: 1 } },
   ];
 
+  it("a schema's output JSON cannot hold (a BigInt) is recorded as a trace writes it; the tool runs with it", async () => {
+    const { provider, tree } = tracing();
+    const ledger = defineTool({
+      name: 'ledger',
+      description: 'Books an amount its schema makes a BigInt.',
+      parameters: z.object({ amount: z.string().transform((text) => BigInt(text)) }),
+      execute: ({ amount }) => `booked ${typeof amount} ${String(amount)}`,
+    });
+    const agent = agentWith(
+      [{ toolCalls: [{ id: 'l1', name: 'ledger', arguments: { amount: '5' } }] }, { text: 'Booked.' }],
+      { tracer: provider.getTracer('t'), captureContent: true },
+      { tools: [ledger] },
+    );
+    const { result, events } = await finished(agent.prompt('book'));
+    expectInvariants(events, result.messages);
+    expect(result).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
+    const tool = tree()[0]!.children[0]!.children.find((span) => span.name === 'execute_tool ledger');
+    expect(tool?.attributes).toMatchObject({
+      'gen_ai.tool.call.arguments': '{"amount":"5n"}',
+      'gen_ai.tool.call.result': 'booked bigint 5',
+    });
+    await provider.shutdown();
+  });
+
   it("is recorded only with captureContent: true, in the conventions' JSON shape", async () => {
     const { provider, tree } = tracing();
     const agent = agentWith(
