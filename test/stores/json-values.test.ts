@@ -2,63 +2,18 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  AgentError,
-  createAgent,
-  defineTool,
-  memoryStore,
-  type AgentEvent,
-  type Message,
-  type PostTurnVerdict,
-  type SessionStore,
-} from 'agentchart';
-import { postgresStore } from 'agentchart/postgres';
+import { AgentError, createAgent, defineTool } from 'agentchart';
 import { sqliteStore } from 'agentchart/sqlite';
-import { checkInvariants, scriptedModel } from 'agentchart/testing';
-import { startPostgres } from '../support/postgres.js';
+import { scriptedModel } from 'agentchart/testing';
+import { runOn, setups, updatesOf } from './json-setups.js';
 
 /**
- * Values JSON cannot hold, handed over by a tool while it runs: refused where they are handed over,
- * the same with or without a store, and the run goes on. A store used to fail the whole run
- * (`storeFailed`: "Do not know how to serialize a BigInt") on one progress update.
+ * A tool's progress update JSON cannot hold is refused at `ctx.update`, the same with or without a
+ * store, and the run goes on. A store used to fail the whole run (`storeFailed`: "Do not know how to
+ * serialize a BigInt") on one progress update.
  */
-
-const started = await startPostgres();
-const postgres = 'server' in started ? started.server : null;
-if (!postgres) console.log(`postgres cases skipped: ${'skipped' in started ? started.skipped : ''}`);
-afterAll(() => postgres?.stop());
-
-interface Setup {
-  store: SessionStore | null;
-  close(): Promise<void>;
-}
-
-const setups: Array<[string, () => Promise<Setup>]> = [
-  ['no store', async () => ({ store: null, close: async () => {} })],
-  ['memoryStore', async () => ({ store: memoryStore(), close: async () => {} })],
-  [
-    'sqliteStore (a file)',
-    async () => {
-      const store = sqliteStore(join(mkdtempSync(join(tmpdir(), 'agentchart-json-')), 's.db'));
-      return { store, close: async () => store.close() };
-    },
-  ],
-];
-if (postgres) {
-  setups.push([
-    'postgresStore',
-    async () => {
-      const store = postgresStore({ connectionString: postgres.connectionString });
-      return { store, close: () => store.close() };
-    },
-  ]);
-}
-
-/** Cases share the PostgreSQL database: each session is new. */
-let sessions = 0;
-const newSessionId = () => `json-${process.pid}-${sessions++}`;
 
 const cyclic: Record<string, unknown> = { name: 'loop' };
 cyclic.self = cyclic;
@@ -113,26 +68,18 @@ const script = () =>
     { text: 'done' },
   ]);
 
-const updatesOf = (events: readonly AgentEvent[]) =>
-  events
-    .filter((event) => event.type === 'toolExecutionUpdate')
-    .map((event) => [event.toolCallId, event.partial] as const);
-
 describe.each(setups)('ctx.update with a value JSON cannot hold (%s)', (_name, setup) => {
   it('is refused at the call (InvalidInput naming the path), nothing is published or stored, the run goes on', async () => {
     refusals.length = 0;
-    const { store, close } = await setup();
-    const sessionId = newSessionId();
-    const agent = createAgent({
-      model: script(),
-      tools: [fetchTool, countTool, fireTool],
-      ...(store ? { store, sessionId } : {}),
+    const tools = [fetchTool, countTool, fireTool];
+    const { result, events, stored } = await runOn(setup, script(), { tools }, async (store, sessionId, ran) => {
+      // The session loads again as it was.
+      const again = createAgent({ model: script(), tools, store, sessionId });
+      await again.ready;
+      expect(again.messages).toEqual(ran.result.messages);
+      expect(again.counters).toEqual(ran.result.counters);
+      await again.close();
     });
-    await agent.ready;
-    const run = agent.prompt('go');
-    const events: AgentEvent[] = [];
-    run.events.subscribe((event) => events.push(event));
-    const result = await run.result;
 
     expect(result).toMatchObject({ status: 'completed', endReason: 'naturalEnd' });
     expect(result.error).toBeUndefined();
@@ -169,28 +116,16 @@ describe.each(setups)('ctx.update with a value JSON cannot hold (%s)', (_name, s
       toolCallsInvalid: 0,
       failureCodes: {},
     });
-    expect(checkInvariants(events, result.messages)).toEqual({ ok: true, violations: [] });
-
-    if (store) {
-      // What subscribers saw is what the store holds, and the session loads and runs again.
-      const stored = await store.loadEvents(sessionId);
+    if (stored) {
+      // What subscribers saw is what the store holds.
       expect(stored.map((event) => [event.seq, event.type])).toEqual(events.map((event) => [event.seq, event.type]));
       expect(updatesOf(stored)).toEqual(updatesOf(events));
-      await agent.close();
-      const again = createAgent({ model: script(), tools: [fetchTool, countTool, fireTool], store, sessionId });
-      await again.ready;
-      expect(again.messages).toEqual(result.messages);
-      expect(again.counters).toEqual(result.counters);
-      await again.close();
     }
-    await close();
   });
 });
 
 describe.each(setups)('a progress object the tool changes after sending it (%s)', (_name, setup) => {
   it('each update is kept as it was sent: live, replayed to a late subscriber, and stored', async () => {
-    const { store, close } = await setup();
-    const sessionId = newSessionId();
     const tick = defineTool({
       name: 'tick',
       description: 'Reuses one progress object.',
@@ -207,24 +142,15 @@ describe.each(setups)('a progress object the tool changes after sending it (%s)'
       },
     });
     const model = scriptedModel([{ toolCalls: [{ id: 't1', name: 'tick', arguments: {} }] }, { text: 'ok' }]);
-    const agent = createAgent({ model, tools: [tick], ...(store ? { store, sessionId } : {}) });
-    await agent.ready;
-    const run = agent.prompt('go');
-    const live: AgentEvent[] = [];
-    run.events.subscribe((event) => live.push(event));
-    await run.result;
-    const late: AgentEvent[] = [];
-    run.events.subscribe((event) => late.push(event));
+    const { events, late, stored } = await runOn(setup, model, { tools: [tick] });
     const sent = [
       ['t1', { done: 1, files: ['f1'] }],
       ['t1', { done: 2, files: ['f1', 'f2'] }],
       ['t1', { done: 3, files: ['f1', 'f2', 'f3'] }],
     ];
-    expect(updatesOf(live)).toEqual(sent);
+    expect(updatesOf(events)).toEqual(sent);
     expect(updatesOf(late)).toEqual(sent);
-    if (store) expect(updatesOf(await store.loadEvents(sessionId))).toEqual(sent);
-    await agent.close();
-    await close();
+    if (stored) expect(updatesOf(stored)).toEqual(sent);
   });
 });
 
@@ -270,156 +196,5 @@ describe('a progress update stored without its value', () => {
     expect((await again.prompt('and now?').result).status).toBe('completed');
     await again.close();
     reopened.close();
-  });
-});
-
-/** A tool whose schema turns the model's JSON into what JSON cannot hold, and echoes what it got. */
-const ledger = defineTool({
-  name: 'ledger',
-  description: 'Books an amount.',
-  parameters: z.object({
-    amount: z.string().transform((text) => BigInt(text)),
-    at: z.string().transform((text) => new Date(text)),
-    note: z.unknown().optional(),
-  }),
-  execute: ({ amount, at, note }) =>
-    `booked ${typeof amount} ${String(amount)} at ${at instanceof Date ? at.toISOString() : typeof at} note ${typeof note}`,
-});
-const ledgerCall = (id: string) => ({ id, name: 'ledger', arguments: { amount: '5', at: '2026-01-02T00:00:00.000Z' } });
-const twoTurns = (id: string) => scriptedModel([{ toolCalls: [ledgerCall(id)] }, { text: 'done' }]);
-const resultsOf = (messages: readonly Message[]) =>
-  messages.flatMap((message) => (message.role === 'toolResult' ? [message.content] : []));
-
-describe.each(setups)('other values a tool or a caller hands over (%s)', (_name, setup) => {
-  async function runWith(
-    options: Omit<Parameters<typeof createAgent>[0], 'model'>,
-    model: ReturnType<typeof scriptedModel>,
-  ) {
-    const { store, close } = await setup();
-    const sessionId = newSessionId();
-    const agent = createAgent({ model, ...options, ...(store ? { store, sessionId } : {}) });
-    await agent.ready;
-    const run = agent.prompt('go');
-    const events: AgentEvent[] = [];
-    run.events.subscribe((event) => events.push(event));
-    const result = await run.result;
-    expect(checkInvariants(events, result.messages)).toEqual({ ok: true, violations: [] });
-    const stored = store ? await store.loadEvents(sessionId) : null;
-    await agent.close();
-    await close();
-    return { result, events, stored };
-  }
-
-  it("a schema's output JSON cannot hold (a BigInt, a Date) runs the tool as it is and is published as a trace writes it", async () => {
-    const { result, events, stored } = await runWith({ tools: [ledger] }, twoTurns('l1'));
-    expect(result).toMatchObject({
-      status: 'completed',
-      endReason: 'naturalEnd',
-      counters: { toolCallsExecuted: 1, toolCallsFailed: 0 },
-    });
-    expect(resultsOf(result.messages)).toEqual(['booked bigint 5 at 2026-01-02T00:00:00.000Z note undefined']);
-    const published = { amount: '5n', at: '2026-01-02T00:00:00.000Z' };
-    expect(events.find((event) => event.type === 'toolExecutionStart')).toMatchObject({ arguments: published });
-    if (stored)
-      expect(stored.find((event) => event.type === 'toolExecutionStart')).toMatchObject({ arguments: published });
-  });
-
-  it('approved arguments JSON cannot hold, from an approval handler, are a denial naming the place', async () => {
-    const { result, events } = await runWith(
-      {
-        tools: [ledger],
-        approvalMode: 'always',
-        approval: () => ({ approved: true, arguments: { amount: '7', at: '2026-01-02', note: 7n } }),
-      },
-      twoTurns('l2'),
-    );
-    const why =
-      'the approval handler returned an invalid decision: the approval decision holds what JSON cannot: decision.arguments.note is a BigInt';
-    expect(resultsOf(result.messages)).toEqual([expect.stringContaining(why)]);
-    expect(events.filter((event) => event.type === 'policyError')).toEqual([
-      expect.objectContaining({ slot: 'approval', message: expect.stringContaining(why) }),
-    ]);
-    expect(result).toMatchObject({
-      status: 'completed',
-      counters: { approvalsRequested: 1, approvalsDenied: 1, toolCallsExecuted: 0, failureCodes: {} },
-    });
-  });
-
-  it('rewritten arguments JSON cannot hold, from a pre-dispatch policy, are a policyError and the call runs as the model sent it', async () => {
-    const { result, events } = await runWith(
-      {
-        tools: [ledger],
-        policies: {
-          preDispatch: [() => ({ verdict: 'continue', arguments: { amount: '8', at: 'x', note: () => 1 } })],
-        },
-      },
-      twoTurns('l3'),
-    );
-    expect(events.filter((event) => event.type === 'policyError')).toEqual([
-      expect.objectContaining({
-        slot: 'preDispatch',
-        message: expect.stringContaining('the verdict holds what JSON cannot: verdict.arguments.note is a function'),
-      }),
-    ]);
-    expect(resultsOf(result.messages)).toEqual(['booked bigint 5 at 2026-01-02T00:00:00.000Z note undefined']);
-    expect(result).toMatchObject({ status: 'completed', counters: { toolCallsExecuted: 1 } });
-  });
-
-  it('a post-turn replacement whose tool calls hold what JSON cannot is a policyError, never an internal failure', async () => {
-    const { result, events } = await runWith(
-      {
-        tools: [ledger],
-        policies: {
-          postTurn: [
-            ({ assistant }): PostTurnVerdict =>
-              assistant?.content.some((block) => block.type === 'toolCall')
-                ? {
-                    verdict: 'replace',
-                    assistant: {
-                      ...assistant,
-                      content: assistant.content.map((block) =>
-                        block.type === 'toolCall' ? { ...block, arguments: { ...block.arguments, extra: 1n } } : block,
-                      ),
-                    },
-                  }
-                : { verdict: 'continue' },
-          ],
-        },
-      },
-      twoTurns('l4'),
-    );
-    expect(events.filter((event) => event.type === 'policyError')).toEqual([
-      expect.objectContaining({
-        slot: 'postTurn',
-        message: expect.stringMatching(/verdict\.assistant\.content\[0\]\.arguments\.extra is a BigInt/),
-      }),
-    ]);
-    expect(result).toMatchObject({ status: 'completed', endReason: 'naturalEnd', counters: { toolCallsExecuted: 1 } });
-    expect(result.messages[1]).toMatchObject({
-      content: [{ type: 'toolCall', arguments: ledgerCall('l4').arguments }],
-    });
-  });
-
-  it("a tool's question whose schema JSON cannot hold is declined, saying why, and nothing is published", async () => {
-    const asks = defineTool({
-      name: 'asks',
-      description: 'Asks the user.',
-      parameters: z.object({}),
-      execute: async (_args, ctx) =>
-        JSON.stringify(await ctx.elicit?.({ message: 'How many?', requestedSchema: { type: 'object', maximum: 10n } })),
-    });
-    const model = scriptedModel([{ toolCalls: [{ id: 'q1', name: 'asks', arguments: {} }] }, { text: 'done' }]);
-    const { result, events } = await runWith(
-      { tools: [asks], approval: () => ({ approved: true, arguments: { n: 1 } }) },
-      model,
-    );
-    expect(resultsOf(result.messages)).toEqual([
-      JSON.stringify({
-        action: 'decline',
-        reason: 'the question was not asked: requestedSchema.maximum is a BigInt, which JSON cannot hold',
-      }),
-    ]);
-    expect(events.some((event) => event.type.startsWith('elicitation'))).toBe(false);
-    expect(result).toMatchObject({ status: 'completed', counters: { toolCallsExecuted: 1, toolCallsFailed: 0 } });
   });
 });
