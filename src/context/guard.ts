@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AgentError } from '../domain/errors.js';
+import { jsonProblem } from '../domain/json-problem.js';
 import { MessageSchema, type Message } from '../domain/messages.js';
 import type { ToolSpec } from '../model/port.js';
 import { compactMessages } from './compact.js';
@@ -124,8 +125,11 @@ export function createContextGuard(options: ContextGuardOptions): ContextGuard {
     output.forEach((message: unknown, index) => {
       if (known.has(message) || (typeof message === 'object' && message !== null && validated.has(message))) return;
       const check = MessageSchema.safeParse(message);
-      if (check.success) validated.add(message as object);
-      else invalid.push(`message ${index}: ${z.prettifyError(check.error)}`);
+      // What the model is sent is published in beforeModelCall and stored: JSON, all of it.
+      const problem = check.success ? jsonProblem(message, `message ${index}`) : null;
+      if (!check.success) invalid.push(`message ${index}: ${z.prettifyError(check.error)}`);
+      else if (problem) invalid.push(`${problem}, which JSON cannot hold`);
+      else validated.add(message as object);
     });
     if (invalid.length > 0) return { reason: 'transform returned invalid messages', violations: invalid };
     const parity = checkToolParity(output as Message[]);

@@ -1,8 +1,6 @@
 import { z } from 'zod';
 import { jsonProblem } from './json-problem.js';
 
-export { jsonProblem };
-
 /** Content blocks of an assistant message. Tool-call arguments are always a parsed JSON object. */
 export const TextBlockSchema = z.object({ type: z.literal('text'), text: z.string() });
 export const ThinkingBlockSchema = z.object({ type: z.literal('thinking'), text: z.string() });

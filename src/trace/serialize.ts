@@ -3,7 +3,7 @@
  * actor references, functions and cycles, and one trace line must never throw or explode in size.
  */
 
-import { jsonProblem } from '../domain/messages.js';
+import { jsonProblem } from '../domain/json-problem.js';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, type AgentOptions, type Model, type PostTurnVerdict } from 'agentchart';
+import { defineTool, type AgentOptions, type Message, type Model, type PostTurnVerdict } from 'agentchart';
 import { scriptedModel } from 'agentchart/testing';
 import { resultsOf, runOn, setups } from './json-setups.js';
 
@@ -138,5 +138,36 @@ describe.each(setups)('other values a tool or a caller hands over (%s)', (_name,
     ]);
     expect(events.some((event) => event.type.startsWith('elicitation'))).toBe(false);
     expect(result).toMatchObject({ status: 'completed', counters: { toolCallsExecuted: 1, toolCallsFailed: 0 } });
+  });
+
+  it('a context transform whose messages hold what JSON cannot is rejected (policyError) and the default compaction is used', async () => {
+    const model = scriptedModel([{ text: 'Heard.' }]);
+    const { result, events } = await runWith(
+      {
+        context: {
+          maxTokens: 100_000,
+          transform: (messages) => [
+            ...messages,
+            {
+              role: 'assistant',
+              content: [{ type: 'toolCall', id: 'x1', name: 'ledger', arguments: { amount: 5n } }],
+              stopReason: 'toolUse',
+            } as unknown as Message,
+            { role: 'toolResult', toolCallId: 'x1', toolName: 'ledger', content: 'booked', isError: false },
+          ],
+        },
+      },
+      model,
+    );
+    expect(events.filter((event) => event.type === 'policyError')).toEqual([
+      expect.objectContaining({
+        slot: 'contextTransform',
+        message: expect.stringContaining('message 1.content[0].arguments.amount is a BigInt, which JSON cannot hold'),
+      }),
+    ]);
+    expect(result).toMatchObject({ status: 'completed', endReason: 'naturalEnd', counters: { modelCalls: 1 } });
+    expect(events.find((event) => event.type === 'beforeModelCall')).toMatchObject({
+      messages: [{ role: 'user', content: 'go' }],
+    });
   });
 });
