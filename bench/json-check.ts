@@ -1,14 +1,13 @@
 import { z } from 'zod';
 import { createAgent, defineTool } from 'agentchart';
 import { scriptedModel } from 'agentchart/testing';
-import { jsonCopy } from '../src/domain/json-problem.js';
+import { jsonCopy, jsonProblem } from '../src/domain/json-problem.js';
 import { median } from './stats.js';
 
 /**
- * What refusing progress updates JSON cannot hold costs per update: the check alone (`jsonCopy`: the
- * walk `ctx.update` makes before publishing, which also copies the value as it is now) on the shapes
- * tools send, against one whole update through an agent (the awaited relay to a live subscriber, no
- * store; the check included) with the same shape.
+ * What refusing progress updates JSON cannot hold costs per update, on the shapes tools send: the
+ * check alone (`jsonProblem`), the check with the copy `ctx.update` publishes (`jsonCopy`), and one
+ * whole update through an agent (the awaited relay to a live subscriber, no store; the copy included).
  *
  *   npx tsx bench/json-check.ts [rounds]
  */
@@ -27,14 +26,17 @@ const shapes: Record<string, unknown> = {
   'an array of 100 numbers': Array.from({ length: 100 }, (_, i) => i),
 };
 
-function nsPerCheck(value: unknown, iterations: number): number {
+/** ns per call of `check` on `value` (each must find it JSON). */
+function nsPer(check: (value: unknown) => boolean, value: unknown, iterations: number): number {
   let problems = 0;
   const start = process.hrtime.bigint();
-  for (let i = 0; i < iterations; i++) if ('problem' in jsonCopy(value, 'partial')) problems++;
+  for (let i = 0; i < iterations; i++) if (!check(value)) problems++;
   const ns = Number(process.hrtime.bigint() - start) / iterations;
   if (problems > 0) throw new Error('a JSON value was refused');
   return ns;
 }
+const checkOnly = (value: unknown) => jsonProblem(value, 'partial') === null;
+const checkAndCopy = (value: unknown) => !('problem' in jsonCopy(value, 'partial'));
 
 /** One tool sending `updates` updates of `value`; ns per update seen by a subscriber. */
 async function nsPerUpdate(value: unknown, updates: number): Promise<number> {
@@ -63,16 +65,20 @@ async function nsPerUpdate(value: unknown, updates: number): Promise<number> {
 }
 
 console.log(`node ${process.version}, ${rounds} rounds, medians`);
-console.log('| partial | check (ns) | whole update (ns) | check / update |');
-console.log('|---|---|---|---|');
+console.log(
+  '| partial | check only (ns) | check and copy, as ctx.update (ns) | whole update (ns) | check and copy / update |',
+);
+console.log('|---|---|---|---|---|');
 for (const [name, value] of Object.entries(shapes)) {
   const checks: number[] = [];
+  const copies: number[] = [];
   const updates: number[] = [];
   for (let round = 0; round < rounds; round++) {
-    checks.push(nsPerCheck(value, 200_000));
+    checks.push(nsPer(checkOnly, value, 200_000));
+    copies.push(nsPer(checkAndCopy, value, 200_000));
     updates.push(await nsPerUpdate(value, 50_000));
   }
-  const check = median(checks);
-  const update = median(updates);
-  console.log(`| ${name} | ${check.toFixed(0)} | ${update.toFixed(0)} | ${((check / update) * 100).toFixed(1)} % |`);
+  const [check, copy, update] = [median(checks), median(copies), median(updates)];
+  const share = ((copy / update) * 100).toFixed(1);
+  console.log(`| ${name} | ${check.toFixed(0)} | ${copy.toFixed(0)} | ${update.toFixed(0)} | ${share} % |`);
 }
