@@ -150,7 +150,8 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
     const known = live.get(id);
     if (known) return known;
     const store = await storeFor(id);
-    if (!store || !options.agentFor || store !== options.store) {
+    if (!store) throw new AgentError('SessionNotFound', `no session "${id}"`);
+    if (!options.agentFor || store !== options.store) {
       throw new AgentError(
         'NotReady',
         `session "${id}" is read-only here: no agent runs it (startStudio({ agentFor }) lets the studio open one)`,
@@ -235,11 +236,11 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
       case 'GET /api/step':
         return stepOf(id, Number(url.searchParams.get('version')), response);
       case 'POST /api/control': {
-        const body = (await readJson(request)) as ControlRequest;
-        return json(response, 200, await control(await liveFor(String(body.id)), body));
+        const body = await readRequest<ControlRequest>(request);
+        return json(response, 200, await control(await liveFor(body.id), body));
       }
       case 'POST /api/fork':
-        return json(response, 200, await fork((await readJson(request)) as ForkRequest));
+        return json(response, 200, await fork(await readRequest<ForkRequest>(request)));
       default:
         return json(response, 404, { ok: false, code: 'NotFound', message: route });
     }
@@ -249,10 +250,9 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
     endpoint.guard((request, response) => {
       routes(request, response).catch((error: unknown) => {
         if (response.headersSent) return void response.end();
-        const refused = error instanceof AgentError || error instanceof BadRequest;
-        json(response, refused ? 400 : 500, {
+        json(response, statusOf(error), {
           ok: false,
-          code: error instanceof AgentError ? error.code : refused ? 'BadRequest' : 'InternalError',
+          code: error instanceof AgentError ? error.code : error instanceof BadRequest ? 'BadRequest' : 'InternalError',
           message: error instanceof Error ? error.message : String(error),
         });
       });
@@ -286,28 +286,79 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
   };
 }
 
-class BadRequest extends Error {}
+class BadRequest extends Error {
+  constructor(
+    message: string,
+    readonly status: 400 | 413 = 400,
+  ) {
+    super(message);
+  }
+}
+
+/** A refusal of the API is the client's doing (4xx); anything else is the studio's (500). */
+function statusOf(error: unknown): number {
+  if (error instanceof BadRequest) return error.status;
+  if (error instanceof AgentError) return error.code === 'SessionNotFound' ? 404 : 400;
+  return 500;
+}
 
 function json(response: ServerResponse, status: number, body: unknown): void {
   response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
   response.end(JSON.stringify(body));
 }
 
+/** A request's body: a JSON object naming a session (`id`), else a typed refusal. */
+async function readRequest<T extends { id: string }>(request: IncomingMessage): Promise<T> {
+  const body = await readJson(request);
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new AgentError('InvalidInput', 'the body must be a JSON object');
+  const id: unknown = (body as { id?: unknown }).id;
+  if (typeof id !== 'string' || id === '') throw new AgentError('InvalidInput', '`id` must name a session');
+  return body as T;
+}
+
 async function readJson(request: IncomingMessage): Promise<unknown> {
   if (!(request.headers['content-type'] ?? '').startsWith('application/json'))
     throw new BadRequest('the body must be JSON (content-type: application/json)');
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY) throw new BadRequest(`the body is larger than ${MAX_BODY} bytes`);
-    chunks.push(chunk);
-  }
+  const body = await readBody(request);
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return JSON.parse(body.toString('utf8'));
   } catch {
     throw new BadRequest('the body is not valid JSON');
   }
+}
+
+/** The body, up to `MAX_BODY` bytes; a larger one is refused (413) without being kept. */
+function readBody(request: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const take = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY) return void chunks.push(chunk);
+      request.off('data', take).off('end', done);
+      chunks.length = 0;
+      lingerThenCut(request);
+      reject(new BadRequest(`the body is larger than ${MAX_BODY} bytes`, 413));
+    };
+    const done = () => resolve(Buffer.concat(chunks));
+    request.on('data', take).once('end', done).once('error', reject);
+  });
+}
+
+/** How long the rest of an oversized body is read and dropped before its connection is cut. */
+const LINGER_MS = 1_000;
+
+/**
+ * After a body too large, the connection is cut — but not at once: closing a socket with unread data
+ * resets it, and the client would lose the answer. What still comes is dropped for a moment, so a
+ * body sent forever costs a second of reading, never memory.
+ */
+function lingerThenCut(request: IncomingMessage): void {
+  const cut = setTimeout(() => request.socket.destroy(), LINGER_MS);
+  cut.unref();
+  request.on('data', () => {}).once('end', () => clearTimeout(cut));
+  request.socket.once('close', () => clearTimeout(cut));
 }
 
 /** The platform's opener, detached; a machine without one just prints the URL (the caller does). */

@@ -1,0 +1,274 @@
+import { connect as tcpConnect, type Socket } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createAgent, defineTool, memoryStore, type Agent, type SessionStore } from 'agentchart';
+import { startStudio, type Studio } from 'agentchart/studio';
+import { scriptedModel } from 'agentchart/testing';
+import { gate } from './support.js';
+
+/**
+ * The studio as real users and hostile pages misuse it: malformed and oversized bodies, wrong types,
+ * unknown sessions and calls, races between pages, pages that come and go, agents that close under
+ * it. Every misuse gets a typed error or a clear HTTP error body; nothing takes the process down
+ * (an uncaught exception or an unhandled rejection is a failure of the test that caused it).
+ */
+
+const studios: Studio[] = [];
+const agents: Agent[] = [];
+const crashes: unknown[] = [];
+const onCrash = (error: unknown) => crashes.push(error);
+beforeEach(() => {
+  process.on('uncaughtException', onCrash);
+  process.on('unhandledRejection', onCrash);
+});
+afterEach(async () => {
+  for (const studio of studios.splice(0)) await studio.stop();
+  for (const agent of agents.splice(0)) await agent.close();
+  // A crash of a timer or a callback may land a tick late.
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  process.off('uncaughtException', onCrash);
+  process.off('unhandledRejection', onCrash);
+  expect(crashes.splice(0)).toEqual([]);
+});
+
+async function studioWith(options: Parameters<typeof startStudio>[0]): Promise<Studio> {
+  const studio = await startStudio(options);
+  studios.push(studio);
+  return studio;
+}
+
+const keep = (agent: Agent): Agent => (agents.push(agent), agent);
+
+interface Answer {
+  status: number;
+  body: { ok?: boolean; code?: string; message?: string; [key: string]: unknown };
+}
+
+/** A POST with this raw body (JSON content type unless told otherwise). */
+async function post(studio: Studio, path: string, body: string, contentType = 'application/json'): Promise<Answer> {
+  const url = new URL(path, studio.url);
+  url.searchParams.set('token', new URL(studio.url).searchParams.get('token') ?? '');
+  const response = await fetch(url, { method: 'POST', body, headers: { 'content-type': contentType } });
+  return { status: response.status, body: (await response.json()) as Answer['body'] };
+}
+
+const postJson = (studio: Studio, path: string, value: unknown) => post(studio, path, JSON.stringify(value));
+
+async function get(studio: Studio, path: string): Promise<Answer> {
+  const url = new URL(path, studio.url);
+  url.searchParams.set('token', new URL(studio.url).searchParams.get('token') ?? '');
+  const response = await fetch(url);
+  return { status: response.status, body: (await response.json()) as Answer['body'] };
+}
+
+/** A raw socket that sent its request line and headers: the test writes (or stops writing) the rest. */
+async function rawRequest(
+  studio: Studio,
+  head: string,
+): Promise<{ socket: Socket; text: () => string; ended: Promise<void> }> {
+  const url = new URL(studio.url);
+  const socket = tcpConnect(Number(url.port), '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  let text = '';
+  socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  socket.on('error', () => {});
+  const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.write(head.replaceAll('TOKEN', url.searchParams.get('token') ?? '').replaceAll('HOST', url.host));
+  return { socket, text: () => text, ended };
+}
+
+function approvalAgent(sessionId: string, ran: unknown[]) {
+  const writeFile = defineTool({
+    name: 'write_file',
+    description: 'writes a file',
+    parameters: z.object({ path: z.string(), text: z.string() }),
+    requiresApproval: true,
+    execute: (args) => (ran.push(args), `wrote ${args.path}`),
+  });
+  return keep(
+    createAgent({
+      model: scriptedModel([
+        { toolCalls: [{ id: 'w1', name: 'write_file', arguments: { path: 'a.txt', text: 'draft' } }] },
+        { text: 'written' },
+      ]),
+      tools: [writeFile],
+      store: memoryStore(),
+      sessionId,
+    }),
+  );
+}
+
+describe('the control API, misused', () => {
+  it('a body that is not JSON, not an object, or not sent as JSON is a 400 with a typed code', async () => {
+    const agent = keep(createAgent({ model: scriptedModel([{ text: 'x' }]) }));
+    const studio = await studioWith({ agents: [agent] });
+    expect(await post(studio, '/api/control', '{"id": "live-1", "action": ')).toMatchObject({
+      status: 400,
+      body: { ok: false, code: 'BadRequest', message: 'the body is not valid JSON' },
+    });
+    expect(await post(studio, '/api/control', 'id=live-1', 'application/x-www-form-urlencoded')).toMatchObject({
+      status: 400,
+      body: { ok: false, code: 'BadRequest' },
+    });
+    for (const body of ['null', '[]', '42', '"prompt"', 'true']) {
+      expect(await post(studio, '/api/control', body), body).toMatchObject({
+        status: 400,
+        body: { ok: false, code: 'InvalidInput' },
+      });
+      expect(await post(studio, '/api/fork', body), body).toMatchObject({
+        status: 400,
+        body: { ok: false, code: 'InvalidInput' },
+      });
+    }
+    expect(await postJson(studio, '/api/control', { id: 7, action: 'abort' })).toMatchObject({
+      status: 400,
+      body: { ok: false, code: 'InvalidInput' },
+    });
+    expect(agent.running).toBe(false);
+  });
+
+  it('a session that does not exist is a 404 SessionNotFound, with or without a store', async () => {
+    const studio = await studioWith({});
+    expect(await postJson(studio, '/api/control', { id: 'nobody', action: 'abort' })).toMatchObject({
+      status: 404,
+      body: { ok: false, code: 'SessionNotFound' },
+    });
+    const stored = await studioWith({ store: memoryStore(), agentFor: () => ({ model: scriptedModel([]) }) });
+    expect(await postJson(stored, '/api/control', { id: 'nobody', action: 'prompt', text: 'hi' })).toMatchObject({
+      status: 404,
+      body: { ok: false, code: 'SessionNotFound' },
+    });
+  });
+
+  it('unknown actions and wrongly typed fields are refused with the API’s typed errors; the agent is untouched', async () => {
+    const ran: unknown[] = [];
+    const agent = approvalAgent('typed', ran);
+    await agent.ready;
+    const studio = await studioWith({ agents: [agent] });
+    const control = (body: Record<string, unknown>) => postJson(studio, '/api/control', { id: 'typed', ...body });
+    expect((await control({ action: 'launch' })).body).toMatchObject({ ok: false, code: 'InvalidInput' });
+    expect((await control({})).body).toMatchObject({ ok: false, code: 'InvalidInput' });
+    expect((await control({ action: 'prompt' })).body).toMatchObject({ ok: false, code: 'InvalidInput' });
+    expect((await control({ action: 'prompt', text: { role: 'user' } })).body).toMatchObject({
+      ok: false,
+      code: 'InvalidInput',
+    });
+    expect((await control({ action: 'steer', text: '   ' })).body).toMatchObject({ ok: false, code: 'InvalidInput' });
+    const run = agent.prompt('write a.txt');
+    await expect.poll(() => agent.pendingApprovals().length).toBe(1);
+    const { version } = agent.pendingApprovals()[0]!;
+    const refusals = [
+      [{ action: 'approve', toolCallId: 'w1' }, 'InvalidInput'],
+      [{ action: 'approve', toolCallId: 'w1', version: String(version) }, 'InvalidInput'],
+      [{ action: 'approve', toolCallId: 'w1', version: version + 0.5 }, 'InvalidInput'],
+      [{ action: 'approve', version }, 'InvalidInput'],
+      [{ action: 'approve', toolCallId: 'nope', version }, 'UnknownToolCall'],
+      [{ action: 'approve', toolCallId: 'w1', version: version - 1 }, 'StaleVersion'],
+      [{ action: 'approveWith', toolCallId: 'w1', version, arguments: 'path=b.txt' }, 'InvalidInput'],
+      [{ action: 'approveWith', toolCallId: 'w1', version, arguments: ['b.txt'] }, 'InvalidInput'],
+      [{ action: 'deny', toolCallId: 'w1', version, reason: { why: 'no' } }, 'InvalidInput'],
+      [{ action: 'prompt', text: 'another' }, 'AlreadyRunning'],
+    ] as const;
+    for (const [body, code] of refusals) {
+      expect((await control(body)).body, JSON.stringify(body)).toMatchObject({ ok: false, code });
+    }
+    // Still pending, at the same version: no refusal touched it.
+    expect(agent.pendingApprovals()).toMatchObject([{ toolCallId: 'w1', version }]);
+    expect((await control({ action: 'abort', reason: { not: 'text' } })).body).toEqual({ ok: true });
+    const result = await run.result;
+    expect(result).toMatchObject({ status: 'aborted', error: { message: '[object Object]' } });
+    expect(ran).toEqual([]);
+  });
+
+  it('approveWith arguments that fail the tool’s schema: the tool never runs, the call is answered with an error', async () => {
+    const ran: unknown[] = [];
+    const agent = approvalAgent('schema', ran);
+    await agent.ready;
+    const studio = await studioWith({ agents: [agent] });
+    const run = agent.prompt('write a.txt');
+    await expect.poll(() => agent.pendingApprovals().length).toBe(1);
+    const { version } = agent.pendingApprovals()[0]!;
+    const answer = await postJson(studio, '/api/control', {
+      id: 'schema',
+      action: 'approveWith',
+      toolCallId: 'w1',
+      version,
+      arguments: { path: 42 },
+    });
+    expect(answer).toMatchObject({ status: 200, body: { ok: true, version } });
+    const result = await run.result;
+    expect(result.status).toBe('completed');
+    expect(ran).toEqual([]);
+    const results = result.messages.filter((message) => message.role === 'toolResult');
+    expect(results).toMatchObject([{ toolCallId: 'w1', isError: true }]);
+  });
+
+  it('two pages approving the same approval at once: the tool runs exactly once, the other page is told why', async () => {
+    const ran: unknown[] = [];
+    const agent = approvalAgent('twice', ran);
+    await agent.ready;
+    const studio = await studioWith({ agents: [agent] });
+    const run = agent.prompt('write a.txt');
+    await expect.poll(() => agent.pendingApprovals().length).toBe(1);
+    const { version } = agent.pendingApprovals()[0]!;
+    const approve = { id: 'twice', action: 'approve', toolCallId: 'w1', version };
+    const answers = await Promise.all([
+      postJson(studio, '/api/control', approve),
+      postJson(studio, '/api/control', approve),
+      postJson(studio, '/api/control', { ...approve, action: 'deny' }),
+    ]);
+    const accepted = answers.filter((answer) => answer.body.ok);
+    expect(accepted).toHaveLength(1);
+    for (const refused of answers.filter((answer) => !answer.body.ok)) {
+      expect(refused.body.code).toMatch(/^(UnknownToolCall|StaleVersion)$/);
+    }
+    const result = await run.result;
+    expect(result.status).toBe('completed');
+    expect(ran.length + result.counters.approvalsDenied).toBe(1);
+    expect(result.counters.approvalsRequested).toBe(1);
+  });
+
+  it('a closed agent refuses every control with Closed; its page is not left hanging', async () => {
+    const agent = createAgent({ model: scriptedModel([{ text: 'x' }]) });
+    const studio = await studioWith({ agents: [agent] });
+    await agent.close();
+    for (const action of ['prompt', 'steer', 'followUp']) {
+      expect((await postJson(studio, '/api/control', { id: 'live-1', action, text: 'hello' })).body).toMatchObject({
+        ok: false,
+        code: 'Closed',
+      });
+    }
+    expect((await postJson(studio, '/api/control', { id: 'live-1', action: 'abort' })).body).toEqual({ ok: true });
+  });
+});
+
+describe('the request bodies, oversized', () => {
+  it('a body far over the limit is refused with 413 and a clear body, and the server stops reading it', async () => {
+    const studio = await studioWith({});
+    const huge = JSON.stringify({ id: 'x', action: 'prompt', text: 'y'.repeat(3 << 20) });
+    expect(await post(studio, '/api/control', huge)).toMatchObject({
+      status: 413,
+      body: { ok: false, code: 'BadRequest', message: expect.stringContaining('larger than') },
+    });
+  });
+
+  it('a body streamed forever (chunked, no end) is cut off once over the limit: answered, and the socket closed', async () => {
+    const studio = await studioWith({});
+    const { socket, text, ended } = await rawRequest(
+      studio,
+      'POST /api/fork?token=TOKEN HTTP/1.1\r\nHost: HOST\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n',
+    );
+    const chunk = 'x'.repeat(64 << 10);
+    const pump = setInterval(() => {
+      for (let index = 0; index < 8 && !socket.destroyed; index++)
+        socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
+    }, 1);
+    await expect.poll(() => text(), { timeout: 5_000 }).toMatch(/^HTTP\/1\.1 413 /);
+    const answered = performance.now();
+    await ended;
+    clearInterval(pump);
+    expect(text()).toContain('the body is larger than 1048576 bytes');
+    // The rest is read and dropped for a moment (the client reads its answer), then the connection is cut.
+    expect(performance.now() - answered).toBeLessThan(3_000);
+  });
+});
