@@ -90,6 +90,7 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
   };
 
   const attach = (agent: Agent, attachOptions: { label?: string } = {}, owned = false): string => {
+    if (stopping) throw stoppedError('studio.attach: ');
     const tap = agentTap(agent);
     if (!tap) throw new AgentError('InvalidInput', 'studio.attach: not an agent made by createAgent');
     const id = tap.sessionId ?? `live-${++counter}`;
@@ -145,6 +146,9 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
     return storeOf.get(id) ?? null;
   };
 
+  /** Agents `agentFor` is opening, by session: pages asking at once share one (a session has one agent). */
+  const opening = new Map<string, Promise<LiveSession>>();
+
   /** The live session to control: an attached agent, or one `agentFor` opens on the studio's store. */
   const liveFor = async (id: string): Promise<LiveSession> => {
     const known = live.get(id);
@@ -157,15 +161,30 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
         `session "${id}" is read-only here: no agent runs it (startStudio({ agentFor }) lets the studio open one)`,
       );
     }
-    const agentOptions = await options.agentFor(id);
+    let open = live.get(id) ? Promise.resolve(live.get(id) as LiveSession) : opening.get(id);
+    if (!open) {
+      open = openAgent(id, store, options.agentFor).finally(() => opening.delete(id));
+      opening.set(id, open);
+    }
+    return open;
+  };
+
+  const openAgent = async (
+    id: string,
+    store: SessionStore,
+    agentFor: NonNullable<StudioOptions['agentFor']>,
+  ): Promise<LiveSession> => {
+    const agentOptions = await agentFor(id);
+    if (stopping) throw stoppedError();
     const agent = createAgent({ ...agentOptions, store, sessionId: id } as AgentOptions & DurableOptions);
     try {
       await agent.ready;
+      // Refused once the studio stopped meanwhile: then the agent is closed here, as nothing else will.
+      attach(agent, {}, true);
     } catch (error) {
       await agent.close().catch(() => {});
       throw error;
     }
-    attach(agent, {}, true);
     return live.get(id) as LiveSession;
   };
 
@@ -174,9 +193,14 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
     if (!session) {
       const store = await storeFor(id);
       if (!store) return json(response, 404, { ok: false, code: 'SessionNotFound', message: `no session "${id}"` });
-      const feed = new StoredFeed(id, store, () => storedInfo(id, null));
-      feeds.set(id, feed);
-      session = feed;
+      // The page may have hung up, or another page (or an agent) come, while the store was looked up.
+      if (response.destroyed || stopping) return void response.end();
+      session = live.get(id) ?? feeds.get(id);
+      if (!session) {
+        const feed = new StoredFeed(id, store, () => storedInfo(id, null));
+        feeds.set(id, feed);
+        session = feed;
+      }
     }
     response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive' });
     response.flushHeaders();
@@ -207,7 +231,7 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
   const fork = async (request: ForkRequest): Promise<unknown> => {
     const store = await storeFor(request.id);
     if (!store) throw new AgentError('SessionNotFound', `no stored session "${request.id}"`);
-    const to = request.to ?? `${request.id}-fork-${request.version}-${randomBytes(3).toString('hex')}`;
+    const to = request.to ?? `${request.id}-fork-${request.version ?? 'latest'}-${randomBytes(3).toString('hex')}`;
     const result = await forkSession(store, { from: request.id, to, version: request.version });
     storeOf.set(to, store);
     return { ok: true, fork: result };
@@ -285,6 +309,8 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
     },
   };
 }
+
+const stoppedError = (what = '') => new AgentError('Closed', `${what}the studio was stopped`);
 
 class BadRequest extends Error {
   constructor(

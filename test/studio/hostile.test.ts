@@ -272,3 +272,298 @@ describe('the request bodies, oversized', () => {
     expect(performance.now() - answered).toBeLessThan(3_000);
   });
 });
+
+/** A stored session of two runs (several steps), in a store the studio shows. */
+async function storedSession(store: SessionStore, sessionId: string): Promise<void> {
+  const agent = createAgent({ model: scriptedModel([{ text: 'one' }, { text: 'two' }]), store, sessionId });
+  await agent.ready;
+  await agent.prompt('first').result;
+  await agent.prompt('second').result;
+  await agent.close();
+}
+
+describe('fork, misused', () => {
+  it('a version out of range, negative, fractional or a string, a target that exists, a fork onto itself: typed refusals, nothing written', async () => {
+    const store = memoryStore();
+    await storedSession(store, 'kept');
+    await storedSession(store, 'other');
+    const studio = await studioWith({ store });
+    const before = JSON.stringify(await store.loadEvents('kept'));
+    const steps = (await store.steps!('kept')).map((step) => step.version);
+    const refusals = [
+      [{ id: 'kept', version: Math.max(...steps) + 100 }, 400, 'InvalidInput'],
+      [{ id: 'kept', version: -1 }, 400, 'InvalidInput'],
+      [{ id: 'kept', version: 1.5 }, 400, 'InvalidInput'],
+      [{ id: 'kept', version: String(steps[0]) }, 400, 'InvalidInput'],
+      [{ id: 'kept', version: steps[0], to: 'other' }, 400, 'InvalidInput'],
+      [{ id: 'kept', version: steps[0], to: 'kept' }, 400, 'InvalidInput'],
+      [{ id: 'kept', version: steps[0], to: 42 }, 400, 'InvalidInput'],
+      [{ id: 'ghost', version: 0 }, 404, 'SessionNotFound'],
+    ] as const;
+    for (const [body, status, code] of refusals) {
+      expect(await postJson(studio, '/api/fork', body), JSON.stringify(body)).toMatchObject({
+        status,
+        body: { ok: false, code },
+      });
+    }
+    expect((await store.list()).map((summary) => summary.sessionId).sort()).toEqual(['kept', 'other']);
+    expect(JSON.stringify(await store.loadEvents('kept'))).toBe(before);
+    // Without a version: the latest step, and the new session's name says so.
+    const latest = await postJson(studio, '/api/fork', { id: 'kept' });
+    expect(latest).toMatchObject({ status: 200, body: { ok: true, fork: { version: Math.max(...steps) } } });
+    expect((latest.body.fork as { sessionId: string }).sessionId).toMatch(/^kept-fork-latest-[0-9a-f]{6}$/);
+  });
+
+  it('a fork of a live session while it runs: the step as committed; the run goes on untouched and the fork runs', async () => {
+    const store = memoryStore();
+    const proceed = gate();
+    const slow = defineTool({
+      name: 'slow',
+      description: 'waits',
+      parameters: z.object({}),
+      execute: async () => (await proceed.promise, 'slow done'),
+    });
+    const agent = keep(
+      createAgent({
+        model: scriptedModel([{ toolCalls: [{ id: 's1', name: 'slow', arguments: {} }] }, { text: 'finished' }]),
+        tools: [slow],
+        store,
+        sessionId: 'busy',
+      }),
+    );
+    await agent.ready;
+    const studio = await studioWith({ agents: [agent], store });
+    const run = agent.prompt('go');
+    await expect.poll(async () => (await store.steps!('busy')).length).toBeGreaterThan(1);
+    const version = (await store.steps!('busy')).at(-1)!.version;
+    const forked = await postJson(studio, '/api/fork', { id: 'busy', version, to: 'busy-fork' });
+    expect(forked).toMatchObject({ status: 200, body: { ok: true, fork: { sessionId: 'busy-fork', version } } });
+    proceed.open();
+    const result = await run.result;
+    expect(result).toMatchObject({ status: 'completed', counters: { toolCallsExecuted: 1 } });
+    // The fork loads and finishes the run it was forked in (its tool call resumed), then takes a prompt.
+    const fork = keep(
+      createAgent({
+        model: scriptedModel([{ text: 'fork finished' }, { text: 'fork again' }]),
+        tools: [slow],
+        store,
+        sessionId: 'busy-fork',
+      }),
+    );
+    const { resumedRun } = await fork.ready;
+    if (resumedRun) await resumedRun.result;
+    expect((await fork.prompt('and now?').result).status).toBe('completed');
+    expect(agent.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
+  });
+});
+
+/** Opens a session's stream and hangs up as soon as `hangUp` says (at once: before any byte is read). */
+async function openAndHangUp(studio: Studio, id: string, hangUp: 'at once' | 'after the first bytes') {
+  const { socket, text } = await rawRequest(
+    studio,
+    `GET /api/stream?id=${encodeURIComponent(id)}&token=TOKEN HTTP/1.1\r\nHost: HOST\r\n\r\n`,
+  );
+  if (hangUp === 'after the first bytes') await expect.poll(() => text().length).toBeGreaterThan(0);
+  socket.destroy();
+}
+
+const timers = () => process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length;
+
+describe('the stream, misused', () => {
+  it('an id that does not exist, or none: a 404 with a typed body, no stream left open', async () => {
+    const studio = await studioWith({ store: memoryStore() });
+    expect(await get(studio, '/api/stream?id=ghost')).toMatchObject({
+      status: 404,
+      body: { ok: false, code: 'SessionNotFound' },
+    });
+    expect(await get(studio, '/api/stream')).toMatchObject({ status: 404, body: { ok: false } });
+    expect(studio.stats().clients).toEqual([]);
+  });
+
+  it('pages opening and hanging up fast on a live session leave no client, timer or listener behind', async () => {
+    const agent = keep(createAgent({ model: scriptedModel([{ text: 'a reply' }]) }));
+    const studio = await studioWith({ agents: [agent] });
+    const idle = timers();
+    await Promise.all(
+      Array.from({ length: 30 }, (_, index) =>
+        openAndHangUp(studio, 'live-1', index % 2 ? 'at once' : 'after the first bytes'),
+      ),
+    );
+    await expect.poll(() => studio.stats().clients.length).toBe(0);
+    // A run with no page reading: nothing is scheduled for pages.
+    await agent.prompt('hi').result;
+    await expect.poll(timers).toBeLessThanOrEqual(idle);
+  });
+
+  it('pages hanging up on a stored session while the studio still looks it up leave no client or poll behind', async () => {
+    const inner = memoryStore();
+    await storedSession(inner, 'kept');
+    // A store that answers slowly (a server over the network): pages hang up before it answers.
+    const store: SessionStore = {
+      ...inner,
+      list: async () => (await new Promise((resolve) => setTimeout(resolve, 100)), inner.list()),
+    };
+    const studio = await studioWith({ store });
+    const idle = timers();
+    await Promise.all(Array.from({ length: 10 }, () => openAndHangUp(studio, 'kept', 'at once')));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(studio.stats().clients).toEqual([]);
+    // No page reads it: the stored session is not polled every second.
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect(timers()).toBeLessThanOrEqual(idle);
+    // A page that stays gets the session.
+    const { socket, text } = await rawRequest(
+      studio,
+      `GET /api/stream?id=kept&token=TOKEN HTTP/1.1\r\nHost: HOST\r\n\r\n`,
+    );
+    await expect.poll(() => text()).toContain('"hello"');
+    expect(studio.stats().clients).toHaveLength(1);
+    socket.destroy();
+    await expect.poll(() => studio.stats().clients.length).toBe(0);
+  });
+});
+
+describe('the studio’s life, misused', () => {
+  it('attach twice, attach a stranger, attach after stop, stop twice: the same key, typed refusals, no subscription left', async () => {
+    const store = memoryStore();
+    const agent = keep(createAgent({ model: scriptedModel([{ text: 'x' }]), store, sessionId: 'one' }));
+    const twin = keep(createAgent({ model: scriptedModel([{ text: 'x' }]), store, sessionId: 'one' }));
+    const studio = await startStudio({});
+    expect(studio.attach(agent)).toBe('one');
+    expect(studio.attach(agent)).toBe('one');
+    expect(() => studio.attach(twin)).toThrow(expect.objectContaining({ name: 'AgentError', code: 'InvalidInput' }));
+    expect(() => studio.attach({} as Agent)).toThrow(expect.objectContaining({ code: 'InvalidInput' }));
+    const stopping = studio.stop();
+    expect(studio.stop()).toBe(stopping);
+    await stopping;
+    const late = keep(createAgent({ model: scriptedModel([{ text: 'x' }]) }));
+    expect(() => studio.attach(late)).toThrow(expect.objectContaining({ name: 'AgentError', code: 'Closed' }));
+    await studio.stop();
+  });
+
+  it('an agent closed while a page watches: its page sees it idle, controls say Closed, nothing throws', async () => {
+    const proceed = gate();
+    const slow = defineTool({
+      name: 'slow',
+      description: 'waits',
+      parameters: z.object({}),
+      execute: async (_arguments, { signal }) =>
+        await new Promise<string>((resolve, reject) => {
+          void proceed.promise.then(() => resolve('done'));
+          signal?.addEventListener('abort', () => reject(new Error('aborted')));
+        }),
+    });
+    const store = memoryStore();
+    const agent = createAgent({
+      model: scriptedModel([{ toolCalls: [{ id: 's1', name: 'slow', arguments: {} }] }, { text: 'finished' }]),
+      tools: [slow],
+      store,
+      sessionId: 'closing',
+    });
+    await agent.ready;
+    const studio = await studioWith({ agents: [agent] });
+    const { socket, text } = await rawRequest(
+      studio,
+      `GET /api/stream?id=closing&token=TOKEN HTTP/1.1\r\nHost: HOST\r\n\r\n`,
+    );
+    await expect.poll(() => text()).toContain('"hello"');
+    void agent.prompt('go');
+    await expect.poll(() => text()).toContain('"toolExecutionStart"');
+    await agent.close();
+    await expect.poll(() => text()).toContain('"running":false');
+    expect(
+      (await postJson(studio, '/api/control', { id: 'closing', action: 'prompt', text: 'again' })).body,
+    ).toMatchObject({ ok: false, code: 'Closed' });
+    socket.destroy();
+  });
+});
+
+/** A memory store that counts the agents open on it (the hook an embedded store uses to know its agents). */
+function countingStore(): SessionStore & { open: () => number } {
+  const inner = memoryStore();
+  let open = 0;
+  return {
+    ...inner,
+    attach: () => {
+      open++;
+      let detached = false;
+      return () => {
+        if (!detached) open--;
+        detached = true;
+      };
+    },
+    open: () => open,
+  };
+}
+
+describe('agents the studio opens itself (agentFor), misused', () => {
+  it('two pages prompting a stored session at once: one agent is opened, one run starts, the other page is told', async () => {
+    const store = countingStore();
+    await storedSession(store, 'kept');
+    let opened = 0;
+    const studio = await studioWith({
+      store,
+      agentFor: async () => {
+        opened++;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return { model: scriptedModel([{ text: 'answered' }]) };
+      },
+    });
+    const answers = await Promise.all(
+      ['a', 'b', 'c'].map((text) => postJson(studio, '/api/control', { id: 'kept', action: 'prompt', text })),
+    );
+    expect(opened).toBe(1);
+    expect(answers.filter((answer) => answer.body.ok)).toHaveLength(1);
+    for (const refused of answers.filter((answer) => !answer.body.ok))
+      expect(refused.body).toMatchObject({ ok: false, code: 'AlreadyRunning' });
+    expect(store.open()).toBe(1);
+    await studio.stop();
+    expect(store.open()).toBe(0);
+  });
+
+  it('the studio stopped while it opens an agent: that agent is closed, none is left open', async () => {
+    const store = countingStore();
+    await storedSession(store, 'kept');
+    const release = gate();
+    const asked = gate();
+    const studio = await startStudio({
+      store,
+      agentFor: async () => {
+        asked.open();
+        await release.promise;
+        return { model: scriptedModel([{ text: 'answered' }]) };
+      },
+    });
+    const answer = postJson(studio, '/api/control', { id: 'kept', action: 'prompt', text: 'hi' }).catch(
+      (error: unknown) => error,
+    );
+    await asked.promise;
+    const stopped = studio.stop();
+    release.open();
+    await stopped;
+    await answer;
+    await expect.poll(() => store.open()).toBe(0);
+  });
+
+  it('agentFor that throws, or returns options createAgent refuses: a clear error body, no agent left open', async () => {
+    const store = countingStore();
+    await storedSession(store, 'kept');
+    await storedSession(store, 'odd');
+    const studio = await studioWith({
+      store,
+      agentFor: (id) => {
+        if (id === 'kept') throw new Error('no model configured for kept');
+        return { model: 'not a model' } as never;
+      },
+    });
+    expect(await postJson(studio, '/api/control', { id: 'kept', action: 'prompt', text: 'hi' })).toMatchObject({
+      status: 500,
+      body: { ok: false, code: 'InternalError', message: 'no model configured for kept' },
+    });
+    expect(await postJson(studio, '/api/control', { id: 'odd', action: 'prompt', text: 'hi' })).toMatchObject({
+      status: 400,
+      body: { ok: false, code: 'InvalidOptions' },
+    });
+    expect(store.open()).toBe(0);
+  });
+});
