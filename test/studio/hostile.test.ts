@@ -1,9 +1,17 @@
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, memoryStore, type Agent, type SessionStore } from 'agentchart';
+import { AgentError, createAgent, defineTool, memoryStore, type Agent, type SessionStore } from 'agentchart';
+import { sqliteStore } from 'agentchart/sqlite';
 import { startStudio, type Studio } from 'agentchart/studio';
 import { scriptedModel } from 'agentchart/testing';
+import { StoredFeed } from '../../src/studio/stored-feed.js';
+import { StreamClient } from '../../src/studio/stream-client.js';
 import { gate } from './support.js';
 
 /**
@@ -565,5 +573,102 @@ describe('agents the studio opens itself (agentFor), misused', () => {
       body: { ok: false, code: 'InvalidOptions' },
     });
     expect(store.open()).toBe(0);
+  });
+});
+
+/** A response a StreamClient writes to, keeping what it was sent (the stored feed's pages, without a socket). */
+class RecordedResponse extends EventEmitter {
+  written: string[] = [];
+  ended = false;
+  writableLength = 0;
+  write(text: string): boolean {
+    this.written.push(text);
+    return true;
+  }
+  end(): void {
+    this.ended = true;
+    this.emit('close');
+  }
+}
+
+describe('a stored session whose store fails under its pages', () => {
+  it('a page catching up after it fell behind, when the store fails: it is told and its stream ends (no unhandled rejection)', async () => {
+    const inner = memoryStore();
+    await storedSession(inner, 'kept');
+    let failing = false;
+    const broken = () => Promise.reject(new AgentError('StoreUnavailable', 'the store went away'));
+    const store: SessionStore = {
+      ...inner,
+      steps: (id) => (failing ? broken() : inner.steps!(id)),
+      load: (id) => (failing ? broken() : inner.load(id)),
+    };
+    const feed = new StoredFeed('kept', store, () => ({
+      id: 'kept',
+      label: 'kept',
+      live: false,
+      stored: true,
+      running: false,
+      controllable: false,
+      version: null,
+      updatedAt: null,
+    }));
+    const response = new RecordedResponse();
+    const client = new StreamClient('kept', response as never, (caughtUp) => feed.resync(caughtUp));
+    feed.join(client);
+    await expect.poll(() => response.written.length).toBe(1);
+    expect(response.written[0]).toContain('"hello"');
+    failing = true;
+    feed.resync(client);
+    await expect.poll(() => response.ended).toBe(true);
+    expect(response.written.at(-1)).toBe('data: {"error":"the store went away"}\n\n');
+    feed.close();
+  });
+});
+
+describe('a SQLite file damaged under a running agent the studio opened', () => {
+  it('overwritten while the run waits on a tool: its page sees the run end, every answer is JSON, a new page gets the session or the error', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentchart-hostile-'));
+    const path = join(dir, 'sessions.db');
+    const store = sqliteStore(path);
+    await storedSession(store, 'kept');
+    const proceed = gate();
+    const started = gate();
+    const slow = defineTool({
+      name: 'slow',
+      description: 'waits',
+      parameters: z.object({}),
+      execute: async () => (started.open(), await proceed.promise, 'slow done'),
+    });
+    const studio = await studioWith({
+      store,
+      agentFor: () => ({
+        model: scriptedModel([{ toolCalls: [{ id: 's1', name: 'slow', arguments: {} }] }, { text: 'finished' }]),
+        tools: [slow],
+      }),
+    });
+    const prompted = await postJson(studio, '/api/control', { id: 'kept', action: 'prompt', text: 'go' });
+    expect(prompted.body).toMatchObject({ ok: true });
+    await started.promise;
+    // A page watches the agent the studio opened.
+    const watching = await rawRequest(studio, `GET /api/stream?id=kept&token=TOKEN HTTP/1.1\r\nHost: HOST\r\n\r\n`);
+    await expect.poll(() => watching.text()).toContain('"hello"');
+    for (const file of [path, `${path}-wal`]) writeFileSync(file, randomBytes(64 << 10));
+    proceed.open();
+    await expect.poll(() => watching.text()).toContain('"running":false');
+    // Each answer is JSON: the session as the agent holds it, or the store's failure, typed.
+    for (const answer of [
+      await get(studio, '/api/sessions'),
+      await get(studio, '/api/steps?id=kept'),
+      await postJson(studio, '/api/control', { id: 'kept', action: 'prompt', text: 'again' }),
+    ]) {
+      if (answer.status !== 200) expect(answer.body).toMatchObject({ ok: false, code: expect.any(String) });
+    }
+    // A page opening now gets the session or what went wrong: never a stream left hanging without either.
+    const late = await rawRequest(studio, `GET /api/stream?id=kept&token=TOKEN HTTP/1.1\r\nHost: HOST\r\n\r\n`);
+    await expect.poll(() => late.text()).toMatch(/data: \{"(hello|error)"/);
+    watching.socket.destroy();
+    late.socket.destroy();
+    await studio.stop();
+    store.close();
   });
 });
