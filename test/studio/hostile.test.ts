@@ -5,15 +5,17 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer as createNetServer, connect as tcpConnect, type AddressInfo, type Socket } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AgentError, createAgent, defineTool, memoryStore, type Agent, type SessionStore } from 'agentchart';
+import { postgresStore } from 'agentchart/postgres';
 import { sqliteStore } from 'agentchart/sqlite';
 import { startStudio, type Studio } from 'agentchart/studio';
 import { scriptedModel } from 'agentchart/testing';
 import { runCli, type CliIo } from '../../src/cli/commands.js';
 import { StoredFeed } from '../../src/studio/stored-feed.js';
 import { StreamClient } from '../../src/studio/stream-client.js';
+import { startPostgres, type PostgresServer } from '../support/postgres.js';
 import { gate } from './support.js';
 
 /**
@@ -748,4 +750,59 @@ describe('agentchart studio, misused', () => {
     expect(performance.now() - started).toBeLessThan(10_000);
     silent.close();
   });
+});
+
+describe('two pages answering one approval, on a server store (the lease is taken back asynchronously)', () => {
+  let server: PostgresServer | null = null;
+  let skipped = '';
+  beforeAll(async () => {
+    const started = await startPostgres();
+    if ('server' in started) server = started.server;
+    else skipped = started.skipped;
+  }, 60_000);
+  afterAll(() => server?.stop());
+
+  it('the tool runs exactly once; the page that came second is told it was already answered', async (context) => {
+    if (!server) return context.skip(skipped);
+    const store = postgresStore({ connectionString: server.connectionString });
+    const ran: unknown[] = [];
+    const writeFile = defineTool({
+      name: 'write_file',
+      description: 'writes a file',
+      parameters: z.object({ path: z.string(), text: z.string() }),
+      requiresApproval: true,
+      execute: (args) => (ran.push(args), `wrote ${args.path}`),
+    });
+    const agent = keep(
+      createAgent({
+        model: scriptedModel([
+          { toolCalls: [{ id: 'w1', name: 'write_file', arguments: { path: 'a.txt', text: 'draft' } }] },
+          { text: 'written' },
+        ]),
+        tools: [writeFile],
+        store,
+        sessionId: `pg-twice-${process.pid}`,
+      }),
+    );
+    await agent.ready;
+    const studio = await studioWith({ agents: [agent] });
+    const run = agent.prompt('write a.txt');
+    await expect.poll(() => agent.pendingApprovals().length, { timeout: 10_000 }).toBe(1);
+    // Parked: the run let its lease go while it waits.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const { version } = agent.pendingApprovals()[0]!;
+    const approve = { id: `pg-twice-${process.pid}`, action: 'approve', toolCallId: 'w1', version };
+    const answers = await Promise.all([
+      postJson(studio, '/api/control', approve),
+      postJson(studio, '/api/control', approve),
+      postJson(studio, '/api/control', { ...approve, action: 'deny' }),
+    ]);
+    const result = await run.result;
+    expect(result.status).toBe('completed');
+    expect(ran.length + result.counters.approvalsDenied).toBe(1);
+    expect(result.counters.approvalsRequested).toBe(1);
+    expect(answers.filter((answer) => answer.body.ok)).toHaveLength(1);
+    await agent.close();
+    await store.close();
+  }, 60_000);
 });
