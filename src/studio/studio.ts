@@ -258,7 +258,7 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
         return json(response, 200, store?.steps ? await store.steps(id) : null);
       }
       case 'GET /api/step':
-        return stepOf(id, Number(url.searchParams.get('version')), response);
+        return stepOf(id, versionOf(url.searchParams.get('version')), response);
       case 'POST /api/control': {
         const body = await readRequest<ControlRequest>(request);
         return json(response, 200, await control(await liveFor(body.id), body));
@@ -308,6 +308,16 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
       return stopping;
     },
   };
+}
+
+/** A step's version as the query gives it: digits only (an absent or empty one is not step 0). */
+function versionOf(text: string | null): number {
+  if (text === null || !/^\d{1,15}$/.test(text))
+    throw new AgentError(
+      'InvalidInput',
+      `version must be a step's version (an integer ≥ 0), got ${JSON.stringify(text)}`,
+    );
+  return Number(text);
 }
 
 const stoppedError = (what = '') => new AgentError('Closed', `${what}the studio was stopped`);

@@ -806,3 +806,28 @@ describe('two pages answering one approval, on a server store (the lease is take
     await store.close();
   }, 60_000);
 });
+
+describe('time travel, misused', () => {
+  it('a step that is not a version (text, fractional, negative, huge, absent) or of a session with no store: a 4xx with a typed body', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentchart-hostile-'));
+    const store = sqliteStore(join(dir, 'sessions.db'));
+    await storedSession(store, 'kept');
+    const plain = keep(createAgent({ model: scriptedModel([{ text: 'x' }]) }));
+    const studio = await studioWith({ store, agents: [plain] });
+    const first = (await store.steps('kept'))[0]!.version;
+    expect(await get(studio, `/api/step?id=kept&version=${first}`)).toMatchObject({ status: 200 });
+    for (const version of ['abc', '1.5', '-1', '1e400', '99999999999999999999', '', '0x1', ' 1']) {
+      expect(await get(studio, `/api/step?id=kept&version=${encodeURIComponent(version)}`), version).toMatchObject({
+        status: 400,
+        body: { ok: false, code: 'InvalidInput' },
+      });
+    }
+    // Absent is not step 0.
+    expect(await get(studio, '/api/step?id=kept')).toMatchObject({ status: 400, body: { ok: false } });
+    expect(await get(studio, '/api/step?id=kept&version=4000')).toMatchObject({ status: 404, body: { ok: false } });
+    expect(await get(studio, `/api/step?id=live-1&version=0`)).toMatchObject({ status: 404, body: { ok: false } });
+    expect(await get(studio, '/api/steps?id=live-1')).toMatchObject({ status: 200, body: null });
+    await studio.stop();
+    store.close();
+  });
+});
