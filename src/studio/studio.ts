@@ -82,12 +82,8 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
     ...(options.title ? { title: options.title } : {}),
   });
 
-  const stores = (): SessionStore[] => {
-    const all = new Set<SessionStore>();
-    if (options.store) all.add(options.store);
-    for (const session of live.values()) if (session.tap.store) all.add(session.tap.store);
-    return [...all];
-  };
+  /** The studio's store and those of the agents attached (kept once an agent closed: its session stays browsable). */
+  const knownStores = new Set<SessionStore>(options.store ? [options.store] : []);
 
   const attach = (agent: Agent, attachOptions: { label?: string } = {}, owned = false): string => {
     if (stopping) throw stoppedError('studio.attach: ');
@@ -99,8 +95,17 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
       throw new AgentError('InvalidInput', `studio.attach: session "${id}" is already shown by another agent`);
     }
     const label = attachOptions.label ?? (tap.sessionId ? tap.sessionId : `agent ${counter}`);
-    live.set(id, new LiveSession(id, label, agent, tap, owned));
+    const session = new LiveSession(id, label, agent, tap, owned);
+    live.set(id, session);
+    if (tap.store) knownStores.add(tap.store);
     if (tap.store && tap.sessionId) storeOf.set(tap.sessionId, tap.store);
+    // A closed agent is let go (its events, the agent itself): its pages' streams end, and a stored
+    // session opens again as stored.
+    void tap.closed.then(() => {
+      if (live.get(id) !== session) return;
+      live.delete(id);
+      session.stop();
+    });
     // Pages reading the stored session read it again from the agent.
     feeds.get(id)?.close();
     feeds.delete(id);
@@ -111,7 +116,7 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
   const list = async (): Promise<SessionInfo[]> => {
     const infos = new Map<string, SessionInfo>();
     for (const session of live.values()) infos.set(session.id, session.info());
-    for (const store of stores()) {
+    for (const store of knownStores) {
       for (const summary of await store.list()) {
         const known = infos.get(summary.sessionId);
         if (!storeOf.has(summary.sessionId)) storeOf.set(summary.sessionId, store);

@@ -240,17 +240,16 @@ describe('the control API, misused', () => {
     expect(result.counters.approvalsRequested).toBe(1);
   });
 
-  it('a closed agent refuses every control with Closed; its page is not left hanging', async () => {
+  it('a closed agent is let go: controls find no session, nothing hangs', async () => {
     const agent = createAgent({ model: scriptedModel([{ text: 'x' }]) });
     const studio = await studioWith({ agents: [agent] });
     await agent.close();
-    for (const action of ['prompt', 'steer', 'followUp']) {
-      expect((await postJson(studio, '/api/control', { id: 'live-1', action, text: 'hello' })).body).toMatchObject({
-        ok: false,
-        code: 'Closed',
+    for (const action of ['prompt', 'steer', 'followUp', 'abort']) {
+      expect(await postJson(studio, '/api/control', { id: 'live-1', action, text: 'hello' })).toMatchObject({
+        status: 404,
+        body: { ok: false, code: 'SessionNotFound' },
       });
     }
-    expect((await postJson(studio, '/api/control', { id: 'live-1', action: 'abort' })).body).toEqual({ ok: true });
   });
 });
 
@@ -379,6 +378,9 @@ async function openAndHangUp(studio: Studio, id: string, hangUp: 'at once' | 'af
   socket.destroy();
 }
 
+/** The last chunk of a chunked response: the server ended the stream. */
+const STREAM_END = /\r\n0\r\n\r\n$/;
+
 const timers = () => process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length;
 
 describe('the stream, misused', () => {
@@ -453,7 +455,7 @@ describe('the studio’s life, misused', () => {
     await studio.stop();
   });
 
-  it('an agent closed while a page watches: its page sees it idle, controls say Closed, nothing throws', async () => {
+  it('an agent closed while a page watches: the studio lets it go, its page reads the session again as stored', async () => {
     const proceed = gate();
     const slow = defineTool({
       name: 'slow',
@@ -474,19 +476,38 @@ describe('the studio’s life, misused', () => {
     });
     await agent.ready;
     const studio = await studioWith({ agents: [agent] });
-    const { socket, text } = await rawRequest(
-      studio,
-      `GET /api/stream?id=closing&token=TOKEN HTTP/1.1\r\nHost: HOST\r\n\r\n`,
-    );
-    await expect.poll(() => text()).toContain('"hello"');
+    const watching = await rawRequest(studio, `GET /api/stream?id=closing&token=TOKEN HTTP/1.1\r\nHost: HOST\r\n\r\n`);
+    await expect.poll(() => watching.text()).toContain('"hello"');
     void agent.prompt('go');
-    await expect.poll(() => text()).toContain('"toolExecutionStart"');
+    await expect.poll(() => watching.text()).toContain('"toolExecutionStart"');
     await agent.close();
-    await expect.poll(() => text()).toContain('"running":false');
+    // Its stream ends (an EventSource reconnects), and the session is listed as stored, read-only.
+    await expect.poll(() => watching.text()).toMatch(STREAM_END);
+    await expect.poll(() => studio.stats().clients).toEqual([]);
+    expect((await get(studio, '/api/sessions')).body).toMatchObject([
+      { id: 'closing', live: false, stored: true, controllable: false },
+    ]);
     expect(
       (await postJson(studio, '/api/control', { id: 'closing', action: 'prompt', text: 'again' })).body,
-    ).toMatchObject({ ok: false, code: 'Closed' });
-    socket.destroy();
+    ).toMatchObject({ ok: false, code: 'NotReady' });
+    const again = await rawRequest(studio, `GET /api/stream?id=closing&token=TOKEN HTTP/1.1\r\nHost: HOST\r\n\r\n`);
+    await expect.poll(() => again.text()).toContain('"toolExecutionStart"');
+    again.socket.destroy();
+  });
+
+  it('agents attached and closed one after another (an app attaching each session it serves): none is kept', async () => {
+    const studio = await studioWith({});
+    for (let index = 0; index < 50; index++) {
+      const agent = createAgent({ model: scriptedModel([{ text: `reply ${index}` }]) });
+      const id = studio.attach(agent);
+      const page = await rawRequest(studio, `GET /api/stream?id=${id}&token=TOKEN HTTP/1.1\r\nHost: HOST\r\n\r\n`);
+      await agent.prompt('hi').result;
+      await agent.close();
+      await expect.poll(() => page.text()).toMatch(STREAM_END);
+      page.socket.destroy();
+    }
+    expect((await get(studio, '/api/sessions')).body).toEqual([]);
+    expect(studio.stats().clients).toEqual([]);
   });
 });
 
