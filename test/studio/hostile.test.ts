@@ -89,7 +89,7 @@ async function rawRequest(
   return { socket, text: () => text, ended };
 }
 
-function approvalAgent(sessionId: string, ran: unknown[]) {
+function approvalAgent(sessionId: string, ran: unknown[], store: SessionStore = memoryStore()) {
   const writeFile = defineTool({
     name: 'write_file',
     description: 'writes a file',
@@ -104,10 +104,21 @@ function approvalAgent(sessionId: string, ran: unknown[]) {
         { text: 'written' },
       ]),
       tools: [writeFile],
-      store: memoryStore(),
+      store,
       sessionId,
     }),
   );
+}
+
+/** An agent whose write waits for an approval, shown in a studio: what its pages answer. */
+async function waitingForApproval(sessionId: string, store?: SessionStore) {
+  const ran: unknown[] = [];
+  const agent = approvalAgent(sessionId, ran, store);
+  await agent.ready;
+  const studio = await studioWith({ agents: [agent] });
+  const run = agent.prompt('write a.txt');
+  await expect.poll(() => agent.pendingApprovals().length, { timeout: 10_000 }).toBe(1);
+  return { agent, ran, studio, run, version: agent.pendingApprovals()[0]!.version };
 }
 
 describe('the control API, misused', () => {
@@ -193,13 +204,7 @@ describe('the control API, misused', () => {
   });
 
   it('approveWith arguments that fail the tool’s schema: the tool never runs, the call is answered with an error', async () => {
-    const ran: unknown[] = [];
-    const agent = approvalAgent('schema', ran);
-    await agent.ready;
-    const studio = await studioWith({ agents: [agent] });
-    const run = agent.prompt('write a.txt');
-    await expect.poll(() => agent.pendingApprovals().length).toBe(1);
-    const { version } = agent.pendingApprovals()[0]!;
+    const { ran, studio, run, version } = await waitingForApproval('schema');
     const answer = await postJson(studio, '/api/control', {
       id: 'schema',
       action: 'approveWith',
@@ -216,13 +221,7 @@ describe('the control API, misused', () => {
   });
 
   it('two pages approving the same approval at once: the tool runs exactly once, the other page is told why', async () => {
-    const ran: unknown[] = [];
-    const agent = approvalAgent('twice', ran);
-    await agent.ready;
-    const studio = await studioWith({ agents: [agent] });
-    const run = agent.prompt('write a.txt');
-    await expect.poll(() => agent.pendingApprovals().length).toBe(1);
-    const { version } = agent.pendingApprovals()[0]!;
+    const { ran, studio, run, version } = await waitingForApproval('twice');
     const approve = { id: 'twice', action: 'approve', toolCallId: 'w1', version };
     const answers = await Promise.all([
       postJson(studio, '/api/control', approve),
@@ -786,32 +785,9 @@ describe('two pages answering one approval, on a server store (the lease is take
   it('the tool runs exactly once; the page that came second is told it was already answered', async (context) => {
     if (!server) return context.skip(skipped);
     const store = postgresStore({ connectionString: server.connectionString });
-    const ran: unknown[] = [];
-    const writeFile = defineTool({
-      name: 'write_file',
-      description: 'writes a file',
-      parameters: z.object({ path: z.string(), text: z.string() }),
-      requiresApproval: true,
-      execute: (args) => (ran.push(args), `wrote ${args.path}`),
-    });
-    const agent = keep(
-      createAgent({
-        model: scriptedModel([
-          { toolCalls: [{ id: 'w1', name: 'write_file', arguments: { path: 'a.txt', text: 'draft' } }] },
-          { text: 'written' },
-        ]),
-        tools: [writeFile],
-        store,
-        sessionId: `pg-twice-${process.pid}`,
-      }),
-    );
-    await agent.ready;
-    const studio = await studioWith({ agents: [agent] });
-    const run = agent.prompt('write a.txt');
-    await expect.poll(() => agent.pendingApprovals().length, { timeout: 10_000 }).toBe(1);
+    const { agent, ran, studio, run, version } = await waitingForApproval(`pg-twice-${process.pid}`, store);
     // Parked: the run let its lease go while it waits.
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const { version } = agent.pendingApprovals()[0]!;
     const approve = { id: `pg-twice-${process.pid}`, action: 'approve', toolCallId: 'w1', version };
     const answers = await Promise.all([
       postJson(studio, '/api/control', approve),
