@@ -44,7 +44,7 @@ export class StoredFeed {
 
   /** A store that fails to answer (gone, corrupted) ends the page's stream with what went wrong. */
   private sendHello(client: StreamClient, resync: boolean): void {
-    this.hello(resync).then(
+    void this.hello(resync).then(
       (hello) => client.start(hello),
       (error: unknown) => client.fail(error),
     );

@@ -17,6 +17,7 @@ import { LiveSession } from './live-session.js';
 import { studioPageHtml } from './page-html.js';
 import { STUDIO_SCRIPT } from './page-script.generated.js';
 import type { ControlRequest, ForkRequest, SessionInfo } from './protocol.js';
+import { answerError, json, readRequest, versionOf } from './requests.js';
 import { StoredFeed } from './stored-feed.js';
 import { StreamClient, type ClientStats } from './stream-client.js';
 import { stepView, wireView } from './views.js';
@@ -53,8 +54,6 @@ export interface Studio {
   /** Closes every stream and the server, and the agents the studio opened itself (`agentFor`). */
   stop(): Promise<void>;
 }
-
-const MAX_BODY = 1 << 20;
 
 /**
  * The studio: one local page that shows agents live (their charts lit as transitions happen, the
@@ -277,14 +276,7 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
 
   const server = createServer(
     endpoint.guard((request, response) => {
-      routes(request, response).catch((error: unknown) => {
-        if (response.headersSent) return void response.end();
-        json(response, statusOf(error), {
-          ok: false,
-          code: error instanceof AgentError ? error.code : error instanceof BadRequest ? 'BadRequest' : 'InternalError',
-          message: error instanceof Error ? error.message : String(error),
-        });
-      });
+      routes(request, response).catch((error: unknown) => answerError(response, error));
     }),
   );
   await endpoint.listen(server);
@@ -315,92 +307,7 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
   };
 }
 
-/** A step's version as the query gives it: digits only (an absent or empty one is not step 0). */
-function versionOf(text: string | null): number {
-  if (text === null || !/^\d{1,15}$/.test(text))
-    throw new AgentError(
-      'InvalidInput',
-      `version must be a step's version (an integer ≥ 0), got ${JSON.stringify(text)}`,
-    );
-  return Number(text);
-}
-
 const stoppedError = (what = '') => new AgentError('Closed', `${what}the studio was stopped`);
-
-class BadRequest extends Error {
-  constructor(
-    message: string,
-    readonly status: 400 | 413 = 400,
-  ) {
-    super(message);
-  }
-}
-
-/** A refusal of the API is the client's doing (4xx); anything else is the studio's (500). */
-function statusOf(error: unknown): number {
-  if (error instanceof BadRequest) return error.status;
-  if (error instanceof AgentError) return error.code === 'SessionNotFound' ? 404 : 400;
-  return 500;
-}
-
-function json(response: ServerResponse, status: number, body: unknown): void {
-  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
-  response.end(JSON.stringify(body));
-}
-
-/** A request's body: a JSON object naming a session (`id`), else a typed refusal. */
-async function readRequest<T extends { id: string }>(request: IncomingMessage): Promise<T> {
-  const body = await readJson(request);
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw new AgentError('InvalidInput', 'the body must be a JSON object');
-  const id: unknown = (body as { id?: unknown }).id;
-  if (typeof id !== 'string' || id === '') throw new AgentError('InvalidInput', '`id` must name a session');
-  return body as T;
-}
-
-async function readJson(request: IncomingMessage): Promise<unknown> {
-  if (!(request.headers['content-type'] ?? '').startsWith('application/json'))
-    throw new BadRequest('the body must be JSON (content-type: application/json)');
-  const body = await readBody(request);
-  try {
-    return JSON.parse(body.toString('utf8'));
-  } catch {
-    throw new BadRequest('the body is not valid JSON');
-  }
-}
-
-/** The body, up to `MAX_BODY` bytes; a larger one is refused (413) without being kept. */
-function readBody(request: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const take = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_BODY) return void chunks.push(chunk);
-      request.off('data', take).off('end', done);
-      chunks.length = 0;
-      lingerThenCut(request);
-      reject(new BadRequest(`the body is larger than ${MAX_BODY} bytes`, 413));
-    };
-    const done = () => resolve(Buffer.concat(chunks));
-    request.on('data', take).once('end', done).once('error', reject);
-  });
-}
-
-/** How long the rest of an oversized body is read and dropped before its connection is cut. */
-const LINGER_MS = 1_000;
-
-/**
- * After a body too large, the connection is cut — but not at once: closing a socket with unread data
- * resets it, and the client would lose the answer. What still comes is dropped for a moment, so a
- * body sent forever costs a second of reading, never memory.
- */
-function lingerThenCut(request: IncomingMessage): void {
-  const cut = setTimeout(() => request.socket.destroy(), LINGER_MS);
-  cut.unref();
-  request.on('data', () => {}).once('end', () => clearTimeout(cut));
-  request.socket.once('close', () => clearTimeout(cut));
-}
 
 /** The platform's opener, detached; a machine without one just prints the URL (the caller does). */
 function openInBrowser(url: string): void {
