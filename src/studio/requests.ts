@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AgentError } from '../domain/errors.js';
+import { AgentError, type AgentErrorCode } from '../domain/errors.js';
 
 /**
  * What the studio's API reads from a request, and how it answers: JSON, a refusal being
@@ -27,12 +27,16 @@ class BadRequest extends Error {
   }
 }
 
-/** A refusal of the API is the client's doing (4xx); anything else is the studio's (500). */
+/** A refusal of the API is the client's doing (4xx); a store that fails, the server's (5xx), as anything else. */
 function statusOf(error: unknown): number {
   if (error instanceof BadRequest) return error.status;
-  if (error instanceof AgentError) return error.code === 'SessionNotFound' ? 404 : 400;
-  return 500;
+  if (!(error instanceof AgentError)) return 500;
+  if (error.code === 'SessionNotFound') return 404;
+  if (error.code === 'StoreUnavailable') return 503;
+  return SERVER_SIDE.has(error.code) ? 500 : 400;
 }
+
+const SERVER_SIDE: ReadonlySet<AgentErrorCode> = new Set(['StoreCorrupted', 'StoreFailed', 'MissingDependency']);
 
 export function json(response: ServerResponse, status: number, body: unknown): void {
   response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });

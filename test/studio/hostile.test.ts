@@ -804,6 +804,29 @@ describe('two pages answering one approval, on a server store (the lease is take
   }, 60_000);
 });
 
+describe('a store that fails under the API', () => {
+  it('is the server’s failure, not the page’s: 503 StoreUnavailable, 500 StoreCorrupted, with the store’s message', async () => {
+    const inner = memoryStore();
+    await storedSession(inner, 'kept');
+    let failure: AgentError | null = null;
+    const failing = <T>(read: () => Promise<T>) => (failure ? Promise.reject(failure) : read());
+    const store: SessionStore = {
+      ...inner,
+      list: () => failing(() => inner.list()),
+      steps: (id) => failing(() => inner.steps!(id)),
+    };
+    const studio = await studioWith({ store });
+    expect(await get(studio, '/api/steps?id=kept')).toMatchObject({ status: 200 });
+    failure = new AgentError('StoreUnavailable', 'postgres store: connect ECONNREFUSED 127.0.0.1:5432');
+    expect(await get(studio, '/api/sessions')).toEqual({
+      status: 503,
+      body: { ok: false, code: 'StoreUnavailable', message: 'postgres store: connect ECONNREFUSED 127.0.0.1:5432' },
+    });
+    failure = new AgentError('StoreCorrupted', 'session "kept": stored event 3 is not a JSON object');
+    expect(await get(studio, '/api/steps?id=kept')).toMatchObject({ status: 500, body: { code: 'StoreCorrupted' } });
+  });
+});
+
 describe('time travel, misused', () => {
   it('a step that is not a version (text, fractional, negative, huge, absent) or of a session with no store: a 4xx with a typed body', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentchart-hostile-'));
