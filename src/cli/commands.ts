@@ -9,6 +9,8 @@ export interface CliIo {
   stopped?: Promise<void>;
   /** Called with the studio's URL once it listens (tests read it here). */
   onListening?: (url: string) => void;
+  /** How long a PostgreSQL server may take to accept the connection (ms; default 10 s). */
+  connectTimeoutMs?: number;
 }
 
 export const USAGE = [
@@ -48,7 +50,7 @@ export function parseStudioArgs(argv: readonly string[]): StudioArgs {
     };
     if (name === '--store' || name === '--postgres') {
       if (store) throw new UsageError('give one store: --store <sqlite file> or --postgres <url>');
-      store = name === '--store' ? { kind: 'sqlite', path: value() } : { kind: 'postgres', url: value() };
+      store = name === '--store' ? { kind: 'sqlite', path: value() } : { kind: 'postgres', url: postgresUrl(value()) };
     } else if (name === '--port') {
       port = Number(value());
       if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`--port needs a port number`);
@@ -60,6 +62,21 @@ export function parseStudioArgs(argv: readonly string[]): StudioArgs {
   }
   if (!store) throw new UsageError('name the store: --store <sqlite file> or --postgres <url>');
   return { store, port, open };
+}
+
+/** A postgres:// URL; anything else pg would read as a host name (`not-a-url` connects to "base"). */
+function postgresUrl(given: string): string {
+  let protocol: string | null = null;
+  try {
+    protocol = new URL(given).protocol;
+  } catch {
+    // Reported below.
+  }
+  if (protocol !== 'postgres:' && protocol !== 'postgresql:')
+    throw new UsageError(
+      `--postgres needs a postgres:// URL (postgres://user:password@host:5432/db; a socket directory goes in ?host=/dir), got ${JSON.stringify(given)}`,
+    );
+  return given;
 }
 
 /** Runs `agentchart <command> …`; resolves with the exit status. */
@@ -87,7 +104,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
   let store: (SessionStore & { close(): unknown }) | null = null;
   try {
-    store = await openStore(args.store);
+    store = await openStore(args.store, io.connectTimeoutMs ?? CONNECT_TIMEOUT_MS);
     // The store is read once now: a file that is not a store fails here, with its name.
     await store.list();
     const { startStudio } = await import('../studio.js');
@@ -107,7 +124,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
 }
 
-async function openStore(store: StudioArgs['store']): Promise<SessionStore & { close(): unknown }> {
+/** A server that takes the connection and never answers fails the command instead of hanging it. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+async function openStore(
+  store: StudioArgs['store'],
+  connectTimeoutMs: number,
+): Promise<SessionStore & { close(): unknown }> {
   if (store.kind === 'sqlite') {
     // A path that names nothing is a typo, not a new empty store to browse.
     if (store.path !== ':memory:' && !existsSync(store.path))
@@ -115,8 +138,14 @@ async function openStore(store: StudioArgs['store']): Promise<SessionStore & { c
     const { sqliteStore } = await import('../sqlite.js');
     return sqliteStore(store.path);
   }
-  const { postgresStore } = await import('../postgres.js');
-  return postgresStore({ connectionString: store.url });
+  const [{ postgresStore }, { poolFor }] = await Promise.all([
+    import('../postgres.js'),
+    import('../store/postgres-client.js'),
+  ]);
+  const pool = await poolFor(store.url, { connectionTimeoutMillis: connectTimeoutMs });
+  const postgres = postgresStore({ pool });
+  // A pool passed in stays its creator's: the command ends it.
+  return { ...postgres, close: () => postgres.close().then(() => pool.end()) };
 }
 
 function describe(store: StudioArgs['store']): string {

@@ -20,19 +20,23 @@ export interface AgentTap {
   queues(): { steering: readonly Message[]; followUp: readonly Message[] };
   /** A run is in progress. */
   readonly running: boolean;
+  /** Resolves once the agent was closed (and let its session go). */
+  readonly closed: Promise<void>;
 }
 
-const states = new WeakMap<Agent, AgentState>();
+const states = new WeakMap<Agent, { state: AgentState; closed: Promise<void> }>();
 
-export function tapAgent(agent: Agent, state: AgentState): void {
-  states.set(agent, state);
+export function tapAgent(agent: Agent, state: AgentState, closed: Promise<void>): void {
+  states.set(agent, { state, closed });
 }
 
 /** The tap of an agent made by createAgent, or null for any other object. */
 export function agentTap(agent: Agent): AgentTap | null {
-  const state = states.get(agent);
-  if (!state) return null;
+  const tapped = states.get(agent);
+  if (!tapped) return null;
+  const { state, closed } = tapped;
   return {
+    closed,
     sessionId: (state.options as DurableOptions).sessionId ?? null,
     store: (state.options as DurableOptions).store ?? null,
     machines: () => machinesOf(state.run),

@@ -184,6 +184,9 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
     cutFinalWrite: null,
   };
   let closed = false;
+  /** Settles once close() has let the session go: a tool watching the agent (the studio) lets it go then. */
+  let markClosed = () => {};
+  const whenClosed = new Promise<void>((resolve) => (markClosed = resolve));
   // Attached before the session loads, so a run resumed after a restart is observed from its first event.
   const { sessionId, systemPrompt } = options;
   options.otel?.attach({ events: state.feed.observable(), sessionId, systemPrompt });
@@ -281,20 +284,24 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
     async close() {
       if (closed) return;
       closed = true;
-      await state.persister?.settled();
-      state.persister?.detach();
-      const run = state.run;
-      run?.parked?.stop();
-      if (run) run.parked = null;
-      if (run?.master) {
-        run.controller.abort('the agent was closed');
-        run.master.send({ type: 'ABORT' });
-        await run.handle?.result;
-      } else if (run) {
-        abortUnstarted(state, run, 'the agent was closed');
+      try {
+        await state.persister?.settled();
+        state.persister?.detach();
+        const run = state.run;
+        run?.parked?.stop();
+        if (run) run.parked = null;
+        if (run?.master) {
+          run.controller.abort('the agent was closed');
+          run.master.send({ type: 'ABORT' });
+          await run.handle?.result;
+        } else if (run) {
+          abortUnstarted(state, run, 'the agent was closed');
+        }
+        await state.access?.keeper.release();
+        detachStore?.();
+      } finally {
+        markClosed();
       }
-      await state.access?.keeper.release();
-      detachStore?.();
     },
     get events() {
       return state.feed.observable();
@@ -320,7 +327,7 @@ export function createHostedAgent(options: AgentOptions & DurableOptions, host: 
       };
     },
   };
-  tapAgent(agent, state);
+  tapAgent(agent, state, whenClosed);
   return agent;
 }
 

@@ -26,6 +26,8 @@ export function pendingApprovalsOf(state: AgentState): PendingApproval[] {
 
 /** Parked runs of this process taking their lease back (a server store answers asynchronously). */
 const unparking = new WeakMap<RunSession, Promise<boolean>>();
+/** The calls answered meanwhile: a second answer to one is refused, as it is once the first is decided. */
+const answeredWhileUnparking = new WeakMap<RunSession, Set<string>>();
 
 /**
  * `resolveApproval`: checked at once (an invalid answer leaves the approval pending, untouched),
@@ -71,8 +73,19 @@ export function answerApproval(
   if (run && (run.parked || taking)) {
     // This agent's own parked run: it takes its lease back and goes on, unless another agent moved it on.
     if (!state.access?.sync) {
+      const answered = answeredWhileUnparking.get(run) ?? new Set<string>();
+      if (answered.has(toolCallId)) {
+        throw new AgentError('UnknownToolCall', `resolveApproval: tool call "${toolCallId}" was already answered.`);
+      }
+      answered.add(toolCallId);
+      answeredWhileUnparking.set(run, answered);
       // Answers given while the lease is on its way (a batch answered in one go) wait for the same unpark.
-      const goesOn = taking ?? unpark(run).finally(() => unparking.delete(run));
+      const goesOn =
+        taking ??
+        unpark(run).finally(() => {
+          unparking.delete(run);
+          answeredWhileUnparking.delete(run);
+        });
       unparking.set(run, goesOn);
       void goesOn.then(
         (on) => on && decided(run),

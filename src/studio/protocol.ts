@@ -130,7 +130,7 @@ export type ControlResponse =
 /** `POST /api/fork`. */
 export interface ForkRequest {
   id: string;
-  /** The step to fork (a version from the step list). */
-  version: number;
+  /** The step to fork (a version from the step list); absent, the latest. */
+  version?: number;
   to?: string;
 }

@@ -30,13 +30,7 @@ export class StoredFeed {
 
   join(client: StreamClient): void {
     this.clients.add(client);
-    void this.hello(false).then(
-      (hello) => client.start(hello),
-      (error: unknown) => {
-        client.start(JSON.stringify({ error: error instanceof Error ? error.message : String(error) }));
-        client.end();
-      },
-    );
+    this.sendHello(client, false);
     this.schedule();
   }
 
@@ -45,7 +39,15 @@ export class StoredFeed {
   }
 
   resync(client: StreamClient): void {
-    void this.hello(true).then((hello) => client.start(hello));
+    this.sendHello(client, true);
+  }
+
+  /** A store that fails to answer (gone, corrupted) ends the page's stream with what went wrong. */
+  private sendHello(client: StreamClient, resync: boolean): void {
+    void this.hello(resync).then(
+      (hello) => client.start(hello),
+      (error: unknown) => client.fail(error),
+    );
   }
 
   /** Ends every page's stream (the session became live: the pages read it again from its agent). */

@@ -17,6 +17,7 @@ import { LiveSession } from './live-session.js';
 import { studioPageHtml } from './page-html.js';
 import { STUDIO_SCRIPT } from './page-script.generated.js';
 import type { ControlRequest, ForkRequest, SessionInfo } from './protocol.js';
+import { answerError, json, readRequest, versionOf } from './requests.js';
 import { StoredFeed } from './stored-feed.js';
 import { StreamClient, type ClientStats } from './stream-client.js';
 import { stepView, wireView } from './views.js';
@@ -54,8 +55,6 @@ export interface Studio {
   stop(): Promise<void>;
 }
 
-const MAX_BODY = 1 << 20;
-
 /**
  * The studio: one local page that shows agents live (their charts lit as transitions happen, the
  * conversation as it streams, the timeline, the counters, the event log), lets a person answer
@@ -82,14 +81,11 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
     ...(options.title ? { title: options.title } : {}),
   });
 
-  const stores = (): SessionStore[] => {
-    const all = new Set<SessionStore>();
-    if (options.store) all.add(options.store);
-    for (const session of live.values()) if (session.tap.store) all.add(session.tap.store);
-    return [...all];
-  };
+  /** The studio's store and those of the agents attached (kept once an agent closed: its session stays browsable). */
+  const knownStores = new Set<SessionStore>(options.store ? [options.store] : []);
 
   const attach = (agent: Agent, attachOptions: { label?: string } = {}, owned = false): string => {
+    if (stopping) throw stoppedError('studio.attach: ');
     const tap = agentTap(agent);
     if (!tap) throw new AgentError('InvalidInput', 'studio.attach: not an agent made by createAgent');
     const id = tap.sessionId ?? `live-${++counter}`;
@@ -98,8 +94,17 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
       throw new AgentError('InvalidInput', `studio.attach: session "${id}" is already shown by another agent`);
     }
     const label = attachOptions.label ?? (tap.sessionId ? tap.sessionId : `agent ${counter}`);
-    live.set(id, new LiveSession(id, label, agent, tap, owned));
+    const session = new LiveSession(id, label, agent, tap, owned);
+    live.set(id, session);
+    if (tap.store) knownStores.add(tap.store);
     if (tap.store && tap.sessionId) storeOf.set(tap.sessionId, tap.store);
+    // A closed agent is let go (its events, the agent itself): its pages' streams end, and a stored
+    // session opens again as stored.
+    void tap.closed.then(() => {
+      if (live.get(id) !== session) return;
+      live.delete(id);
+      session.stop();
+    });
     // Pages reading the stored session read it again from the agent.
     feeds.get(id)?.close();
     feeds.delete(id);
@@ -110,7 +115,7 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
   const list = async (): Promise<SessionInfo[]> => {
     const infos = new Map<string, SessionInfo>();
     for (const session of live.values()) infos.set(session.id, session.info());
-    for (const store of stores()) {
+    for (const store of knownStores) {
       for (const summary of await store.list()) {
         const known = infos.get(summary.sessionId);
         if (!storeOf.has(summary.sessionId)) storeOf.set(summary.sessionId, store);
@@ -145,26 +150,45 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
     return storeOf.get(id) ?? null;
   };
 
+  /** Agents `agentFor` is opening, by session: pages asking at once share one (a session has one agent). */
+  const opening = new Map<string, Promise<LiveSession>>();
+
   /** The live session to control: an attached agent, or one `agentFor` opens on the studio's store. */
   const liveFor = async (id: string): Promise<LiveSession> => {
     const known = live.get(id);
     if (known) return known;
     const store = await storeFor(id);
-    if (!store || !options.agentFor || store !== options.store) {
+    if (!store) throw new AgentError('SessionNotFound', `no session "${id}"`);
+    if (!options.agentFor || store !== options.store) {
       throw new AgentError(
         'NotReady',
         `session "${id}" is read-only here: no agent runs it (startStudio({ agentFor }) lets the studio open one)`,
       );
     }
-    const agentOptions = await options.agentFor(id);
+    let open = live.get(id) ? Promise.resolve(live.get(id) as LiveSession) : opening.get(id);
+    if (!open) {
+      open = openAgent(id, store, options.agentFor).finally(() => opening.delete(id));
+      opening.set(id, open);
+    }
+    return open;
+  };
+
+  const openAgent = async (
+    id: string,
+    store: SessionStore,
+    agentFor: NonNullable<StudioOptions['agentFor']>,
+  ): Promise<LiveSession> => {
+    const agentOptions = await agentFor(id);
+    if (stopping) throw stoppedError();
     const agent = createAgent({ ...agentOptions, store, sessionId: id } as AgentOptions & DurableOptions);
     try {
       await agent.ready;
+      // Refused once the studio stopped meanwhile: then the agent is closed here, as nothing else will.
+      attach(agent, {}, true);
     } catch (error) {
       await agent.close().catch(() => {});
       throw error;
     }
-    attach(agent, {}, true);
     return live.get(id) as LiveSession;
   };
 
@@ -173,9 +197,14 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
     if (!session) {
       const store = await storeFor(id);
       if (!store) return json(response, 404, { ok: false, code: 'SessionNotFound', message: `no session "${id}"` });
-      const feed = new StoredFeed(id, store, () => storedInfo(id, null));
-      feeds.set(id, feed);
-      session = feed;
+      // The page may have hung up, or another page (or an agent) come, while the store was looked up.
+      if (response.destroyed || stopping) return void response.end();
+      session = live.get(id) ?? feeds.get(id);
+      if (!session) {
+        const feed = new StoredFeed(id, store, () => storedInfo(id, null));
+        feeds.set(id, feed);
+        session = feed;
+      }
     }
     response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive' });
     response.flushHeaders();
@@ -206,7 +235,7 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
   const fork = async (request: ForkRequest): Promise<unknown> => {
     const store = await storeFor(request.id);
     if (!store) throw new AgentError('SessionNotFound', `no stored session "${request.id}"`);
-    const to = request.to ?? `${request.id}-fork-${request.version}-${randomBytes(3).toString('hex')}`;
+    const to = request.to ?? `${request.id}-fork-${request.version ?? 'latest'}-${randomBytes(3).toString('hex')}`;
     const result = await forkSession(store, { from: request.id, to, version: request.version });
     storeOf.set(to, store);
     return { ok: true, fork: result };
@@ -233,13 +262,13 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
         return json(response, 200, store?.steps ? await store.steps(id) : null);
       }
       case 'GET /api/step':
-        return stepOf(id, Number(url.searchParams.get('version')), response);
+        return stepOf(id, versionOf(url.searchParams.get('version')), response);
       case 'POST /api/control': {
-        const body = (await readJson(request)) as ControlRequest;
-        return json(response, 200, await control(await liveFor(String(body.id)), body));
+        const body = await readRequest<ControlRequest>(request);
+        return json(response, 200, await control(await liveFor(body.id), body));
       }
       case 'POST /api/fork':
-        return json(response, 200, await fork((await readJson(request)) as ForkRequest));
+        return json(response, 200, await fork(await readRequest<ForkRequest>(request)));
       default:
         return json(response, 404, { ok: false, code: 'NotFound', message: route });
     }
@@ -247,15 +276,7 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
 
   const server = createServer(
     endpoint.guard((request, response) => {
-      routes(request, response).catch((error: unknown) => {
-        if (response.headersSent) return void response.end();
-        const refused = error instanceof AgentError || error instanceof BadRequest;
-        json(response, refused ? 400 : 500, {
-          ok: false,
-          code: error instanceof AgentError ? error.code : refused ? 'BadRequest' : 'InternalError',
-          message: error instanceof Error ? error.message : String(error),
-        });
-      });
+      routes(request, response).catch((error: unknown) => answerError(response, error));
     }),
   );
   await endpoint.listen(server);
@@ -286,29 +307,7 @@ export async function startStudio(options: StudioOptions = {}): Promise<Studio> 
   };
 }
 
-class BadRequest extends Error {}
-
-function json(response: ServerResponse, status: number, body: unknown): void {
-  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
-  response.end(JSON.stringify(body));
-}
-
-async function readJson(request: IncomingMessage): Promise<unknown> {
-  if (!(request.headers['content-type'] ?? '').startsWith('application/json'))
-    throw new BadRequest('the body must be JSON (content-type: application/json)');
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY) throw new BadRequest(`the body is larger than ${MAX_BODY} bytes`);
-    chunks.push(chunk);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    throw new BadRequest('the body is not valid JSON');
-  }
-}
+const stoppedError = (what = '') => new AgentError('Closed', `${what}the studio was stopped`);
 
 /** The platform's opener, detached; a machine without one just prints the URL (the caller does). */
 function openInBrowser(url: string): void {

@@ -14,7 +14,7 @@ import { renderCounters } from './counters.js';
 import { byId, h, plural } from './dom.js';
 import { EVENT_KINDS, renderEventLog, type EventLogFilter } from './event-log.js';
 import { createMachineCharts, lightCharts } from './machines.js';
-import { drawTimeline, drawTravelBar, readStream, renderQueues, type TimelineCache } from './panels.js';
+import { drawTimeline, drawTravelBar, readStream, renderQueues, StreamRefused, type TimelineCache } from './panels.js';
 import { applyDelta, openTurnEvents, sessionFromHello, stepIndexOfEvent, type PageSession } from './session.js';
 
 /**
@@ -115,6 +115,8 @@ export function startStudioPage(): StudioPageApi {
       if (selected !== null) select.value = selected;
       return;
     }
+    // The session the page waits for (it had none of that name) is there now.
+    if (selected !== null && stream === null && sessions.some((info) => info.id === selected)) return connect(selected);
     if (selected === null || !sessions.some((info) => info.id === selected)) {
       const wanted = new URLSearchParams(location.hash.slice(1)).get('session');
       const first = sessions.find((info) => info.id === wanted) ?? sessions.find((info) => info.live) ?? sessions[0];
@@ -144,13 +146,26 @@ export function startStudioPage(): StudioPageApi {
     stream = controller;
     setConnection('connecting', 'connecting…');
     void (async () => {
+      let gone = false;
       try {
         await readStream(id, token, controller.signal, receive);
       } catch (error) {
         if (controller.signal.aborted) return;
-        showError(`The stream of "${id}" broke: ${(error as Error).message}`);
+        gone = error instanceof StreamRefused && error.status === 404;
+        showError(
+          gone
+            ? `There is no session "${id}" now (its agent closed, or has not started): it is shown once the studio lists it`
+            : `The stream of "${id}" broke: ${(error as Error).message}`,
+        );
       }
       if (controller.signal.aborted || stream !== controller) return;
+      if (gone) {
+        // Not asked for again until the list has it (read every few seconds); meanwhile the list may pick another.
+        stream = null;
+        setConnection('closed', 'waiting for the session');
+        void refreshSessions();
+        return;
+      }
       // The server ended the stream (the session became live, or the studio restarts): read it again.
       setConnection('closed', 'reconnecting…');
       stream = null;

@@ -63,6 +63,13 @@ export function drawTravelBar(
   } else label.textContent = 'now · pick a step to travel back';
 }
 
+/** The server refused the stream: 404 when the session is gone (its agent closed, and nothing stored it). */
+export class StreamRefused extends Error {
+  constructor(readonly status: number) {
+    super(`HTTP ${status}`);
+  }
+}
+
 /** Reads a session's stream (server-sent events over fetch, the token in a header) until it ends. */
 export async function readStream(
   id: string,
@@ -74,7 +81,7 @@ export async function readStream(
     headers: { 'x-agentchart-token': token },
     signal,
   });
-  if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
+  if (!response.ok || !response.body) throw new StreamRefused(response.status);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
   for (;;) {
