@@ -3,8 +3,6 @@
  * actor references, functions and cycles, and one trace line must never throw or explode in size.
  */
 
-import { jsonProblem } from '../domain/json-problem.js';
-
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 export interface JsonLimits {
@@ -20,14 +18,6 @@ export interface JsonLimits {
 export const AGENT_EVENT_LIMITS: JsonLimits = { maxDepth: 24, maxString: 1_000_000, maxItems: 100_000 };
 /** For inspection payloads (event payloads, actor outputs): enough to read, small enough to scroll. */
 export const INSPECTION_LIMITS: JsonLimits = { maxDepth: 5, maxString: 300, maxItems: 20 };
-
-/**
- * `value` itself when JSON holds it as it is, else its JSON form as a trace writes it: a tool's
- * progress update may be any value (a BigInt, a cycle, a Map), and a stream must not break on it.
- */
-export function asJson(value: unknown): unknown {
-  return jsonProblem(value, 'value') === null ? value : toJsonValue(value, AGENT_EVENT_LIMITS);
-}
 
 export function toJsonValue(value: unknown, limits: JsonLimits): JsonValue {
   return convert(value, limits, 0, new Set());

@@ -1,7 +1,6 @@
 import { REJECTED_PREFIX } from '../../machines/tool-results.js';
 import type { AgentEvent, AgentEventOf } from '../domain/events.js';
 import type { Message } from '../domain/messages.js';
-import { asJson } from '../trace/serialize.js';
 import { approvalIdOf } from './approval-id.js';
 import type { UIStreamDialect } from './sdk.js';
 import type { AgentchartMessageMetadata, AgentchartUIChunk } from './types.js';
@@ -80,7 +79,7 @@ export class RunTranslator {
         return this.emit({
           type: 'data-tool-progress',
           id: `progress-${event.toolCallId}`,
-          data: { toolCallId: event.toolCallId, toolName: event.toolName, partial: asJson(event.partial) },
+          data: { toolCallId: event.toolCallId, toolName: event.toolName, partial: event.partial },
         });
       case 'toolExecutionEnd':
         return this.endCall(event.toolCallId, event.result, event.isError);

@@ -101,6 +101,13 @@ describe('finding a long string in JSON without walking the value', () => {
     );
   });
 
+  it('never throws: a value JSON cannot hold (the agent refuses them at the door; a last line here) is written as text', () => {
+    const cyclic: Record<string, unknown> = { step: 2 };
+    cyclic.self = cyclic;
+    expect(JSON.parse(wireJson([{ bytes: 10n }, cyclic]))).toEqual([{ bytes: '10n' }, { step: 2, self: '[circular]' }]);
+    expect(JSON.parse(wireJson({ text: long, n: 1n }))).toEqual({ text: cutText, n: '1n' });
+  });
+
   it('answers no for many short strings, however long the JSON', () => {
     const shorts = Array.from({ length: 5_000 }, (_, index) => `"quoted" \\ ${'s'.repeat(index % 50)}`);
     expect(JSON.stringify(shorts).length).toBeGreaterThan(5 * MAX_WIRE_STRING);
