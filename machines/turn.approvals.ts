@@ -63,7 +63,8 @@ export function callDecided(
       return { prepared: others({ ...asked, approved: true }), settled: context.settled };
     case 'approvedWith': {
       const call = { ...asked.call, arguments: verdict.arguments };
-      return { prepared: others({ ...asked, call, approved: true, cleared: false }), settled: context.settled };
+      const rewritten = { ...asked, call, approved: true, cleared: false, rewritten: true };
+      return { prepared: others(rewritten), settled: context.settled };
     }
     case 'denied':
       return {

@@ -230,6 +230,7 @@ export const turnMachine = turnSetup.createMachine({
               reply: context.reply as NonNullable<typeof context.reply>,
               decided: decidedPositions(context.settled),
               approved: context.input.resume?.approvedCallIds ?? [],
+              approvedArguments: context.input.resume?.approvedArguments ?? {},
             }),
             onDone: { target: 'dispatching', actions: 'recordPrepared' },
           },

@@ -78,7 +78,13 @@ export const turnSetup = setup({
     /** Validates the calls against the tool registry: unknown tools and invalid arguments get their error result. */
     prepareToolCalls: effect<
       PreprocessOutput,
-      { turnIndex: number; reply: ModelReply; decided: number[]; approved: string[] }
+      {
+        turnIndex: number;
+        reply: ModelReply;
+        decided: number[];
+        approved: string[];
+        approvedArguments: Record<string, Record<string, unknown>>;
+      }
     >('prepareToolCalls'),
     runPreDispatchPolicies: effect<PreDispatchOutput, { turnIndex: number; prepared: PreparedCall[] }>(
       'runPreDispatchPolicies',

@@ -27,6 +27,11 @@ export interface TurnResume {
   /** Calls whose toolExecutionStart was published (a 'safe' re-run does not announce twice). */
   startedCallIds: string[];
   approvedCallIds: string[];
+  /**
+   * The arguments an approval gave calls in place of the model's (approveWith), by call id: a call
+   * resumed after a restart runs with them, as it would have without the restart.
+   */
+  approvedArguments: Record<string, Record<string, unknown>>;
   /** Approval requests already published (never asked twice). */
   requestedCallIds: string[];
   /** The reply and its results are in history: only the turnEnd is missing. */
@@ -97,6 +102,8 @@ export interface PreparedCall {
   approved: boolean;
   /** Cleared pre-dispatch with its current arguments (an approval rewrite clears this). */
   cleared: boolean;
+  /** An approval gave it new arguments (approveWith): a checkpoint keeps them for a resumed turn. */
+  rewritten?: boolean;
   /** The tool's time limit (its own `timeoutMs`, else `timeouts.toolMs`); null: none. */
   timeoutMs: number | null;
 }

@@ -229,6 +229,7 @@ function turnCheckpoint(
     decided: reply && !committed ? decidedResults(context) : [],
     started: startedOf(snapshot, view.calls),
     approved: [...new Set([...(context.input.resume?.approvedCallIds ?? []), ...approvedIds(context)])],
+    ...approvedArgumentsOf(context),
     requested: [...context.asked],
     pendingApprovals,
     ...(questions.size > 0 ? { questions: [...questions] } : {}),
@@ -274,6 +275,14 @@ export function callActorsOf(run: Pick<RunSession, 'callActors'>, turn: AnyActor
 /** Results decided and not published yet (they are published at commit). */
 function decidedResults(context: TurnContext): ToolResultMessage[] {
   return [...settledByPosition(context.settled).values()].filter((cell) => !cell.published).map((cell) => cell.result);
+}
+
+/** The arguments approvals gave calls (approveWith), as JSON, if any: a resumed call runs with them. */
+function approvedArgumentsOf(context: TurnContext): Pick<TurnCheckpoint, 'approvedArguments'> {
+  const rewritten: Record<string, Record<string, unknown>> = { ...context.input.resume?.approvedArguments };
+  for (const entry of context.prepared)
+    if (entry.approved && entry.rewritten) rewritten[entry.call.id] = publishedArguments(entry.call.arguments);
+  return Object.keys(rewritten).length > 0 ? { approvedArguments: rewritten } : {};
 }
 
 function approvedIds(context: TurnContext): string[] {

@@ -109,6 +109,7 @@ function turnResume(state: AgentState, turn: TurnCheckpoint): TurnResume {
     notRerun: new Map(),
     startedCallIds: turn.started,
     approvedCallIds: turn.approved,
+    approvedArguments: turn.approvedArguments ?? {},
     requestedCallIds: turn.requested,
     committed: turn.committed,
   };

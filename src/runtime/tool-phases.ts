@@ -31,7 +31,14 @@ import type { AgentState } from './run-session.js';
 /** Preprocess: unknown tools and invalid arguments get an error result and never start. */
 export function prepareCalls(
   run: RunDeps,
-  input: { turnIndex: number; reply: ModelReply; decided: number[]; approved: string[] },
+  input: {
+    turnIndex: number;
+    reply: ModelReply;
+    decided: number[];
+    approved: string[];
+    /** Arguments an approval gave calls before a restart (approveWith): those calls run with them. */
+    approvedArguments?: Record<string, Record<string, unknown>>;
+  },
   /** False for a reply restored after a restart: its invalid calls were counted before the crash. */
   count = true,
 ): PreprocessOutput {
@@ -46,11 +53,13 @@ export function prepareCalls(
     if (decided.has(position)) return; // decided before a restart
     const raw = invalidCalls.get(call.id);
     const decoded = raw ? { rawArguments: raw.rawArguments, invalidReason: raw.reason } : undefined;
-    const outcome = validateToolCall(agent.registry, call, decoded);
+    const rewrite = approvedBefore.has(call.id) ? input.approvedArguments?.[call.id] : undefined;
+    const outcome = validateToolCall(agent.registry, rewrite ? { ...call, arguments: rewrite } : call, decoded);
     if (outcome.ok) {
       const approved = approvedBefore.has(call.id) || !needsApproval(agent, call.name);
       const timeoutMs = outcome.tool.timeoutMs ?? agent.resolved.timeouts.toolMs;
-      prepared.push({ position, call: { ...call, arguments: outcome.arguments }, approved, cleared: false, timeoutMs });
+      const entry = { position, call: { ...call, arguments: outcome.arguments }, approved, cleared: false, timeoutMs };
+      prepared.push(rewrite ? { ...entry, rewritten: true } : entry);
     } else {
       if (count) run.ledger.increment('toolCallsInvalid');
       invalid.push({ position, result: errorResult(call, outcome.message) });

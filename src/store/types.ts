@@ -51,6 +51,11 @@ const TurnCheckpointObject = z.object({
   /** Calls whose toolExecutionStart was published. */
   started: z.array(z.string()),
   approved: z.array(z.string()),
+  /**
+   * The arguments an approval gave calls in place of the model's (approveWith), by call id, as JSON:
+   * a resumed call runs with them. Absent in sessions stored before it existed.
+   */
+  approvedArguments: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
   /** Approval requests already published (never asked twice). */
   requested: z.array(z.string()),
   /**

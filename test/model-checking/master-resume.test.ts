@@ -17,6 +17,7 @@ const TURN_RESUME: TurnResume = {
   notRerun: new Map(),
   startedCallIds: [],
   approvedCallIds: [],
+  approvedArguments: {},
   requestedCallIds: [],
   committed: false,
 };

@@ -430,6 +430,7 @@ export function resumedInput(features: TurnFeatures): TurnInput {
       notRerun: new Map(),
       startedCallIds: ['call_1', 'call_2'],
       approvedCallIds: [],
+      approvedArguments: {},
       requestedCallIds: [],
       committed: false,
     },

@@ -114,7 +114,7 @@ describe('turn: the started calls and the calls prepared again', () => {
     expect(startedCallIds(context(null, null))).toEqual([]);
   });
 
-  it('a resumed reply’s calls are prepared again, told the positions already decided and the approvals given', () => {
+  it('a resumed reply’s calls are prepared again, told the positions already decided, the approvals given and their edits', () => {
     let seen: unknown = null;
     const logic = provideTurn().provide({
       actors: {
@@ -125,9 +125,14 @@ describe('turn: the started calls and the calls prepared again', () => {
       },
     });
     const base = resumedInput(NO_FEATURES);
-    const resume = { ...(base.resume as NonNullable<TurnInput['resume']>), approvedCallIds: ['call_2'] };
+    const approvedArguments = { call_2: { path: 'edited' } };
+    const resume = {
+      ...(base.resume as NonNullable<TurnInput['resume']>),
+      approvedCallIds: ['call_2'],
+      approvedArguments,
+    };
     const actor = createActor(logic, { input: { ...base, resume } }).start();
-    expect(seen).toEqual({ turnIndex: 0, reply: resume.reply, decided: [0], approved: ['call_2'] });
+    expect(seen).toEqual({ turnIndex: 0, reply: resume.reply, decided: [0], approved: ['call_2'], approvedArguments });
     actor.stop();
   });
 });
