@@ -1,36 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, memoryStore, type AgentEvent, type SessionStore } from 'agentchart';
-import type { SessionStep } from 'agentchart/store-kit';
 import { checkInvariants, scriptedModel } from 'agentchart/testing';
+import { diesAfter } from './dying-store.js';
 
 // Approved with edited arguments (approveWith), then the process dies before the call is done: the
 // resumed call runs with the arguments the user approved, never with the model's. The edit is part
 // of the approval: losing it on a restart would run what the user refused to run as asked.
 
 const EDITED = { path: 'reviewed.txt' };
-
-/** The store as a process that died right after the step holding an event of type `type` was written. */
-function diesAfter(store: SessionStore, type: AgentEvent['type']): SessionStore {
-  let dead = false;
-  const wrote = (step: SessionStep) => (dead = step.events.some((event) => event.type === type));
-  return Object.assign(Object.create(store) as SessionStore, {
-    commitStep: async (sessionId: string, step: SessionStep) => {
-      if (dead) return;
-      await store.commitStep(sessionId, step);
-      wrote(step);
-    },
-    ...(store.commitStepSync
-      ? {
-          commitStepSync: (sessionId: string, step: SessionStep) => {
-            if (dead) return;
-            store.commitStepSync!(sessionId, step);
-            wrote(step);
-          },
-        }
-      : {}),
-  });
-}
 
 /** A write that needs approval; in the first process it never finishes (the process dies in it). */
 function writeTool(ran: unknown[], replay: 'safe' | 'never', hangs: boolean) {
@@ -66,7 +44,12 @@ async function approvedThenDied(
   replay: 'safe' | 'never',
   cut: AgentEvent['type'],
 ) {
-  const first = agentOn(diesAfter(store, cut), ran, replay, true);
+  const first = agentOn(
+    diesAfter(store, (step) => step.events.some((event) => event.type === cut)),
+    ran,
+    replay,
+    true,
+  );
   await first.ready;
   void first.prompt('write it').result;
   await expect.poll(() => first.pendingApprovals().length).toBe(1);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, memoryStore, type RunResult, type SessionStore } from 'agentchart';
-import type { SessionStep } from 'agentchart/store-kit';
 import { scriptedModel, type ScriptEntry } from 'agentchart/testing';
 import { expectInvariants } from '../support/harness.js';
+import { diesAfter } from './dying-store.js';
 
 // Report mode judges a turn that did no work when the turn ends: the reply is discarded, a guidance
 // message queued, the turn retried. A process that dies anywhere around such a turn must resume into
@@ -32,27 +32,6 @@ const agentOn = (script: ScriptEntry[], store?: SessionStore) =>
     ...(store ? { store, sessionId: 's' } : {}),
   });
 
-/** The store as seen by a process that died right after its `steps`-th step was written: nothing later is kept. */
-function diesAfter(store: SessionStore, steps: number, written: { steps: number }): SessionStore {
-  const alive = () => written.steps < steps;
-  return Object.assign(Object.create(store) as SessionStore, {
-    commitStep: async (sessionId: string, step: SessionStep) => {
-      if (!alive()) return;
-      await store.commitStep(sessionId, step);
-      written.steps += 1;
-    },
-    ...(store.commitStepSync
-      ? {
-          commitStepSync: (sessionId: string, step: SessionStep) => {
-            if (!alive()) return;
-            store.commitStepSync!(sessionId, step);
-            written.steps += 1;
-          },
-        }
-      : {}),
-  });
-}
-
 describe('report mode: a restart after any step around a turn that did no work', () => {
   it('resumes into the same judgment: same history, counters and report as a run never cut, nothing doubled', async () => {
     const uninterrupted = await agentOn([TALK, REPORT_CALL]).prompt('Report').result;
@@ -60,7 +39,10 @@ describe('report mode: a restart after any step around a turn that did no work',
     expect(uninterrupted.counters).toMatchObject({ turnsFailed: 1, retries: 1 });
 
     const whole = { steps: 0 };
-    const full = agentOn([TALK, REPORT_CALL], diesAfter(memoryStore(), Infinity, whole));
+    const full = agentOn(
+      [TALK, REPORT_CALL],
+      diesAfter(memoryStore(), () => (whole.steps++, false)),
+    );
     await full.ready;
     await full.prompt('Report').result;
     await full.close();
@@ -69,7 +51,10 @@ describe('report mode: a restart after any step around a turn that did no work',
     const stepsWithJudgment: string[][] = [];
     for (let cut = 1; cut < whole.steps; cut++) {
       const store = memoryStore();
-      const first = agentOn([TALK, REPORT_CALL], diesAfter(store, cut, { steps: 0 }));
+      const first = agentOn(
+        [TALK, REPORT_CALL],
+        diesAfter(store, (_, index) => index + 1 === cut),
+      );
       await first.ready;
       await first.prompt('Report').result;
       await first.close();
