@@ -1,12 +1,12 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAgent, defineTool, memoryStore, type Agent, type AgentEvent } from 'agentchart';
-import { startStudio, type Studio } from 'agentchart/studio';
 import { checkInvariants } from 'agentchart/testing';
 import { studioScreenshot } from '../../visualizations/studio-screenshot.js';
-import { gate, isLocal, litStates, openBrowser, SCREENSHOTS, slowModel, texts, type Browser } from './support.js';
+import { gate, litStates, SCREENSHOTS, slowModel, texts } from './support.js';
+import { offlineStudio } from './offline-studio.js';
 
 /**
  * The studio in Debian's Chromium against agents running in this process, with every request that
@@ -14,33 +14,18 @@ import { gate, isLocal, litStates, openBrowser, SCREENSHOTS, slowModel, texts, t
  * approval, a steer and an abort done on the page, through the agents' public API.
  */
 
-let browser: Browser;
-let studio: Studio;
 const agents: Agent[] = [];
-
-beforeAll(async () => {
-  browser = await openBrowser();
-  studio = await startStudio({});
-}, 60_000);
-
-afterAll(async () => {
-  await studio?.stop();
-  for (const agent of agents) await agent.close();
-  const external = (browser?.requests ?? []).filter((url) => !isLocal(url));
-  await browser?.close();
-  // With all non-loopback traffic cut, the page still worked: and it never even tried to leave.
-  expect(external).toEqual([]);
-});
+const offline = offlineStudio(agents);
 
 /** Attaches an agent and shows its session on the page; returns the events it publishes from now on. */
 async function show(agent: Agent, id: string): Promise<AgentEvent[]> {
   agents.push(agent);
   await agent.ready;
-  expect(studio.attach(agent)).toBe(id);
+  expect(offline.studio.attach(agent)).toBe(id);
   const events: AgentEvent[] = [];
   agent.events.subscribe((event) => events.push(event));
-  const { page } = browser;
-  await page.goto(`${studio.url}#session=${id}`);
+  const { page } = offline.browser;
+  await page.goto(`${offline.studio.url}#session=${id}`);
   await page.waitForFunction(
     (wanted) =>
       (window as unknown as { agentchartStudio?: { session?: { info: { id: string } } } }).agentchartStudio?.session
@@ -87,7 +72,7 @@ describe('the studio page, live', () => {
       },
     });
     const events = await show(agent, 'live-run');
-    const { page } = browser;
+    const { page } = offline.browser;
     const run = agent.prompt('What does config.yml set?');
 
     await poll(() => litStates(page, 'turn')).toContain('turn.USER_INPUT');
@@ -140,13 +125,13 @@ describe('the studio page, live', () => {
     await poll(() => page.textContent('[data-machine="master"] h2 small')).toBe('no run in progress');
     await poll(() => page.textContent('[data-counter="turns"] .value')).toBe('2');
     expect(checkInvariants(events, result.messages).violations).toEqual([]);
-    expect(browser.errors).toEqual([]);
+    expect(offline.browser.errors).toEqual([]);
   });
 
   it('a session chosen while the list of sessions is on its way stays chosen (the list is older than the choice)', async () => {
     const first = createAgent({ model: slowModel([]), store: memoryStore(), sessionId: 'listed-first' });
     await show(first, 'listed-first');
-    const { page } = browser;
+    const { page } = offline.browser;
     // The page asks for the list every few seconds: one answer is taken before the next agent is
     // attached and held until the page has chosen that agent's session.
     const held = gate();
@@ -162,7 +147,7 @@ describe('the studio page, live', () => {
       const second = createAgent({ model: slowModel([]), store: memoryStore(), sessionId: 'listed-second' });
       agents.push(second);
       await second.ready;
-      expect(studio.attach(second)).toBe('listed-second');
+      expect(offline.studio.attach(second)).toBe('listed-second');
       await page.evaluate(() => (location.hash = '#session=listed-second'));
       await page.waitForFunction(() => (window as any).agentchartStudio?.session?.info.id === 'listed-second');
       const listAnswered = page.waitForResponse((response) => response.url().includes('/api/sessions'));
@@ -176,7 +161,7 @@ describe('the studio page, live', () => {
       release.open();
       await page.unroute('**/api/sessions');
     }
-    expect(browser.errors).toEqual([]);
+    expect(offline.browser.errors).toEqual([]);
   });
 });
 
@@ -211,7 +196,7 @@ describe('the studio page, controls (the public API, receipts and versions shown
       sessionId: 'approve',
     });
     const events = await show(agent, 'approve');
-    const { page } = browser;
+    const { page } = offline.browser;
     const run = agent.prompt('Write notes.txt, and .env too.');
 
     const card = page.locator('#approvals .approval[data-tool-call-id="w1"]');
@@ -271,7 +256,7 @@ describe('the studio page, controls (the public API, receipts and versions shown
       sessionId: 'steer',
     });
     const events = await show(agent, 'steer');
-    const { page } = browser;
+    const { page } = offline.browser;
     const run = agent.prompt('Scan the repository.');
     await scanning.promise;
     await poll(() => litStates(page, 'toolCall')).toContain('toolCall.executing');
@@ -323,7 +308,7 @@ describe('the studio page, controls (the public API, receipts and versions shown
       sessionId: 'abort',
     });
     const events = await show(agent, 'abort');
-    const { page } = browser;
+    const { page } = offline.browser;
     const run = agent.prompt('Run both jobs.');
     await started.promise;
     await poll(() => page.isEnabled('#abort')).toBe(true);

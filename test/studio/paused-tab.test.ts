@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AgentEvent } from 'agentchart';
-import { startStudio, type Studio } from 'agentchart/studio';
 import { checkInvariants } from 'agentchart/testing';
 import { chattyAgent, STALLED_PAGE_BOUND } from './chatty.js';
 import { CLIENT_BUFFER_LIMIT } from '../../src/studio/stream-client.js';
-import { isLocal, openBrowser, texts, type Browser } from './support.js';
+import { texts } from './support.js';
+import { offlineStudio } from './offline-studio.js';
 
 /**
  * A real tab that stops reading: Chromium freezes the page (as it does a background tab), the agent
@@ -12,33 +12,20 @@ import { isLocal, openBrowser, texts, type Browser } from './support.js';
  * holds a bounded amount for it and drops the rest, and the tab, woken, catches up on a snapshot.
  */
 
-let browser: Browser;
-let studio: Studio;
-
-beforeAll(async () => {
-  browser = await openBrowser();
-  studio = await startStudio({});
-}, 60_000);
-
-afterAll(async () => {
-  await studio?.stop();
-  const external = (browser?.requests ?? []).filter((url) => !isLocal(url));
-  await browser?.close();
-  expect(external).toEqual([]);
-});
+const offline = offlineStudio();
 
 describe('a frozen tab', () => {
   it('never holds the run nor grows the studio without bound; woken, it shows the run as it ended', async () => {
     const agent = chattyAgent();
     await agent.ready;
-    const id = studio.attach(agent);
-    const { page } = browser;
-    await page.goto(`${studio.url}#session=${id}`);
+    const id = offline.studio.attach(agent);
+    const { page } = offline.browser;
+    await page.goto(`${offline.studio.url}#session=${id}`);
     await page.waitForFunction((wanted) => (window as any).agentchartStudio?.session?.info.id === wanted, id);
-    await expect.poll(() => studio.stats().clients.length).toBe(1);
+    await expect.poll(() => offline.studio.stats().clients.length).toBe(1);
 
     // Frozen as Chromium freezes a background tab: no script runs, the stream is not read.
-    const cdp = await browser.context.newCDPSession(page);
+    const cdp = await offline.browser.context.newCDPSession(page);
     await cdp.send('Page.setWebLifecycleState', { state: 'frozen' });
     const events: AgentEvent[] = [];
     agent.events.subscribe((event) => events.push(event));
@@ -51,7 +38,7 @@ describe('a frozen tab', () => {
     expect(produced).toBeGreaterThan(30 * 2 ** 20);
     // The tab fell behind (what Chromium and the kernel buffered for it was not enough): the studio
     // dropped its messages rather than keep them, and held at most its bound meanwhile.
-    const [frozen] = studio.stats().clients;
+    const [frozen] = offline.studio.stats().clients;
     expect(frozen!.dropped).toBeGreaterThan(0);
     const peak = frozen!.peakBufferedBytes;
     expect(peak).toBeGreaterThan(CLIENT_BUFFER_LIMIT);
@@ -65,10 +52,10 @@ describe('a frozen tab', () => {
     await expect
       .poll(() => texts(page, '#history .msg[data-role="assistant"] pre.text'), { timeout: 30_000, interval: 100 })
       .toContain('finished');
-    await expect.poll(() => studio.stats().clients[0]?.resyncs ?? 0).toBeGreaterThanOrEqual(1);
-    expect(studio.stats().clients[0]).toMatchObject({ behind: false });
+    await expect.poll(() => offline.studio.stats().clients[0]?.resyncs ?? 0).toBeGreaterThanOrEqual(1);
+    expect(offline.studio.stats().clients[0]).toMatchObject({ behind: false });
     expect(await page.evaluate(() => (window as any).agentchartStudio.session.now.running)).toBe(false);
-    expect(browser.errors).toEqual([]);
+    expect(offline.browser.errors).toEqual([]);
     await agent.close();
   }, 120_000);
 });
